@@ -1,0 +1,86 @@
+package bridge
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// DefaultMaxLine is the default cap on one line, in bytes, on the host's
+// stdin and on the CLI's stdout. It is far above real use (a 300,000-character
+// prompt, a 2 MB reply, base64 images) and exists only so a runaway line
+// cannot take all memory.
+const DefaultMaxLine = 64 << 20
+
+// ErrLineTooLong is returned by [LineReader.Next] for a line longer than its
+// cap. The line has been skipped; the next call reads the line after it.
+var ErrLineTooLong = errors.New("line too long")
+
+// LineReader splits a stream into lines of JSON. Lines end at LF; a CR before
+// the LF is dropped; a last line without LF is still a line. Unlike
+// bufio.Scanner it has no practical size limit and survives an over-long
+// line. Not safe for concurrent use.
+type LineReader struct {
+	r   *bufio.Reader
+	max int
+	buf []byte
+}
+
+// NewLineReader returns a reader of lines of at most max bytes (0 means
+// [DefaultMaxLine]).
+func NewLineReader(r io.Reader, max int) *LineReader {
+	if max <= 0 {
+		max = DefaultMaxLine
+	}
+	return &LineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// Next returns the next line without its line ending. The slice is valid
+// until the next call. At the end of the stream it returns io.EOF; an
+// over-long line gives an error wrapping [ErrLineTooLong].
+func (lr *LineReader) Next() ([]byte, error) {
+	const keep = 1 << 20 // give back buffers grown by a huge line
+	if cap(lr.buf) > keep {
+		lr.buf = nil
+	}
+	lr.buf = lr.buf[:0]
+	skipped := 0
+	for {
+		chunk, err := lr.r.ReadSlice('\n')
+		if skipped == 0 && len(lr.buf)+len(chunk) > lr.max+2 { // +2: room for CR LF
+			skipped = len(lr.buf)
+			lr.buf = lr.buf[:0]
+		}
+		if skipped > 0 {
+			skipped += len(chunk)
+		} else {
+			lr.buf = append(lr.buf, chunk...)
+		}
+		switch {
+		case err == nil:
+			if skipped > 0 {
+				return nil, fmt.Errorf("%w: %d bytes, more than the limit of %d", ErrLineTooLong, skipped-1, lr.max)
+			}
+			return trimEOL(lr.buf), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF):
+			if skipped > 0 {
+				return nil, fmt.Errorf("%w: %d bytes, more than the limit of %d", ErrLineTooLong, skipped, lr.max)
+			}
+			if len(lr.buf) > 0 {
+				return trimEOL(lr.buf), nil // the next call returns EOF
+			}
+			return nil, io.EOF
+		default:
+			return nil, err
+		}
+	}
+}
+
+func trimEOL(b []byte) []byte {
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	return bytes.TrimSuffix(b, []byte("\r"))
+}

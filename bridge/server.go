@@ -1,0 +1,290 @@
+// Package bridge speaks the pi coding agent's RPC protocol to a host over a
+// reader and a writer (the bridge's stdin and stdout) and runs each prompt
+// through the Claude CLI: framing, dispatch, and turn orchestration.
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/claude-rpc/claude-rpc/claudecli"
+	"github.com/claude-rpc/claude-rpc/sessions"
+	"github.com/claude-rpc/claude-rpc/transform"
+)
+
+// Options configures [Serve].
+type Options struct {
+	// CLI says how to run the Claude CLI.
+	CLI claudecli.Config
+	// MaxLine caps one line from the host and from the CLI; 0 means
+	// [DefaultMaxLine].
+	MaxLine int
+	// Log receives the bridge's logs; nil discards them.
+	Log *slog.Logger
+	// FlushWait bounds how long, at exit, the bridge lets a CLI process that
+	// has finished its turn write its transcript before stopping it; 0 means
+	// 10 seconds.
+	FlushWait time.Duration
+}
+
+// Serve reads commands from in and writes responses and events to out until
+// in ends or ctx is cancelled. Then it ends the running prompt (as an abort),
+// waits for every CLI process it started to exit, and returns nil. Serve is
+// the only writer of out.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.FlushWait <= 0 {
+		opts.FlushWait = 10 * time.Second
+	}
+	s := &server{opts: opts, log: opts.Log, w: newFrameWriter(out, opts.Log)}
+	s.cwd = opts.CLI.Dir
+	if s.cwd == "" {
+		s.cwd, _ = os.Getwd() // "" only leaves sessionFile empty
+	}
+	if abs, err := filepath.Abs(s.cwd); err == nil {
+		s.cwd = abs
+	}
+	s.configDir = sessions.ConfigDir(opts.CLI.Environ())
+	s.model = opts.CLI.Model
+
+	lines := make(chan inLine, 1)
+	go readLines(in, opts.MaxLine, lines)
+	defer s.shutdown()
+	for {
+		select {
+		case <-ctx.Done():
+			s.log.Debug("context done; shutting down")
+			return nil
+		case l, ok := <-lines:
+			if !ok {
+				s.log.Debug("stdin closed; shutting down")
+				return nil
+			}
+			s.handleLine(l)
+		}
+	}
+}
+
+// inLine is one line read from the host, or why none could be.
+type inLine struct {
+	b   []byte
+	err error
+}
+
+// readLines owns the host's stdin: it never blocks the dispatcher, and a
+// line too long to keep is reported, not fatal.
+func readLines(in io.Reader, max int, out chan<- inLine) {
+	defer close(out)
+	lr := NewLineReader(in, max)
+	for {
+		b, err := lr.Next()
+		switch {
+		case err == nil:
+			out <- inLine{b: append([]byte(nil), b...)}
+		case errors.Is(err, ErrLineTooLong):
+			out <- inLine{err: err}
+		default:
+			return // EOF, or a read error that ends the stream the same way
+		}
+	}
+}
+
+// server is the state of one Serve call.
+type server struct {
+	opts      Options
+	log       *slog.Logger
+	w         *frameWriter
+	cwd       string
+	configDir string
+
+	wg sync.WaitGroup // run goroutines
+
+	mu        sync.Mutex // guards the fields below; held while a run's final frames are queued
+	sessionID string
+	model     string
+	messages  []transform.Message
+	run       *run               // the running prompt, nil when idle
+	lastProc  *claudecli.Process // the newest CLI process, maybe still exiting
+}
+
+// run is one prompt from agent_start to agent_end.
+type run struct {
+	proc     *claudecli.Process // nil until started
+	aborted  bool
+	abortIDs []json.RawMessage // ids of abort commands to answer after agent_end
+}
+
+func (s *server) handleLine(l inLine) {
+	if l.err != nil {
+		s.w.send(errResponse(nil, "parse", "Failed to parse command: "+l.err.Error()))
+		return
+	}
+	c, err := parseCommand(l.b)
+	if err != nil {
+		s.w.send(errResponse(nil, "parse", "Failed to parse command: "+err.Error()))
+		return
+	}
+	switch c.typ {
+	case "prompt":
+		s.prompt(c)
+	case "abort":
+		s.abort(c)
+	case "get_state":
+		s.w.send(okResponse(c.id, c.typ, s.state()))
+	case "get_messages":
+		s.mu.Lock()
+		msgs := append([]transform.Message{}, s.messages...)
+		s.mu.Unlock()
+		s.w.send(okResponse(c.id, c.typ, map[string]any{"messages": msgs}))
+	case "get_last_assistant_text":
+		s.w.send(okResponse(c.id, c.typ, s.lastAssistantText()))
+	case "new_session":
+		s.newSession(c)
+	case "extension_ui_response":
+		s.log.Debug("ignoring extension_ui_response: no UI request is pending", "id", string(c.id))
+	default:
+		if piCommands[c.typ] {
+			s.w.send(errResponse(c.id, c.typ, "claude-rpc does not support "+c.typ+" yet"))
+			return
+		}
+		// pi answers an unknown command without its id.
+		s.w.send(errResponse(nil, c.typ, "Unknown command: "+c.typ))
+	}
+}
+
+func (s *server) prompt(c command) {
+	msg, err := c.str("message")
+	if err != nil {
+		s.w.send(errResponse(c.id, c.typ, err.Error()))
+		return
+	}
+	behavior, err := c.optStr("streamingBehavior")
+	if err != nil {
+		s.w.send(errResponse(c.id, c.typ, err.Error()))
+		return
+	}
+	if imgs := c.raw.Get("images"); imgs.Exists() && len(imgs.Array()) > 0 {
+		s.w.send(errResponse(c.id, c.typ, "claude-rpc does not support images yet"))
+		return
+	}
+	s.mu.Lock()
+	if s.run != nil {
+		s.mu.Unlock()
+		if behavior == "" {
+			s.w.send(errResponse(c.id, c.typ, "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."))
+		} else {
+			s.w.send(errResponse(c.id, c.typ, "claude-rpc does not support streamingBehavior "+behavior+" yet"))
+		}
+		return
+	}
+	r := &run{}
+	s.run = r
+	resume, prev := s.sessionID, s.lastProc
+	// Acknowledge before agent_start: the run's first frames are queued by
+	// its goroutine, after this response.
+	s.w.send(okResponse(c.id, c.typ, nil))
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go s.runPrompt(r, msg, resume, prev)
+}
+
+// abort ends the running prompt. pi answers after agent_end; when idle, at
+// once.
+func (s *server) abort(c command) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.run
+	if r == nil {
+		s.w.send(okResponse(c.id, c.typ, nil))
+		return
+	}
+	r.abortIDs = append(r.abortIDs, c.id)
+	if !r.aborted {
+		r.aborted = true
+		if r.proc != nil {
+			go r.proc.Stop()
+		}
+	}
+}
+
+func (s *server) newSession(c command) {
+	s.mu.Lock()
+	r := s.run
+	if r != nil && !r.aborted {
+		r.aborted = true
+		if r.proc != nil {
+			go r.proc.Stop()
+		}
+	}
+	s.mu.Unlock()
+	if r != nil {
+		s.waitIdle()
+	}
+	s.mu.Lock()
+	s.sessionID = ""
+	s.messages = nil
+	s.mu.Unlock()
+	s.w.send(okResponse(c.id, c.typ, map[string]any{"cancelled": false}))
+}
+
+// waitIdle waits until no prompt runs.
+func (s *server) waitIdle() {
+	for {
+		s.mu.Lock()
+		idle := s.run == nil
+		s.mu.Unlock()
+		if idle {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// shutdown ends the running prompt as an abort and waits for every CLI
+// process to exit, giving one that already finished its turn time to write
+// its transcript.
+func (s *server) shutdown() {
+	s.mu.Lock()
+	if r := s.run; r != nil && !r.aborted {
+		r.aborted = true
+		if r.proc != nil {
+			go r.proc.Stop()
+		}
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	s.mu.Lock()
+	last := s.lastProc
+	s.mu.Unlock()
+	if last != nil {
+		select {
+		case <-last.Done():
+		case <-time.After(s.opts.FlushWait):
+			s.log.Warn("claude did not exit after its turn; stopping it", "pid", last.Pid())
+			last.Stop()
+		}
+	}
+	s.w.close()
+}
+
+func (s *server) lastAssistantText() map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.messages) - 1; i >= 0; i-- {
+		if m := &s.messages[i]; m.Role == transform.RoleAssistant {
+			if t := m.Text(); t != "" {
+				return map[string]any{"text": t}
+			}
+		}
+	}
+	return map[string]any{}
+}

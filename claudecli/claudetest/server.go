@@ -1,0 +1,320 @@
+// Package claudetest serves a scripted fake of the Anthropic Messages API on
+// 127.0.0.1, the way net/http/httptest serves a fake HTTP server. The real
+// Claude Code CLI pointed at it with ANTHROPIC_BASE_URL runs turns exactly as
+// it would against the real API, so tests exercise the real CLI end to end
+// without a network or an account.
+//
+// What the server replies is chosen by markers in the text of the last user
+// message of each request (see [ParseScript]); without a marker it echoes
+// that text back. Every request is logged so tests can assert on what the CLI
+// sent (see [Server.Requests]).
+package claudetest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// Request is one request the server received, kept for assertions.
+type Request struct {
+	Method string
+	Path   string
+	Header http.Header
+	Body   []byte
+	// Script is the reply the server chose for a Messages request.
+	Script Script
+	// Completed reports whether the whole reply was written; false means the
+	// client went away (an aborted turn) or the reply was an error.
+	Completed bool
+	// Disconnected reports that the client closed the connection before the
+	// reply was complete.
+	Disconnected bool
+}
+
+// Messages returns the request's "messages" array.
+func (r Request) Messages() gjson.Result { return gjson.GetBytes(r.Body, "messages") }
+
+// LastUserText returns the text the user typed in the last user message of a
+// Messages request: its text blocks without the <system-reminder> blocks the
+// CLI adds, joined by newlines.
+func (r Request) LastUserText() string { return lastUserText(r.Body) }
+
+// Server is a fake Anthropic Messages API. Create it with [Start] or [New].
+type Server struct {
+	URL string
+
+	hs *http.Server
+	ln net.Listener
+
+	mu   sync.Mutex
+	reqs []*Request
+	// done is closed when the server shuts down, which ends slow replies.
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+// TB is the part of testing.TB that [Start] needs.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+}
+
+// Start starts a server and closes it when the test ends.
+func Start(t TB) *Server {
+	t.Helper()
+	s, err := New()
+	if err != nil {
+		t.Fatalf("starting fake Anthropic API: %v", err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// New starts a server on a free port of 127.0.0.1.
+func New() (*Server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listening on 127.0.0.1: %w", err)
+	}
+	s := &Server{URL: "http://" + ln.Addr().String(), ln: ln, done: make(chan struct{})}
+	s.hs = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		_ = s.hs.Serve(ln) // returns ErrServerClosed on Close
+	}()
+	return s, nil
+}
+
+// Close stops the server and ends any reply still streaming.
+func (s *Server) Close() {
+	select {
+	case <-s.done:
+		return
+	default:
+	}
+	close(s.done)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = s.hs.Shutdown(ctx) // best effort; Close below cuts what is left
+	_ = s.hs.Close()
+	s.wg.Wait()
+}
+
+// Env returns the environment variables that point the Claude CLI at this
+// server and keep it from reaching anything else.
+func (s *Server) Env() []string {
+	return []string{
+		"ANTHROPIC_BASE_URL=" + s.URL,
+		"ANTHROPIC_API_KEY=sk-test",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"DISABLE_AUTOUPDATER=1",
+		"DISABLE_TELEMETRY=1",
+		"DISABLE_ERROR_REPORTING=1",
+	}
+}
+
+// Requests returns a copy of every request received so far, oldest first.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Request, len(s.reqs))
+	for i, r := range s.reqs {
+		out[i] = *r
+	}
+	return out
+}
+
+// MessagesRequests returns the streaming Messages requests received so far:
+// the model calls of turns, without the CLI's side requests.
+func (s *Server) MessagesRequests() []Request {
+	var out []Request
+	for _, r := range s.Requests() {
+		if r.Method == http.MethodPost && strings.HasPrefix(r.Path, "/v1/messages") &&
+			!strings.Contains(r.Path, "count_tokens") && gjson.GetBytes(r.Body, "stream").Bool() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (s *Server) record(r *Request) {
+	s.mu.Lock()
+	s.reqs = append(s.reqs, r)
+	s.mu.Unlock()
+}
+
+func (s *Server) update(r *Request, f func(*Request)) {
+	s.mu.Lock()
+	f(r)
+	s.mu.Unlock()
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
+	body, err := io.ReadAll(hr.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	req := &Request{Method: hr.Method, Path: hr.URL.Path, Header: hr.Header.Clone(), Body: body}
+	s.record(req)
+
+	switch {
+	case hr.Method == http.MethodPost && hr.URL.Path == "/v1/messages/count_tokens":
+		writeJSON(w, http.StatusOK, map[string]any{"input_tokens": estimateTokens(len(body))})
+	case hr.Method == http.MethodPost && hr.URL.Path == "/v1/messages":
+		s.serveMessages(w, hr, req)
+	default:
+		writeError(w, http.StatusNotFound, "not_found_error", "fake API: no route for "+hr.Method+" "+hr.URL.Path)
+	}
+}
+
+func (s *Server) serveMessages(w http.ResponseWriter, hr *http.Request, req *Request) {
+	if !gjson.ValidBytes(req.Body) {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "fake API: body is not JSON")
+		return
+	}
+	script := ParseScript(lastUserText(req.Body))
+	s.update(req, func(r *Request) { r.Script = script })
+	if script.Status != 0 {
+		w.Header().Set("x-should-retry", "false")
+		writeError(w, script.Status, errorType(script.Status), fmt.Sprintf("fake API error %d", script.Status))
+		s.update(req, func(r *Request) { r.Completed = true })
+		return
+	}
+	model := gjson.GetBytes(req.Body, "model").String()
+	inTokens := estimateTokens(len(req.Body))
+	if !gjson.GetBytes(req.Body, "stream").Bool() {
+		writeJSON(w, http.StatusOK, script.message(model, inTokens))
+		s.update(req, func(r *Request) { r.Completed = true })
+		return
+	}
+	sw := newSSEWriter(w)
+	if sw == nil {
+		writeError(w, http.StatusInternalServerError, "api_error", "fake API: streaming unsupported")
+		return
+	}
+	err := script.stream(hr.Context(), s.done, sw, model, inTokens)
+	s.update(req, func(r *Request) {
+		r.Completed = err == nil
+		r.Disconnected = err != nil && hr.Context().Err() != nil
+	})
+}
+
+func errorType(status int) string {
+	switch status {
+	case 400:
+		return "invalid_request_error"
+	case 401:
+		return "authentication_error"
+	case 403:
+		return "permission_error"
+	case 404:
+		return "not_found_error"
+	case 413:
+		return "request_too_large"
+	case 429:
+		return "rate_limit_error"
+	case 529:
+		return "overloaded_error"
+	default:
+		return "api_error"
+	}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v) // values built here always marshal
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("request-id", "req_fake")
+	w.WriteHeader(status)
+	_, _ = w.Write(b) // the client may be gone
+}
+
+func writeError(w http.ResponseWriter, status int, typ, msg string) {
+	writeJSON(w, status, map[string]any{
+		"type":  "error",
+		"error": map[string]any{"type": typ, "message": msg},
+	})
+}
+
+// estimateTokens is a stable stand-in for a tokenizer: about four bytes a token.
+func estimateTokens(n int) int { return n/4 + 1 }
+
+// lastUserText extracts what the user typed from the last user message.
+func lastUserText(body []byte) string {
+	msgs := gjson.GetBytes(body, "messages").Array()
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := msgs[i]
+		if m.Get("role").String() != "user" {
+			continue
+		}
+		c := m.Get("content")
+		if c.Type == gjson.String {
+			return c.String()
+		}
+		var parts []string
+		for _, b := range c.Array() {
+			if b.Get("type").String() != "text" {
+				continue
+			}
+			t := b.Get("text").String()
+			if strings.HasPrefix(t, "<system-reminder>") {
+				continue
+			}
+			parts = append(parts, t)
+		}
+		return strings.Join(parts, "\n")
+	}
+	return ""
+}
+
+// sseWriter writes server-sent events and flushes each one.
+type sseWriter struct {
+	w   http.ResponseWriter
+	f   http.Flusher
+	buf bytes.Buffer
+}
+
+func newSSEWriter(w http.ResponseWriter) *sseWriter {
+	f, ok := w.(http.Flusher)
+	if !ok {
+		return nil
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("request-id", "req_fake")
+	w.WriteHeader(http.StatusOK)
+	return &sseWriter{w: w, f: f}
+}
+
+// event writes one event whose data is v encoded as JSON.
+func (s *sseWriter) event(name string, v any) error {
+	s.buf.Reset()
+	s.buf.WriteString("event: ")
+	s.buf.WriteString(name)
+	s.buf.WriteString("\ndata: ")
+	enc := json.NewEncoder(&s.buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil { // Encode appends the newline
+		return err
+	}
+	s.buf.WriteString("\n")
+	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
+		return err
+	}
+	s.f.Flush()
+	return nil
+}

@@ -1,0 +1,86 @@
+package claudetest_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// runCLI runs one real CLI turn against srv and returns its stdout.
+func runCLI(t *testing.T, srv *claudetest.Server, prompt string) []byte {
+	t.Helper()
+	cmd := exec.Command(claudetest.CLI(t), "-p", "--verbose", "--input-format", "stream-json",
+		"--output-format", "stream-json", "--include-partial-messages")
+	cmd.Env = srv.CLIEnv(t.TempDir())
+	cmd.Dir = t.TempDir()
+	cmd.Stdin = strings.NewReader(`{"type":"user","message":{"role":"user","content":` + quote(prompt) + `},"session_id":"default","parent_tool_use_id":null}` + "\n")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, _ := cmd.Output() // an API error exits 1; the stream is what we check
+	if os.Getenv("CLAUDETEST_DUMP") != "" {
+		t.Logf("stdout:\n%s\nstderr:\n%s", out, stderr.String())
+	}
+	return out
+}
+
+func quote(s string) string {
+	var b bytes.Buffer
+	b.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"', '\\':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case '\n':
+			b.WriteString(`\n`)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func TestRealCLIEcho(t *testing.T) {
+	t.Parallel()
+	srv := claudetest.Start(t)
+	out := runCLI(t, srv, "hello fake")
+	assert.Contains(t, string(out), `"result":"echo: hello fake"`)
+	reqs := srv.MessagesRequests()
+	require.Len(t, reqs, 1)
+	assert.Equal(t, "hello fake", reqs[0].LastUserText())
+	assert.True(t, reqs[0].Completed)
+}
+
+func TestRealCLIAPIError(t *testing.T) {
+	t.Parallel()
+	srv := claudetest.Start(t)
+	out := runCLI(t, srv, "fail please [[error:500]]")
+	assert.Contains(t, string(out), `"is_error":true`)
+	assert.Len(t, srv.MessagesRequests(), 1, "x-should-retry: false must stop the CLI's retries")
+}
+
+func TestParseScript(t *testing.T) {
+	tests := []struct {
+		in   string
+		want claudetest.Script
+	}{
+		{"hi", claudetest.Script{Text: "echo: hi", Chunk: 1000}},
+		{"x [[say:done]] y", claudetest.Script{Text: "done", Chunk: 1000}},
+		{"[[error:529]]", claudetest.Script{Status: 529, Text: "echo: [[error:529]]", Chunk: 1000}},
+		{"[[error:abc]]", claudetest.Script{Status: 500, Text: "echo: [[error:abc]]", Chunk: 1000}},
+		{"[[huge:10]][[chunk:3]]", claudetest.Script{Text: claudetest.HugeText(10), Chunk: 3}},
+		{"[[slow:2]]", claudetest.Script{Text: "word word ", Chunk: 5, Delay: claudetest.SlowDelay}},
+		{"[[say:a]][[say:b]]", claudetest.Script{Text: "a", Chunk: 1000}},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, claudetest.ParseScript(tt.in), tt.in)
+	}
+	assert.Len(t, claudetest.HugeText(2_000_000), 2_000_000)
+}

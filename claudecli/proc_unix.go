@@ -1,0 +1,37 @@
+//go:build unix
+
+package claudecli
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+const (
+	termSignal = syscall.SIGTERM
+	killSignal = syscall.SIGKILL
+)
+
+// configureGroup starts the child in a process group of its own, so the
+// Bash commands it runs can be signalled with it.
+func configureGroup(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	setParentDeathSignal(cmd.SysProcAttr)
+}
+
+// signalGroup signals the child's whole process group.
+func signalGroup(cmd *exec.Cmd, sig syscall.Signal) error {
+	if cmd.Process == nil {
+		return nil
+	}
+	err := syscall.Kill(-cmd.Process.Pid, sig)
+	if errors.Is(err, syscall.ESRCH) {
+		return os.ErrProcessDone
+	}
+	return err
+}

@@ -1,0 +1,264 @@
+package claudecli
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Config says how to run the CLI. The zero value of every field but Path is
+// usable.
+type Config struct {
+	// Path is the CLI executable, or empty for "claude" on PATH. It is
+	// resolved with [Find] at every start, so a CLI installed while the
+	// bridge runs is found.
+	Path string
+	// Dir is the working directory; empty means the bridge's.
+	Dir string
+	// Env is the base environment; nil means the bridge's own. [Config.Environ]
+	// adjusts it for the CLI.
+	Env []string
+	// Model and PermissionMode are passed as --model and --permission-mode
+	// when set.
+	Model          string
+	PermissionMode string
+	// ExtraArgs are appended to every command line.
+	ExtraArgs []string
+	// Log receives the CLI's stderr lines at debug level; nil discards them.
+	Log *slog.Logger
+}
+
+// Entrypoint is the CLAUDE_CODE_ENTRYPOINT the CLI is given. The CLI reports
+// it in its User-Agent; we set it on purpose rather than inherit whatever the
+// host's environment says (a host running inside Claude Code has "cli").
+const Entrypoint = "sdk-cli"
+
+// StopGrace is how long [Process.Stop] waits after SIGTERM before SIGKILL.
+// A package variable so tests can shorten it.
+var StopGrace = 3 * time.Second
+
+// stdoutGrace bounds how long a reader may keep waiting for EOF on stdout
+// after the process and its group are gone (a daemon that escaped the group
+// could hold the pipe open forever).
+const stdoutGrace = 2 * time.Second
+
+// Environ returns the CLI's environment: Env (or the bridge's) without
+// CLAUDECODE, which the CLI reads as "running inside Claude Code" and then
+// behaves differently, and with CLAUDE_CODE_ENTRYPOINT set to [Entrypoint].
+func (c *Config) Environ() []string {
+	base := c.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	env := make([]string, 0, len(base)+1)
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "CLAUDECODE" || k == "CLAUDE_CODE_ENTRYPOINT" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "CLAUDE_CODE_ENTRYPOINT="+Entrypoint)
+}
+
+// TurnArgs returns the command line of a per-turn process: print mode with
+// stream-json in and out and the API's partial messages, resuming session
+// resume when it is not empty.
+func (c *Config) TurnArgs(resume string) []string {
+	args := []string{"-p", "--verbose", "--input-format", "stream-json",
+		"--output-format", "stream-json", "--include-partial-messages"}
+	if c.Model != "" {
+		args = append(args, "--model", c.Model)
+	}
+	if c.PermissionMode != "" {
+		args = append(args, "--permission-mode", c.PermissionMode)
+	}
+	if resume != "" {
+		args = append(args, "--resume", resume)
+	}
+	return append(args, c.ExtraArgs...)
+}
+
+// Process is one running CLI process in its own process group. Its stdout
+// must be read until EOF; Done is closed when it has exited and its group
+// has been killed.
+type Process struct {
+	cmd    *exec.Cmd
+	stdout *eofReader
+	stderr *tailBuffer
+
+	stderrDone chan struct{}
+	done       chan struct{}
+	waitErr    error // set before done is closed
+	stopOnce   sync.Once
+}
+
+// StartTurn starts a per-turn process (see [Config.TurnArgs]), writes input
+// to its stdin and closes it.
+func StartTurn(cfg Config, resume string, input []byte) (*Process, error) {
+	path, err := Find(cfg.Path)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(path, cfg.TurnArgs(resume)...)
+	cmd.Dir = cfg.Dir
+	cmd.Env = cfg.Environ()
+	configureGroup(cmd)
+
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("creating stdin pipe: %w", err)
+	}
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		closeAll(stdinR, stdinW)
+		return nil, fmt.Errorf("creating stdout pipe: %w", err)
+	}
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		closeAll(stdinR, stdinW, stdoutR, stdoutW)
+		return nil, fmt.Errorf("creating stderr pipe: %w", err)
+	}
+	// The child gets the files themselves, so exec starts no copying
+	// goroutines and Wait never blocks on our readers.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
+	if err := cmd.Start(); err != nil {
+		closeAll(stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW)
+		return nil, fmt.Errorf("starting %s: %w", path, err)
+	}
+	closeAll(stdinR, stdoutW, stderrW) // the child's ends
+
+	p := &Process{
+		cmd:        cmd,
+		stdout:     &eofReader{f: stdoutR, eof: make(chan struct{})},
+		stderr:     &tailBuffer{max: 4096},
+		stderrDone: make(chan struct{}),
+		done:       make(chan struct{}),
+	}
+	go p.drainStderr(stderrR, cfg.Log)
+	go func() {
+		// A write error means the CLI exited before reading its input; the
+		// exit status and stderr tell why.
+		_, _ = stdinW.Write(input)
+		_ = stdinW.Close()
+	}()
+	go p.wait()
+	return p, nil
+}
+
+func closeAll(fs ...*os.File) {
+	for _, f := range fs {
+		_ = f.Close() // best effort
+	}
+}
+
+// wait owns cmd.Wait: when the CLI exits it kills what is left of its group
+// (Bash tool children), so stdout reaches EOF, and closes done.
+func (p *Process) wait() {
+	err := p.cmd.Wait()
+	_ = signalGroup(p.cmd, killSignal) // best effort: reap stragglers
+	p.waitErr = err
+	close(p.done)
+	select {
+	case <-p.stdout.eof:
+	case <-time.After(stdoutGrace):
+		_ = p.stdout.f.Close() // unblocks the reader
+	}
+	<-p.stderrDone
+}
+
+func (p *Process) drainStderr(r *os.File, log *slog.Logger) {
+	defer close(p.stderrDone)
+	defer r.Close()
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 {
+			_, _ = p.stderr.Write(line)
+			if log != nil {
+				log.Debug("claude stderr", "pid", p.cmd.Process.Pid, "line", strings.TrimRight(string(line), "\r\n"))
+			}
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return
+		}
+	}
+}
+
+// Pid is the process id, which is also its process group id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Stdout is the CLI's stdout. Read it until EOF (or any error, which means
+// the same).
+func (p *Process) Stdout() io.Reader { return p.stdout }
+
+// Done is closed when the process has exited.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Err is the process's exit error (nil for status 0), valid after Done.
+func (p *Process) Err() error { return p.waitErr }
+
+// ExitDescription says how the process ended and what it last wrote to
+// stderr, for error messages. Valid after Done.
+func (p *Process) ExitDescription() string {
+	select {
+	case <-p.stderrDone:
+	case <-time.After(500 * time.Millisecond):
+	}
+	status := "exit status 0"
+	if p.waitErr != nil {
+		status = p.waitErr.Error()
+	}
+	if tail := strings.TrimSpace(p.stderr.String()); tail != "" {
+		return status + "; stderr: " + tail
+	}
+	return status
+}
+
+// Stop ends the process and its group: SIGTERM, then SIGKILL after
+// [StopGrace]. It returns when the process has exited. Safe to call more than
+// once and after the process exited.
+func (p *Process) Stop() {
+	p.stopOnce.Do(func() {
+		select {
+		case <-p.done:
+			return
+		default:
+		}
+		_ = signalGroup(p.cmd, termSignal)
+		select {
+		case <-p.done:
+		case <-time.After(StopGrace):
+			_ = signalGroup(p.cmd, killSignal)
+		}
+	})
+	<-p.done
+}
+
+// eofReader reads a pipe and notes when it reached its end.
+type eofReader struct {
+	f       *os.File
+	eof     chan struct{}
+	eofOnce sync.Once
+}
+
+func (r *eofReader) Read(b []byte) (int, error) {
+	n, err := r.f.Read(b)
+	if err != nil {
+		r.eofOnce.Do(func() {
+			close(r.eof)
+			_ = r.f.Close()
+		})
+		if !errors.Is(err, io.EOF) {
+			err = io.EOF // a pipe closed under us ends the stream like EOF
+		}
+	}
+	return n, err
+}

@@ -1,0 +1,52 @@
+package claudecli
+
+import "encoding/json"
+
+// Image is an image attached to a user message: base64 data and its MIME type.
+type Image struct {
+	Data     string
+	MimeType string
+}
+
+// UserLine encodes a user message as one line of the CLI's stream-json
+// input, newline included. Text-only messages are sent as a plain string;
+// with images, as content blocks.
+func UserLine(text string, images []Image) []byte {
+	type source struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+	}
+	type block struct {
+		Type   string  `json:"type"`
+		Text   string  `json:"text,omitempty"`
+		Source *source `json:"source,omitempty"`
+	}
+	var content any = text
+	if len(images) > 0 {
+		blocks := make([]block, 0, len(images)+1)
+		for _, im := range images {
+			blocks = append(blocks, block{Type: "image", Source: &source{Type: "base64", MediaType: im.MimeType, Data: im.Data}})
+		}
+		if text != "" {
+			blocks = append(blocks, block{Type: "text", Text: text})
+		}
+		content = blocks
+	}
+	line := struct {
+		Type    string `json:"type"`
+		Message struct {
+			Role    string `json:"role"`
+			Content any    `json:"content"`
+		} `json:"message"`
+		SessionID       string  `json:"session_id"`
+		ParentToolUseID *string `json:"parent_tool_use_id"`
+	}{Type: "user", SessionID: "default"}
+	line.Message.Role = "user"
+	line.Message.Content = content
+	b, err := json.Marshal(line) // strings and slices of strings always marshal
+	if err != nil {
+		panic("claudecli: encoding user line: " + err.Error())
+	}
+	return append(b, '\n')
+}

@@ -1,0 +1,210 @@
+// Command claude-rpc speaks the pi coding agent's RPC protocol on stdin and
+// stdout and runs the Claude Code CLI underneath:
+//
+//	claude-rpc --mode rpc [--claude-path PATH] [--cwd DIR] [--model M] ...
+//
+// Every flag can also come from the environment as CLAUDE_RPC_<FLAG> (dashes
+// become underscores: CLAUDE_RPC_CLAUDE_PATH) or from a config file (YAML,
+// TOML or JSON; --config, else claude-rpc/config.* in the user's config
+// folder). Flags win over the environment, which wins over the file.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"syscall"
+
+	"github.com/lmittmann/tint"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
+	"github.com/claude-rpc/claude-rpc/bridge"
+	"github.com/claude-rpc/claude-rpc/claudecli"
+)
+
+// version is set at build time with -ldflags "-X main.version=…"; otherwise
+// it comes from the module's build info.
+var version = ""
+
+// Values the CLI accepts for --permission-mode ("default" is the CLI's
+// older name for "manual").
+var permissionModes = []string{"acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "manual", "plan"}
+
+// transports are the --transport values; only pipe is built so far.
+var transports = map[string]string{
+	"pipe":   "",
+	"pty":    "the pty transport is not available yet (planned); use --transport pipe",
+	"stream": "the stream transport is not available yet (planned); use --transport pipe",
+}
+
+func main() {
+	// stdout carries protocol frames only: keep it for the bridge and send
+	// anything else that would print there to stderr.
+	out := os.Stdout
+	os.Stdout = os.Stderr
+	os.Exit(run(os.Args[1:], os.Stdin, out, os.Stderr))
+}
+
+// run is main without the process: it returns the exit status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cfg, err := loadConfig(args)
+	if errors.Is(err, pflag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "claude-rpc: %v\n", err)
+		return 2
+	}
+	if cfg.GetBool("version") {
+		fmt.Fprintf(stderr, "claude-rpc %s\n", buildVersion())
+		return 0
+	}
+	log, err := newLogger(stderr, cfg.GetString("log-level"))
+	if err != nil {
+		fmt.Fprintf(stderr, "claude-rpc: %v\n", err)
+		return 2
+	}
+	opts, err := bridgeOptions(cfg, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "claude-rpc: %v\n", err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log.Debug("serving", "claude", opts.CLI.Path, "cwd", opts.CLI.Dir, "version", buildVersion())
+	if err := bridge.Serve(ctx, stdin, stdout, opts); err != nil {
+		log.Error("serving", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func loadConfig(args []string) (*viper.Viper, error) {
+	fs := pflag.NewFlagSet("claude-rpc", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.String("mode", "", `protocol mode; only "rpc"`)
+	fs.String("claude-path", "", "the Claude CLI to run (default: claude on PATH)")
+	fs.String("transport", "pipe", "how to drive the CLI: pipe (one process per turn)")
+	fs.String("cwd", "", "working directory of the agent (default: the current one)")
+	fs.String("model", "", "model for the CLI (--model), e.g. sonnet or a full model id")
+	fs.String("permission-mode", "default", "the CLI's permission mode: "+strings.Join(permissionModes, ", "))
+	fs.String("log-level", "warn", "log level on stderr: debug, info, warn, error")
+	fs.Int("max-line", bridge.DefaultMaxLine, "longest line accepted from the host or the CLI, in bytes")
+	fs.String("config", "", "config file (default: claude-rpc/config.{yaml,toml,json} in the user config folder)")
+	fs.Bool("version", false, "print the version and exit")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
+	}
+
+	v := viper.New()
+	if err := v.BindPFlags(fs); err != nil {
+		return nil, err
+	}
+	v.SetEnvPrefix("CLAUDE_RPC")
+	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
+	v.AutomaticEnv()
+	if file := v.GetString("config"); file != "" {
+		v.SetConfigFile(file)
+		if err := v.ReadInConfig(); err != nil {
+			return nil, fmt.Errorf("reading config %s: %w", file, err)
+		}
+	} else if dir, err := os.UserConfigDir(); err == nil {
+		v.SetConfigName("config")
+		v.AddConfigPath(filepath.Join(dir, "claude-rpc"))
+		if err := v.ReadInConfig(); err != nil && !errors.As(err, new(viper.ConfigFileNotFoundError)) {
+			return nil, fmt.Errorf("reading config: %w", err)
+		}
+	}
+	return v, nil
+}
+
+func bridgeOptions(v *viper.Viper, log *slog.Logger) (bridge.Options, error) {
+	var opts bridge.Options
+	switch mode := v.GetString("mode"); mode {
+	case "rpc":
+	case "":
+		return opts, errors.New(`--mode is required; the only mode is "rpc"`)
+	default:
+		return opts, fmt.Errorf(`unknown --mode %q; the only mode is "rpc"`, mode)
+	}
+	t := v.GetString("transport")
+	msg, ok := transports[t]
+	if !ok {
+		return opts, fmt.Errorf("unknown --transport %q; choose pipe", t)
+	}
+	if msg != "" {
+		return opts, errors.New(msg)
+	}
+	pm := v.GetString("permission-mode")
+	if !slices.Contains(permissionModes, pm) {
+		return opts, fmt.Errorf("unknown --permission-mode %q; choose one of %s", pm, strings.Join(permissionModes, ", "))
+	}
+	dir := v.GetString("cwd")
+	if dir != "" {
+		st, err := os.Stat(dir)
+		if err != nil {
+			return opts, fmt.Errorf("--cwd: %w", err)
+		}
+		if !st.IsDir() {
+			return opts, fmt.Errorf("--cwd %s is not a directory", dir)
+		}
+		if dir, err = filepath.Abs(dir); err != nil {
+			return opts, fmt.Errorf("--cwd: %w", err)
+		}
+	}
+	// A missing CLI is not fatal: the host gets an error for each prompt
+	// (and the CLI may be installed while the bridge runs).
+	if _, err := claudecli.Find(v.GetString("claude-path")); err != nil {
+		log.Warn("the Claude CLI was not found; prompts will fail until it is installed", "err", err)
+	}
+	maxLine := v.GetInt("max-line")
+	if maxLine <= 0 {
+		return opts, fmt.Errorf("--max-line must be positive, got %d", maxLine)
+	}
+	opts.CLI = claudecli.Config{
+		Path:           v.GetString("claude-path"),
+		Dir:            dir,
+		Model:          v.GetString("model"),
+		PermissionMode: pm,
+		Log:            log,
+	}
+	opts.MaxLine = maxLine
+	opts.Log = log
+	return opts, nil
+}
+
+func newLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level %q: choose debug, info, warn or error", level)
+	}
+	noColor := true
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			noColor = false
+		}
+	}
+	return slog.New(tint.NewHandler(w, &tint.Options{Level: l, NoColor: noColor})), nil
+}
+
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "dev"
+}

@@ -1,0 +1,58 @@
+// Package sessions knows where the Claude CLI keeps its sessions and how to
+// read them. It never writes the CLI's files.
+package sessions
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ConfigDir returns the CLI's configuration folder for an environment:
+// CLAUDE_CONFIG_DIR when set, else ~/.claude. env is a list of KEY=value
+// pairs as in os.Environ; a key set twice counts at its last.
+func ConfigDir(env []string) string {
+	var home, cfg string
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		switch k {
+		case "CLAUDE_CONFIG_DIR":
+			cfg = v
+		case "HOME", "USERPROFILE":
+			if v != "" {
+				home = v
+			}
+		}
+	}
+	if cfg != "" {
+		return cfg
+	}
+	if home == "" {
+		home, _ = os.UserHomeDir() // "" is the best we can say
+	}
+	return filepath.Join(home, ".claude")
+}
+
+// ProjectDir returns the folder of a working directory's transcripts: the
+// path with every character that is not an ASCII letter or digit replaced by
+// "-", under projects/ of the config folder. The CLI does this on UTF-16
+// code units, so a character outside the BMP becomes two dashes.
+func ProjectDir(configDir, cwd string) string {
+	var b strings.Builder
+	for _, r := range cwd {
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9':
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			b.WriteString("--")
+		default:
+			b.WriteByte('-')
+		}
+	}
+	return filepath.Join(configDir, "projects", b.String())
+}
+
+// TranscriptPath returns the JSONL transcript of session id started in cwd.
+func TranscriptPath(configDir, cwd, id string) string {
+	return filepath.Join(ProjectDir(configDir, cwd), id+".jsonl")
+}

@@ -1,0 +1,119 @@
+package transform
+
+import "encoding/json"
+
+// Event types of pi's AgentSessionEvent that the bridge emits.
+const (
+	EventAgentStart    = "agent_start"
+	EventAgentEnd      = "agent_end"
+	EventTurnStart     = "turn_start"
+	EventTurnEnd       = "turn_end"
+	EventMessageStart  = "message_start"
+	EventMessageUpdate = "message_update"
+	EventMessageEnd    = "message_end"
+)
+
+// Types of pi's AssistantMessageEvent, carried by message_update.
+const (
+	TextStart     = "text_start"
+	TextDelta     = "text_delta"
+	TextEnd       = "text_end"
+	ThinkingStart = "thinking_start"
+	ThinkingDelta = "thinking_delta"
+	ThinkingEnd   = "thinking_end"
+	ToolcallStart = "toolcall_start"
+	ToolcallDelta = "toolcall_delta"
+	ToolcallEnd   = "toolcall_end"
+)
+
+// Event is one protocol event. Type says which fields are written; the
+// others are ignored. Events hold copies of messages, never references into
+// a [Translator]'s state, so they stay valid after the translator moves on.
+type Event struct {
+	Type string
+	// Message is the message of message_start/update/end and turn_end.
+	Message *Message
+	// Update is the assistantMessageEvent of message_update.
+	Update *AssistantEvent
+	// Messages are agent_end's messages: the messages of the run.
+	Messages []Message
+	// ToolResults are turn_end's tool results.
+	ToolResults []Message
+}
+
+// AssistantEvent is pi's AssistantMessageEvent inside message_update.
+type AssistantEvent struct {
+	Type         string
+	ContentIndex int
+	// Delta is the new text of a *_delta event.
+	Delta string
+	// Content is the whole block's text of text_end and thinking_end.
+	Content string
+	// ToolCall is the finished call of toolcall_end.
+	ToolCall *Content
+}
+
+// MarshalJSON writes the event in pi's shape.
+func (e Event) MarshalJSON() ([]byte, error) {
+	switch e.Type {
+	case EventAgentEnd:
+		msgs := e.Messages
+		if msgs == nil {
+			msgs = []Message{}
+		}
+		return marshalNoEscape(struct {
+			Type     string    `json:"type"`
+			Messages []Message `json:"messages"`
+		}{e.Type, msgs})
+	case EventTurnEnd:
+		trs := e.ToolResults
+		if trs == nil {
+			trs = []Message{}
+		}
+		return marshalNoEscape(struct {
+			Type        string    `json:"type"`
+			Message     *Message  `json:"message"`
+			ToolResults []Message `json:"toolResults"`
+		}{e.Type, e.Message, trs})
+	case EventMessageStart, EventMessageEnd:
+		return marshalNoEscape(struct {
+			Type    string   `json:"type"`
+			Message *Message `json:"message"`
+		}{e.Type, e.Message})
+	case EventMessageUpdate:
+		return marshalNoEscape(struct {
+			Type    string          `json:"type"`
+			Message *Message        `json:"message"`
+			Update  json.RawMessage `json:"assistantMessageEvent"`
+		}{e.Type, e.Message, e.Update.marshal(e.Message)})
+	default:
+		return marshalNoEscape(struct {
+			Type string `json:"type"`
+		}{e.Type})
+	}
+}
+
+// marshal writes the assistantMessageEvent with partial, the message so far.
+func (a *AssistantEvent) marshal(partial *Message) json.RawMessage {
+	v := struct {
+		Type         string   `json:"type"`
+		ContentIndex int      `json:"contentIndex"`
+		Delta        *string  `json:"delta,omitempty"`
+		Content      *string  `json:"content,omitempty"`
+		ToolCall     *Content `json:"toolCall,omitempty"`
+		Partial      *Message `json:"partial"`
+	}{Type: a.Type, ContentIndex: a.ContentIndex, ToolCall: a.ToolCall, Partial: partial}
+	switch a.Type {
+	case TextDelta, ThinkingDelta, ToolcallDelta:
+		v.Delta = &a.Delta
+	case TextEnd, ThinkingEnd:
+		v.Content = &a.Content
+	}
+	b, err := marshalNoEscape(v)
+	if err != nil {
+		// Only a message with invalid tool-call JSON can fail, and the
+		// translator never stores one.
+		panic("transform: encoding assistant event: " + err.Error())
+	}
+	return b
+}

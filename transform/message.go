@@ -1,0 +1,204 @@
+// Package transform turns the Claude CLI's stream-json output into the pi
+// coding agent's RPC events and messages. It is pure: lines in, events out,
+// no I/O, no processes, no clocks other than the one it is given. That keeps
+// the mapping testable on recorded streams (golden files) and fuzzable.
+package transform
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Roles of pi's AgentMessage.
+const (
+	RoleUser       = "user"
+	RoleAssistant  = "assistant"
+	RoleToolResult = "toolResult"
+)
+
+// Stop reasons of pi's AssistantMessage.
+const (
+	StopStop    = "stop"
+	StopLength  = "length"
+	StopToolUse = "toolUse"
+	StopError   = "error"
+	StopAborted = "aborted"
+)
+
+// AbortedMessage is the errorMessage pi gives an aborted assistant message.
+const AbortedMessage = "This operation was aborted"
+
+// Content is one block of a message's content: text, thinking, toolCall or
+// image. Only the fields of its Type are written.
+type Content struct {
+	Type string
+	// Text is the text of a "text" block.
+	Text string
+	// Thinking is the text of a "thinking" block.
+	Thinking string
+	// ID, Name and Arguments describe a "toolCall" block; Arguments is a
+	// JSON object.
+	ID        string
+	Name      string
+	Arguments json.RawMessage
+	// Data (base64) and MimeType describe an "image" block.
+	Data     string
+	MimeType string
+}
+
+// TextContent returns a text block.
+func TextContent(s string) Content { return Content{Type: "text", Text: s} }
+
+// MarshalJSON writes the block in pi's shape: {type:"text",text} and so on.
+func (c Content) MarshalJSON() ([]byte, error) {
+	switch c.Type {
+	case "text":
+		return marshalNoEscape(struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}{c.Type, c.Text})
+	case "thinking":
+		return marshalNoEscape(struct {
+			Type     string `json:"type"`
+			Thinking string `json:"thinking"`
+		}{c.Type, c.Thinking})
+	case "toolCall":
+		args := c.Arguments
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		return marshalNoEscape(struct {
+			Type      string          `json:"type"`
+			ID        string          `json:"id"`
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}{c.Type, c.ID, c.Name, args})
+	case "image":
+		return marshalNoEscape(struct {
+			Type     string `json:"type"`
+			Data     string `json:"data"`
+			MimeType string `json:"mimeType"`
+		}{c.Type, c.Data, c.MimeType})
+	default:
+		return marshalNoEscape(struct {
+			Type string `json:"type"`
+		}{c.Type})
+	}
+}
+
+// UnmarshalJSON reads a block written by MarshalJSON.
+func (c *Content) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Type      string          `json:"type"`
+		Text      string          `json:"text"`
+		Thinking  string          `json:"thinking"`
+		ID        string          `json:"id"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Data      string          `json:"data"`
+		MimeType  string          `json:"mimeType"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*c = Content{Type: v.Type, Text: v.Text, Thinking: v.Thinking, ID: v.ID, Name: v.Name,
+		Arguments: v.Arguments, Data: v.Data, MimeType: v.MimeType}
+	return nil
+}
+
+// Cost is a cost breakdown in US dollars.
+type Cost struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheRead  float64 `json:"cacheRead"`
+	CacheWrite float64 `json:"cacheWrite"`
+	Total      float64 `json:"total"`
+}
+
+// Usage is pi's token usage of one assistant message.
+type Usage struct {
+	Input       int64 `json:"input"`
+	Output      int64 `json:"output"`
+	CacheRead   int64 `json:"cacheRead"`
+	CacheWrite  int64 `json:"cacheWrite"`
+	TotalTokens int64 `json:"totalTokens"`
+	Cost        Cost  `json:"cost"`
+}
+
+// Message is pi's AgentMessage: a user, assistant or toolResult message.
+// Fields that do not belong to its Role stay empty and are not written.
+type Message struct {
+	Role    string    `json:"role"`
+	Content []Content `json:"content"`
+
+	// Assistant fields.
+	API          string `json:"api,omitempty"`
+	Provider     string `json:"provider,omitempty"`
+	Model        string `json:"model,omitempty"`
+	Usage        *Usage `json:"usage,omitempty"`
+	StopReason   string `json:"stopReason,omitempty"`
+	ErrorMessage string `json:"errorMessage,omitempty"`
+
+	// ToolResult fields.
+	ToolCallID string `json:"toolCallId,omitempty"`
+	ToolName   string `json:"toolName,omitempty"`
+	IsError    *bool  `json:"isError,omitempty"`
+
+	// Timestamp is Unix milliseconds.
+	Timestamp int64 `json:"timestamp"`
+}
+
+// MarshalJSON writes the message in pi's shape; nil content is written as [].
+func (m Message) MarshalJSON() ([]byte, error) {
+	type plain Message // no methods: no recursion
+	p := plain(m)
+	if p.Content == nil {
+		p.Content = []Content{}
+	}
+	return marshalNoEscape(p)
+}
+
+// Text returns the concatenated text blocks of the message.
+func (m *Message) Text() string {
+	var n int
+	for _, c := range m.Content {
+		if c.Type == "text" {
+			n += len(c.Text)
+		}
+	}
+	b := make([]byte, 0, n)
+	for _, c := range m.Content {
+		if c.Type == "text" {
+			b = append(b, c.Text...)
+		}
+	}
+	return string(b)
+}
+
+// Clone returns a copy that shares no mutable state with m.
+func (m *Message) Clone() Message {
+	c := *m
+	c.Content = append([]Content(nil), m.Content...)
+	if m.Usage != nil {
+		u := *m.Usage
+		c.Usage = &u
+	}
+	return c
+}
+
+// UserMessage returns a user message with the given content.
+func UserMessage(content []Content, ts int64) Message {
+	return Message{Role: RoleUser, Content: content, Timestamp: ts}
+}
+
+// marshalNoEscape encodes v as JSON without HTML escaping, so <, > and &
+// reach the host as they are.
+func marshalNoEscape(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
