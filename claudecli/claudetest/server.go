@@ -44,9 +44,10 @@ type Request struct {
 // Messages returns the request's "messages" array.
 func (r Request) Messages() gjson.Result { return gjson.GetBytes(r.Body, "messages") }
 
-// LastUserText returns the text the user typed in the last user message of a
-// Messages request: its text blocks without the <system-reminder> blocks the
-// CLI adds, joined by newlines.
+// LastUserText returns the text the user typed last: the last text block of
+// the last user message that is not one of the <system-reminder> blocks the
+// CLI adds. (After a failed turn the CLI sends the failed prompt and the new
+// one as two blocks of one user message; the new one is last.)
 func (r Request) LastUserText() string { return lastUserText(r.Body) }
 
 // Server is a fake Anthropic Messages API. Create it with [Start] or [New].
@@ -264,18 +265,14 @@ func lastUserText(body []byte) string {
 		if c.Type == gjson.String {
 			return c.String()
 		}
-		var parts []string
-		for _, b := range c.Array() {
-			if b.Get("type").String() != "text" {
-				continue
+		blocks := c.Array()
+		for j := len(blocks) - 1; j >= 0; j-- {
+			b := blocks[j]
+			if t := b.Get("text").String(); b.Get("type").String() == "text" && !strings.HasPrefix(t, "<system-reminder>") {
+				return t
 			}
-			t := b.Get("text").String()
-			if strings.HasPrefix(t, "<system-reminder>") {
-				continue
-			}
-			parts = append(parts, t)
 		}
-		return strings.Join(parts, "\n")
+		return ""
 	}
 	return ""
 }

@@ -1,0 +1,367 @@
+package main
+
+// End-to-end tests: the built claude-rpc binary, driven over its stdin and
+// stdout like a pi host drives `pi --mode rpc`, running the real pinned
+// Claude CLI against the fake Anthropic API of claudetest.
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+)
+
+// shape returns the frames' types, with message roles and each run of
+// message_update collapsed to one entry, e.g. "message_start:user".
+func shape(frames []gjson.Result) []string {
+	var out []string
+	for _, f := range frames {
+		s := f.Get("type").String()
+		switch s {
+		case "message_start", "message_end":
+			s += ":" + f.Get("message.role").String()
+		case "message_update":
+			s += ":" + f.Get("assistantMessageEvent.type").String()
+			if len(out) > 0 && out[len(out)-1] == s && strings.HasSuffix(s, "_delta") {
+				continue
+			}
+		case "response":
+			s += ":" + f.Get("command").String()
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// deltaText joins the text deltas of the frames.
+func deltaText(frames []gjson.Result) string {
+	var b strings.Builder
+	for _, f := range frames {
+		if f.Get("assistantMessageEvent.type").String() == "text_delta" {
+			b.WriteString(f.Get("assistantMessageEvent.delta").String())
+		}
+	}
+	return b.String()
+}
+
+func last(frames []gjson.Result, typ, role string) gjson.Result {
+	for i := len(frames) - 1; i >= 0; i-- {
+		if frames[i].Get("type").String() == typ && (role == "" || frames[i].Get("message.role").String() == role) {
+			return frames[i]
+		}
+	}
+	return gjson.Result{}
+}
+
+func TestPromptStreamsATextTurn(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	frames := b.runPrompt("hello <b>world</b> & co")
+
+	assert.Equal(t, []string{
+		"agent_start", "turn_start", "message_start:user", "message_end:user",
+		"message_start:assistant", "message_update:text_start", "message_update:text_delta",
+		"message_update:text_end", "message_end:assistant", "turn_end", "agent_end",
+	}, shape(frames))
+	want := "echo: hello <b>world</b> & co"
+	assert.Equal(t, want, deltaText(frames), "deltas must add up to the reply, once")
+	end := last(frames, "message_end", "assistant").Get("message")
+	assert.Equal(t, want, end.Get("content.0.text").String())
+	assert.Equal(t, "stop", end.Get("stopReason").String())
+	assert.Equal(t, "anthropic", end.Get("provider").String())
+	assert.Equal(t, "anthropic-messages", end.Get("api").String())
+	assert.Positive(t, end.Get("usage.input").Int())
+	assert.Positive(t, end.Get("usage.totalTokens").Int())
+	assert.Positive(t, end.Get("timestamp").Int())
+	assert.Equal(t, "text_end", frames[7].Get("assistantMessageEvent.type").String())
+	assert.Equal(t, want, frames[7].Get("assistantMessageEvent.content").String())
+	assert.Equal(t, want, frames[7].Get("assistantMessageEvent.partial.content.0.text").String())
+	for _, f := range b.seen {
+		assert.NotContains(t, string(f), `\u003c`, "frames must not be HTML-escaped")
+	}
+	turnEnd := last(frames, "turn_end", "")
+	assert.Equal(t, want, turnEnd.Get("message.content.0.text").String())
+	assert.True(t, turnEnd.Get("toolResults").IsArray())
+	agentEnd := frames[len(frames)-1]
+	require.Len(t, agentEnd.Get("messages").Array(), 2)
+	assert.Equal(t, "user", agentEnd.Get("messages.0.role").String())
+	assert.Equal(t, "hello <b>world</b> & co", agentEnd.Get("messages.0.content.0.text").String())
+
+	// The session is the CLI's.
+	reqs := b.srv.MessagesRequests()
+	require.Len(t, reqs, 1)
+	sid := reqs[0].Header.Get("X-Claude-Code-Session-Id")
+	require.NotEmpty(t, sid)
+	st := b.call(map[string]any{"type": "get_state"})
+	assert.True(t, st.Get("success").Bool())
+	assert.Equal(t, sid, st.Get("data.sessionId").String())
+	assert.False(t, st.Get("data.isStreaming").Bool())
+	assert.Equal(t, int64(2), st.Get("data.messageCount").Int())
+	assert.Equal(t, "anthropic", st.Get("data.model.provider").String())
+	assert.FileExists(t, st.Get("data.sessionFile").String())
+
+	msgs := b.call(map[string]any{"type": "get_messages"})
+	assert.Len(t, msgs.Get("data.messages").Array(), 2)
+	txt := b.call(map[string]any{"type": "get_last_assistant_text"})
+	assert.Equal(t, want, txt.Get("data.text").String())
+}
+
+func TestSecondTurnResumesTheSession(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	b.runPrompt("first [[say:the answer is 42]]")
+	frames := b.runPrompt("second")
+	assert.Equal(t, "echo: second", deltaText(frames))
+	// agent_end carries this run's messages only.
+	assert.Len(t, frames[len(frames)-1].Get("messages").Array(), 2)
+
+	reqs := b.srv.MessagesRequests()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, reqs[0].Header.Get("X-Claude-Code-Session-Id"), reqs[1].Header.Get("X-Claude-Code-Session-Id"))
+	history := reqs[1].Messages().Raw
+	assert.Contains(t, history, "first [[say:the answer is 42]]", "turn 2's request must carry turn 1's prompt")
+	assert.Contains(t, history, "the answer is 42", "turn 2's request must carry turn 1's reply")
+	assert.Equal(t, "second", reqs[1].LastUserText())
+
+	assert.Len(t, b.call(map[string]any{"type": "get_messages"}).Get("data.messages").Array(), 4)
+}
+
+func TestAPIErrorThenRecovery(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	frames := b.runPrompt("break [[error:500]]")
+	assert.Equal(t, []string{
+		"agent_start", "turn_start", "message_start:user", "message_end:user",
+		"message_start:assistant", "message_end:assistant", "turn_end", "agent_end",
+	}, shape(frames), "an API error before streaming has no message_update")
+	end := last(frames, "message_end", "assistant").Get("message")
+	assert.Equal(t, "error", end.Get("stopReason").String())
+	assert.Contains(t, end.Get("errorMessage").String(), "500")
+
+	frames = b.runPrompt("and now?")
+	assert.Equal(t, "echo: and now?", deltaText(frames))
+	assert.Equal(t, "stop", last(frames, "message_end", "assistant").Get("message.stopReason").String())
+}
+
+func TestAbortMidReply(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	resp := b.call(map[string]any{"type": "prompt", "message": "talk slowly [[slow:400]]"})
+	require.True(t, resp.Get("success").Bool())
+	b.until(30*time.Second, func(f gjson.Result) bool {
+		return f.Get("assistantMessageEvent.type").String() == "text_delta"
+	})
+	st := b.call(map[string]any{"type": "get_state"})
+	assert.True(t, st.Get("data.isStreaming").Bool())
+	busy := b.call(map[string]any{"type": "prompt", "message": "me too"})
+	assert.False(t, busy.Get("success").Bool())
+	assert.Contains(t, busy.Get("error").String(), "streamingBehavior")
+
+	b.sendJSON(map[string]any{"type": "abort", "id": "ab"})
+	frames := b.until(15*time.Second, isResponse("abort"))
+	types := shape(frames)
+	require.GreaterOrEqual(t, len(types), 4)
+	assert.Equal(t, []string{"message_end:assistant", "turn_end", "agent_end", "response:abort"}, types[len(types)-4:],
+		"the abort response comes after agent_end")
+	assert.Equal(t, "ab", frames[len(frames)-1].Get("id").String())
+	end := last(frames, "message_end", "assistant").Get("message")
+	assert.Equal(t, "aborted", end.Get("stopReason").String())
+	assert.Equal(t, "This operation was aborted", end.Get("errorMessage").String())
+	assert.NotEmpty(t, end.Get("content.0.text").String(), "what streamed before the abort is kept")
+
+	b.requireNoLeftovers(b.cmd.Process.Pid)
+	reqs := b.srv.MessagesRequests()
+	require.Len(t, reqs, 1)
+	assert.Eventually(t, func() bool { return b.srv.MessagesRequests()[0].Disconnected }, 5*time.Second, 20*time.Millisecond,
+		"the API stream must be cut")
+
+	frames = b.runPrompt("still there?")
+	assert.Equal(t, "echo: still there?", deltaText(frames))
+}
+
+func TestBadLinesAreAnsweredAndServingGoesOn(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	tests := []struct {
+		line    string
+		command string
+		id      string
+		errPart string
+	}{
+		{"not json", "parse", "", "Failed to parse command"},
+		{"", "parse", "", "empty"},
+		{"[1,2]", "parse", "", "object"},
+		{`{"id":"a"}`, "parse", "", "type"},
+		{`{"id":"b","type":7}`, "parse", "", "string"},
+		{`{"id":"c","type":"frobnicate"}`, "frobnicate", "", "Unknown command: frobnicate"},
+		{`{"id":"d","type":"prompt"}`, "prompt", "d", `"message"`},
+		{`{"id":"e","type":"prompt","message":5}`, "prompt", "e", "string"},
+		{`{"id":"f","type":"set_model","provider":"anthropic","modelId":"x"}`, "set_model", "f", "not support"},
+	}
+	for _, tt := range tests {
+		b.send(tt.line + "\r") // CR before LF is tolerated
+		f := b.next(10 * time.Second)
+		assert.Equal(t, "response", f.Get("type").String(), tt.line)
+		assert.Equal(t, tt.command, f.Get("command").String(), tt.line)
+		assert.False(t, f.Get("success").Bool(), tt.line)
+		assert.Equal(t, tt.id, f.Get("id").String(), tt.line)
+		assert.Contains(t, f.Get("error").String(), tt.errPart, tt.line)
+	}
+	st := b.call(map[string]any{"type": "get_state"})
+	assert.True(t, st.Get("success").Bool())
+	assert.Empty(t, b.call(map[string]any{"type": "get_last_assistant_text"}).Get("data").Map(), "no text yet: {}")
+}
+
+func TestLineOverTheCapIsRefusedAndReadingGoesOn(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, "--max-line", "100000")
+	b.send(`{"type":"prompt","message":"` + strings.Repeat("x", 200_000) + `"}`)
+	f := b.next(10 * time.Second)
+	assert.Equal(t, "parse", f.Get("command").String())
+	assert.Contains(t, f.Get("error").String(), "line too long")
+	frames := b.runPrompt("short one")
+	assert.Equal(t, "echo: short one", deltaText(frames))
+}
+
+func TestLongPromptArrivesByteExact(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	unit := "emoji 😀🎉 \"quotes\" 'single' back\\slash \\n not-a-newline\r\nCRLF line sep\u2028para\u2029 <tag> & done\n"
+	var sb strings.Builder
+	for sb.Len() < 300_000 {
+		sb.WriteString(unit)
+	}
+	prompt := "[[say:got it]] " + sb.String()
+	frames := b.runPrompt(prompt)
+	assert.Equal(t, "got it", deltaText(frames))
+	reqs := b.srv.MessagesRequests()
+	require.Len(t, reqs, 1)
+	got := reqs[0].LastUserText()
+	require.Equal(t, len(prompt), len(got), "length at the API")
+	assert.True(t, got == prompt, "the prompt must reach the API byte for byte")
+	// and the host's own copy of it
+	assert.Equal(t, prompt, frames[2].Get("message.content.0.text").String())
+}
+
+func TestHugeReplyArrivesIntact(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	frames := b.runPrompt("[[huge:2000000]][[chunk:65536]]")
+	want := claudetest.HugeText(2_000_000)
+	got := last(frames, "message_end", "assistant").Get("message.content.0.text").String()
+	require.Equal(t, len(want), len(got))
+	assert.True(t, want == got, "message_end text must be the reply")
+	assert.True(t, want == deltaText(frames), "deltas must add up to the reply")
+	assert.True(t, want == b.call(map[string]any{"type": "get_last_assistant_text"}).Get("data.text").String())
+}
+
+func TestStdinClosedWhileIdle(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	b.runPrompt("hi")
+	start := time.Now()
+	code, rest := b.closeAndWait(15 * time.Second)
+	assert.Equal(t, 0, code)
+	assert.Empty(t, rest)
+	assert.Less(t, time.Since(start), 10*time.Second)
+	b.requireNoLeftovers()
+}
+
+func TestStdinClosedWhileStreaming(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	resp := b.call(map[string]any{"type": "prompt", "message": "[[slow:400]]"})
+	require.True(t, resp.Get("success").Bool())
+	b.until(30*time.Second, func(f gjson.Result) bool {
+		return f.Get("assistantMessageEvent.type").String() == "text_delta"
+	})
+	start := time.Now()
+	code, rest := b.closeAndWait(15 * time.Second)
+	assert.Equal(t, 0, code)
+	assert.Less(t, time.Since(start), 10*time.Second)
+	require.NotEmpty(t, rest)
+	assert.Equal(t, "agent_end", rest[len(rest)-1].Get("type").String(), "the running turn ends cleanly")
+	assert.Equal(t, "aborted", last(rest, "message_end", "assistant").Get("message.stopReason").String())
+	b.requireNoLeftovers()
+}
+
+func TestMissingCLIIsAnErrorEventNotACrash(t *testing.T) {
+	t.Parallel()
+	srv := claudetest.Start(t)
+	b := startBridgeOn(t, srv, "/nonexistent/claude")
+	frames := b.runPrompt("anyone?")
+	end := last(frames, "message_end", "assistant").Get("message")
+	assert.Equal(t, "error", end.Get("stopReason").String())
+	assert.Contains(t, end.Get("errorMessage").String(), "claude CLI not found")
+	assert.True(t, b.call(map[string]any{"type": "get_state"}).Get("success").Bool())
+}
+
+func TestCLIExitingWithoutResult(t *testing.T) {
+	t.Parallel()
+	// A "CLI" that writes to stderr and fails at once.
+	fake := t.TempDir() + "/claude"
+	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho 'boom: no credentials' >&2\nexit 3\n"), 0o755))
+	srv := claudetest.Start(t)
+	b := startBridgeOn(t, srv, fake)
+	frames := b.runPrompt("hello")
+	end := last(frames, "message_end", "assistant").Get("message")
+	assert.Equal(t, "error", end.Get("stopReason").String())
+	assert.Contains(t, end.Get("errorMessage").String(), "exit status 3")
+	assert.Contains(t, end.Get("errorMessage").String(), "boom: no credentials")
+}
+
+func TestFlagErrors(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{},
+		{"--mode", "json"},
+		{"--mode", "rpc", "--transport", "carrier-pigeon"},
+		{"--mode", "rpc", "--transport", "pty"},
+		{"--mode", "rpc", "--permission-mode", "yolo"},
+		{"--mode", "rpc", "--log-level", "loud"},
+		{"--mode", "rpc", "--cwd", "/nonexistent/dir"},
+		{"--mode", "rpc", "stray"},
+	} {
+		out, err := runBinary(t, nil, args...)
+		var exitErr interface{ ExitCode() int }
+		require.ErrorAs(t, err, &exitErr, "%v: %s", args, out)
+		assert.Equal(t, 2, exitErr.ExitCode(), "%v", args)
+		assert.Contains(t, out, "claude-rpc: ", "%v", args)
+	}
+}
+
+func TestOptionsFromEnvironmentAndConfigFile(t *testing.T) {
+	t.Parallel()
+	// The environment sets an invalid transport: the error proves it was read.
+	out, err := runBinary(t, []string{"CLAUDE_RPC_TRANSPORT=smoke"}, "--mode", "rpc")
+	require.Error(t, err)
+	assert.Contains(t, out, `"smoke"`)
+
+	cfg := t.TempDir() + "/c.yaml"
+	require.NoError(t, os.WriteFile(cfg, []byte("permission-mode: sideways\n"), 0o644))
+	out, err = runBinary(t, nil, "--mode", "rpc", "--config", cfg)
+	require.Error(t, err)
+	assert.Contains(t, out, `"sideways"`)
+
+	out, err = runBinary(t, nil, "--version")
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(out, "claude-rpc "), out)
+}
+
+func runBinary(t *testing.T, env []string, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(binPath, args...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdin = strings.NewReader("")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+

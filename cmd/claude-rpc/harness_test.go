@@ -1,0 +1,321 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+)
+
+// raceEnabled is set by race_test.go: the binary under test is then built
+// with the race detector too.
+var raceEnabled bool
+
+// binPath is the claude-rpc binary built once for the package's tests.
+var binPath string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "claude-rpc-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binPath = filepath.Join(dir, "claude-rpc")
+	args := []string{"build", "-o", binPath}
+	if raceEnabled {
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, ".")...)
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building claude-rpc:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir) // best effort
+	os.Exit(code)
+}
+
+// rpcProc is a running claude-rpc process under test.
+type rpcProc struct {
+	t      *testing.T
+	srv    *claudetest.Server
+	home   string
+	dir    string
+	marker string // in the environment of the bridge and every process it starts
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stderr *lockedBuffer
+
+	frames chan []byte
+	exited chan struct{}
+	seen   [][]byte // every frame read so far
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startBridge starts claude-rpc --mode rpc on the real CLI against a fresh
+// fake API, in a fresh home and working directory.
+func startBridge(t *testing.T, args ...string) *rpcProc {
+	t.Helper()
+	srv := claudetest.Start(t)
+	return startBridgeOn(t, srv, claudetest.CLI(t), args...)
+}
+
+func startBridgeOn(t *testing.T, srv *claudetest.Server, cli string, args ...string) *rpcProc {
+	t.Helper()
+	b := &rpcProc{t: t, srv: srv, home: t.TempDir(), dir: t.TempDir(), marker: newMarker(),
+		stderr: &lockedBuffer{}, frames: make(chan []byte, 1024), exited: make(chan struct{})}
+	all := append([]string{"--mode", "rpc", "--claude-path", cli, "--cwd", b.dir, "--log-level", "debug"}, args...)
+	b.cmd = exec.Command(binPath, all...)
+	b.cmd.Env = append(srv.CLIEnv(b.home), "CLAUDE_RPC_TEST_MARKER="+b.marker)
+	b.cmd.Stderr = b.stderr
+	var err error
+	b.stdin, err = b.cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := b.cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, b.cmd.Start())
+	go func() {
+		defer close(b.frames)
+		r := bufio.NewReaderSize(stdout, 1<<20)
+		for {
+			line, err := r.ReadBytes('\n')
+			if len(line) > 0 {
+				b.frames <- line
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go func() {
+		_ = b.cmd.Wait() // the exit status is read from ProcessState
+		close(b.exited)
+	}()
+	t.Cleanup(func() {
+		_ = b.stdin.Close()
+		select {
+		case <-b.exited:
+		case <-time.After(20 * time.Second):
+			_ = b.cmd.Process.Kill()
+			t.Errorf("claude-rpc did not exit within 20s of its stdin closing")
+		}
+		if t.Failed() {
+			t.Logf("claude-rpc stderr:\n%s", tail(b.stderr.String(), 4000))
+		}
+	})
+	return b
+}
+
+func newMarker() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return "…" + s[len(s)-n:]
+	}
+	return s
+}
+
+// send writes one line (a newline is added).
+func (b *rpcProc) send(line string) {
+	b.t.Helper()
+	_, err := io.WriteString(b.stdin, line+"\n")
+	require.NoError(b.t, err)
+}
+
+// sendJSON writes v as one line.
+func (b *rpcProc) sendJSON(v any) {
+	b.t.Helper()
+	line, err := json.Marshal(v)
+	require.NoError(b.t, err)
+	b.send(string(line))
+}
+
+// next returns the next frame, failing the test after timeout.
+func (b *rpcProc) next(timeout time.Duration) gjson.Result {
+	b.t.Helper()
+	select {
+	case f, ok := <-b.frames:
+		if !ok {
+			b.t.Fatalf("stdout closed while waiting for a frame")
+		}
+		require.True(b.t, bytes.HasSuffix(f, []byte("\n")), "a frame must be a whole line")
+		require.True(b.t, gjson.ValidBytes(f), "a frame must be JSON: %.200q", f)
+		b.seen = append(b.seen, f)
+		return gjson.ParseBytes(f)
+	case <-time.After(timeout):
+		b.t.Fatalf("no frame within %v", timeout)
+	}
+	return gjson.Result{}
+}
+
+// until reads frames until one satisfies match and returns all of them, the
+// match last.
+func (b *rpcProc) until(timeout time.Duration, match func(gjson.Result) bool) []gjson.Result {
+	b.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var out []gjson.Result
+	for {
+		f := b.next(time.Until(deadline))
+		out = append(out, f)
+		if match(f) {
+			return out
+		}
+	}
+}
+
+func isType(typ string) func(gjson.Result) bool {
+	return func(f gjson.Result) bool { return f.Get("type").String() == typ }
+}
+
+func isResponse(command string) func(gjson.Result) bool {
+	return func(f gjson.Result) bool {
+		return f.Get("type").String() == "response" && f.Get("command").String() == command
+	}
+}
+
+// call sends a command with an id and returns its response, failing on any
+// frame in between.
+func (b *rpcProc) call(v map[string]any) gjson.Result {
+	b.t.Helper()
+	id := newMarker()
+	v["id"] = id
+	b.sendJSON(v)
+	f := b.next(10 * time.Second)
+	require.Equal(b.t, "response", f.Get("type").String(), "frame: %s", f.Raw)
+	require.Equal(b.t, id, f.Get("id").String(), "frame: %s", f.Raw)
+	return f
+}
+
+// closeAndWait closes stdin and waits for the bridge to exit, returning its
+// exit status and the frames it wrote meanwhile.
+func (b *rpcProc) closeAndWait(timeout time.Duration) (int, []gjson.Result) {
+	b.t.Helper()
+	require.NoError(b.t, b.stdin.Close())
+	var rest []gjson.Result
+	deadline := time.After(timeout)
+	for {
+		select {
+		case f, ok := <-b.frames:
+			if !ok {
+				select {
+				case <-b.exited:
+				case <-deadline:
+					b.t.Fatalf("claude-rpc did not exit within %v of stdin closing", timeout)
+				}
+				return b.cmd.ProcessState.ExitCode(), rest
+			}
+			rest = append(rest, gjson.ParseBytes(f))
+		case <-deadline:
+			b.t.Fatalf("claude-rpc did not exit within %v of stdin closing", timeout)
+		}
+	}
+}
+
+// leftovers lists the live processes carrying the bridge's marker: the
+// bridge, its CLI processes and anything they started.
+func (b *rpcProc) leftovers() []string {
+	return processesWithEnv("CLAUDE_RPC_TEST_MARKER=" + b.marker)
+}
+
+// requireNoLeftovers waits up to 5s for every process the bridge started to
+// be gone.
+func (b *rpcProc) requireNoLeftovers(except ...int) {
+	b.t.Helper()
+	var left []string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		left = nil
+		for _, p := range b.leftovers() {
+			pid, _ := strconv.Atoi(strings.Fields(p)[0])
+			if !contains(except, pid) {
+				left = append(left, p)
+			}
+		}
+		if len(left) == 0 {
+			return
+		}
+	}
+	b.t.Fatalf("processes left running: %v", left)
+}
+
+func contains(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// processesWithEnv returns "pid cmdline" for each live (not zombie) process
+// whose environment holds kv.
+func processesWithEnv(kv string) []string {
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		if err != nil || !bytes.Contains(env, []byte(kv+"\x00")) {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && stat[i+2] == 'Z' {
+			continue
+		}
+		if syscall.Kill(pid, 0) != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		out = append(out, fmt.Sprintf("%d %s", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
+	}
+	return out
+}
+
+// runPrompt sends a prompt and returns its events through agent_end. The
+// prompt's acknowledgement must come first.
+func (b *rpcProc) runPrompt(msg string) []gjson.Result {
+	b.t.Helper()
+	resp := b.call(map[string]any{"type": "prompt", "message": msg})
+	require.True(b.t, resp.Get("success").Bool(), "prompt refused: %s", resp.Raw)
+	return b.until(60*time.Second, isType("agent_end"))
+}
