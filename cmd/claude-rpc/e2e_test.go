@@ -363,5 +363,3 @@ func runBinary(t *testing.T, env []string, args ...string) (string, error) {
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
-
-
