@@ -46,38 +46,45 @@ func (lr *LineReader) Next() ([]byte, error) {
 		lr.buf = nil
 	}
 	lr.buf = lr.buf[:0]
-	skipped := 0
+	over := false // past the cap: count the line's bytes, keep none
+	n := 0        // bytes of the line read so far
 	for {
 		chunk, err := lr.r.ReadSlice('\n')
-		if skipped == 0 && len(lr.buf)+len(chunk) > lr.max+2 { // +2: room for CR LF
-			skipped = len(lr.buf)
+		n += len(chunk)
+		// Keep up to max bytes plus room for CR LF; past that the line is
+		// too long whatever its ending.
+		if !over && n > lr.max+2 {
+			over = true
 			lr.buf = lr.buf[:0]
 		}
-		if skipped > 0 {
-			skipped += len(chunk)
-		} else {
+		if !over {
 			lr.buf = append(lr.buf, chunk...)
 		}
 		switch {
-		case err == nil:
-			if skipped > 0 {
-				return nil, fmt.Errorf("%w: %d bytes, more than the limit of %d", ErrLineTooLong, skipped-1, lr.max)
+		case err == nil, errors.Is(err, io.EOF) && n > 0:
+			line := trimEOL(lr.buf)
+			if over || len(line) > lr.max {
+				return nil, fmt.Errorf("%w: %d bytes, more than the limit of %d", ErrLineTooLong, contentLen(n, chunk), lr.max)
 			}
-			return trimEOL(lr.buf), nil
+			return line, nil // at EOF, the next call returns io.EOF
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
-		case errors.Is(err, io.EOF):
-			if skipped > 0 {
-				return nil, fmt.Errorf("%w: %d bytes, more than the limit of %d", ErrLineTooLong, skipped, lr.max)
-			}
-			if len(lr.buf) > 0 {
-				return trimEOL(lr.buf), nil // the next call returns EOF
-			}
-			return nil, io.EOF
 		default:
-			return nil, err
+			return nil, err // io.EOF with nothing read, or a read error
 		}
 	}
+}
+
+// contentLen is the length of a line of n bytes without its line ending;
+// last is the line's last chunk.
+func contentLen(n int, last []byte) int {
+	if bytes.HasSuffix(last, []byte("\n")) {
+		n--
+		if bytes.HasSuffix(last, []byte("\r\n")) {
+			n--
+		}
+	}
+	return n
 }
 
 func trimEOL(b []byte) []byte {

@@ -1,0 +1,94 @@
+package bridge
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// readAll reads every line, writing errors as "ERR".
+func readAll(t *testing.T, r io.Reader, max int) []string {
+	t.Helper()
+	lr := NewLineReader(r, max)
+	var out []string
+	for {
+		b, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if errors.Is(err, ErrLineTooLong) {
+			out = append(out, "ERR")
+			continue
+		}
+		require.NoError(t, err)
+		out = append(out, string(b))
+	}
+}
+
+func TestLineReader(t *testing.T) {
+	long := strings.Repeat("x", 200_000)
+	tests := []struct {
+		name string
+		in   string
+		max  int
+		want []string
+	}{
+		{"lines", "a\nb\n", 0, []string{"a", "b"}},
+		{"crlf", "a\r\nb\r\n", 0, []string{"a", "b"}},
+		{"lone CR is kept inside a line", "a\rb\n", 0, []string{"a\rb"}},
+		{"last line without LF", "a\nb", 0, []string{"a", "b"}},
+		{"empty lines", "\n\n", 0, []string{"", ""}},
+		{"empty input", "", 0, nil},
+		{"U+2028 is not a line end", "a\u2028b\n", 0, []string{"a\u2028b"}},
+		{"long line under the cap", long + "\n", 300_000, []string{long}},
+		{"line at the cap", "abcd\n", 4, []string{"abcd"}},
+		{"line at the cap with CRLF", "abcd\r\n", 4, []string{"abcd"}},
+		{"line over the cap is skipped", "abcde\nok\n", 4, []string{"ERR", "ok"}},
+		{"huge line over the cap, then more", "a\n" + long + "\nb\n" + long + "\nc", 100_000, []string{"a", "ERR", "b", "ERR", "c"}},
+		{"over the cap at EOF", "a\n" + long, 100_000, []string{"a", "ERR"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, readAll(t, strings.NewReader(tt.in), tt.max))
+			// The same, one byte per Read.
+			assert.Equal(t, tt.want, readAll(t, iotest.OneByteReader(strings.NewReader(tt.in)), tt.max))
+		})
+	}
+}
+
+func TestLineReaderReportsSize(t *testing.T) {
+	lr := NewLineReader(strings.NewReader(strings.Repeat("y", 5000)+"\n"), 1000)
+	_, err := lr.Next()
+	require.ErrorIs(t, err, ErrLineTooLong)
+	assert.Contains(t, err.Error(), "5000 bytes")
+	assert.Contains(t, err.Error(), "limit of 1000")
+}
+
+func TestLineReaderReadError(t *testing.T) {
+	boom := errors.New("boom")
+	lr := NewLineReader(io.MultiReader(strings.NewReader("a\nb"), iotest.ErrReader(boom)), 0)
+	b, err := lr.Next()
+	require.NoError(t, err)
+	assert.Equal(t, "a", string(b))
+	_, err = lr.Next()
+	assert.ErrorIs(t, err, boom)
+}
+
+func BenchmarkLineReader(b *testing.B) {
+	line := strings.Repeat("z", 300) + "\n"
+	in := strings.Repeat(line, 1000)
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		lr := NewLineReader(strings.NewReader(in), 0)
+		for {
+			if _, err := lr.Next(); err != nil {
+				break
+			}
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package bridge
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseCommand(t *testing.T) {
+	tests := []struct {
+		line    string
+		typ     string
+		id      string // raw JSON
+		errPart string
+	}{
+		{`{"type":"get_state"}`, "get_state", "", ""},
+		{`{"id":"x","type":"prompt","message":"hi"}`, "prompt", `"x"`, ""},
+		{`{"id":7,"type":"abort"}`, "abort", `7`, ""},
+		{`{"id":null,"type":"abort"}`, "abort", "", ""},
+		{``, "", "", "empty line"},
+		{`   `, "", "", "empty line"},
+		{`nope`, "", "", "not valid JSON"},
+		{`{"type":"prompt"`, "", "", "not valid JSON"},
+		{`[]`, "", "", "got an array"},
+		{`"prompt"`, "", "", "got a string"},
+		{`42`, "", "", "got a number"},
+		{`null`, "", "", "got null"},
+		{`{}`, "", "", `no "type"`},
+		{`{"id":"i","type":1}`, "", `"i"`, `"type" must be a string, got a number`},
+		{`{"type":{"a":1}}`, "", "", "got an object"},
+		// Invalid UTF-8 inside a string is accepted, as pi (JavaScript)
+		// does; encoding it again writes U+FFFD.
+		{"{\"type\":\"a\xffb\"}", "a\xffb", "", ""},
+	}
+	for _, tt := range tests {
+		c, err := parseCommand([]byte(tt.line))
+		if tt.errPart != "" {
+			require.Error(t, err, tt.line)
+			assert.Contains(t, err.Error(), tt.errPart, tt.line)
+		} else {
+			require.NoError(t, err, tt.line)
+			assert.Equal(t, tt.typ, c.typ, tt.line)
+		}
+		assert.Equal(t, tt.id, string(c.id), tt.line)
+	}
+}
+
+func TestCommandFields(t *testing.T) {
+	c, err := parseCommand([]byte(`{"type":"prompt","message":"m","n":3,"z":null}`))
+	require.NoError(t, err)
+	s, err := c.str("message")
+	require.NoError(t, err)
+	assert.Equal(t, "m", s)
+	_, err = c.str("n")
+	assert.EqualError(t, err, `prompt: field "n" must be a string, got a number`)
+	_, err = c.str("missing")
+	assert.EqualError(t, err, `prompt: missing required field "missing"`)
+	_, err = c.str("z")
+	assert.EqualError(t, err, `prompt: missing required field "z"`)
+	s, err = c.optStr("z")
+	assert.NoError(t, err)
+	assert.Empty(t, s)
+	_, err = c.optStr("n")
+	assert.Error(t, err)
+}
+
+func TestExcerptIsBounded(t *testing.T) {
+	e := excerpt(bytes.Repeat([]byte("q"), 10_000))
+	assert.Less(t, len(e), 200)
+	assert.Contains(t, e, "10000 bytes")
+}
+
+func TestEncodeFrame(t *testing.T) {
+	b, err := encodeFrame(okResponse([]byte(`"1"`), "x", map[string]any{"text": "<a> & \u2028 é 😀"}))
+	require.NoError(t, err)
+	assert.Equal(t, `{"id":"1","type":"response","command":"x","success":true,"data":{"text":"<a> & \u2028 é 😀"}}`+"\n", string(b))
+	b, err = encodeFrame(errResponse(nil, "parse", "bad"))
+	require.NoError(t, err)
+	assert.Equal(t, `{"type":"response","command":"parse","success":false,"error":"bad"}`+"\n", string(b))
+}
+
+// TestFrameWriterWritesWholeFrames sends from many goroutines and checks
+// every line is one whole frame.
+func TestFrameWriterWritesWholeFrames(t *testing.T) {
+	var out bytes.Buffer
+	w := newFrameWriter(&out, nil)
+	done := make(chan struct{})
+	for g := 0; g < 8; g++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := 0; i < 200; i++ {
+				w.send(okResponse(nil, "x", map[string]any{"text": strings.Repeat("a", 1000*g)}))
+			}
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		<-done
+	}
+	w.close()
+	w.send(okResponse(nil, "late", nil)) // dropped, not a panic
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	assert.Len(t, lines, 1600)
+	for _, l := range lines {
+		require.True(t, strings.HasPrefix(l, `{"type":"response"`) && strings.HasSuffix(l, `}}`), "%.80s", l)
+	}
+}
