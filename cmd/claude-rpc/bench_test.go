@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+)
+
+// BenchmarkColdTurn times one prompt on a cold process, alternating a raw
+// CLI turn and a bridge turn on the same prompt and fake API, and reports
+// both and their ratio. "first" is spawn to the raw CLI's result line or the
+// bridge's agent_end (what a host waits for); "exit" is spawn to exit.
+//
+//	scripts/bench   (or: go test -run '^$' -bench ColdTurn -benchtime 10x ./cmd/claude-rpc)
+func BenchmarkColdTurn(b *testing.B) {
+	srv := claudetest.Start(b)
+	cli := claudetest.CLI(b)
+	home, dir := b.TempDir(), b.TempDir()
+	env := srv.CLIEnv(home)
+	const prompt = "benchmark turn [[say:ok]]"
+	userLine := `{"type":"user","message":{"role":"user","content":"` + prompt + `"},"session_id":"default","parent_tool_use_id":null}` + "\n"
+
+	var cliFirst, cliExit, brFirst, brExit time.Duration
+	for b.Loop() {
+		// Raw CLI, the way the pipe transport runs it.
+		f, e := timeProcess(b, exec.Command(cli, "-p", "--verbose", "--input-format", "stream-json",
+			"--output-format", "stream-json", "--include-partial-messages", "--permission-mode", "default"),
+			env, dir, userLine, `"type":"result"`)
+		cliFirst, cliExit = cliFirst+f, cliExit+e
+		// The bridge, one prompt, then stdin closed.
+		f, e = timeProcess(b, exec.Command(binPath, "--mode", "rpc", "--claude-path", cli, "--cwd", dir),
+			env, dir, `{"type":"prompt","message":"`+prompt+`"}`+"\n", `"type":"agent_end"`)
+		brFirst, brExit = brFirst+f, brExit+e
+	}
+	n := float64(b.N)
+	ms := func(d time.Duration) float64 { return float64(d.Milliseconds()) / n }
+	b.ReportMetric(ms(cliFirst), "cli-first-ms")
+	b.ReportMetric(ms(brFirst), "bridge-first-ms")
+	b.ReportMetric(ms(cliExit), "cli-exit-ms")
+	b.ReportMetric(ms(brExit), "bridge-exit-ms")
+	b.ReportMetric(float64(brFirst)/float64(cliFirst), "first-ratio")
+	b.ReportMetric(float64(brExit)/float64(cliExit), "exit-ratio")
+}
+
+// timeProcess starts cmd, writes input, waits for a stdout line containing
+// marker, closes stdin, and waits for exit.
+func timeProcess(b *testing.B, cmd *exec.Cmd, env []string, dir, input, marker string) (first, exit time.Duration) {
+	b.Helper()
+	cmd.Env, cmd.Dir = env, dir
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := io.WriteString(stdin, input); err != nil {
+		b.Fatal(err)
+	}
+	if strings.HasPrefix(input, `{"type":"user"`) {
+		_ = stdin.Close() // the pipe transport's way: the CLI answers after EOF
+	}
+	r := bufio.NewReader(stdout)
+	for {
+		line, err := r.ReadString('\n')
+		if strings.Contains(line, marker) {
+			break
+		}
+		if err != nil {
+			b.Fatalf("%s: no %s line; stderr: %s", cmd.Path, marker, stderr.String())
+		}
+	}
+	first = time.Since(start)
+	_ = stdin.Close()
+	_, _ = io.Copy(io.Discard, r)
+	if err := cmd.Wait(); err != nil {
+		b.Fatalf("%s: %v; stderr: %s", cmd.Path, err, stderr.String())
+	}
+	return first, time.Since(start)
+}
