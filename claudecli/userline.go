@@ -1,6 +1,9 @@
 package claudecli
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // Image is an image attached to a user message: base64 data and its MIME type.
 type Image struct {
@@ -44,9 +47,11 @@ func UserLine(text string, images []Image) []byte {
 	}{Type: "user", SessionID: "default"}
 	line.Message.Role = "user"
 	line.Message.Content = content
-	b, err := json.Marshal(line) // strings and slices of strings always marshal
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // the CLI reads the text as it is either way; keep it short
+	if err := enc.Encode(line); err != nil { // strings and slices of strings always encode
 		panic("claudecli: encoding user line: " + err.Error())
 	}
-	return append(b, '\n')
+	return buf.Bytes() // Encode ends it with the newline
 }

@@ -1,0 +1,117 @@
+package claudecli
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestEnviron(t *testing.T) {
+	c := Config{Env: []string{"A=1", "CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=cli", "B=2"}}
+	assert.Equal(t, []string{"A=1", "B=2", "CLAUDE_CODE_ENTRYPOINT=" + Entrypoint}, c.Environ())
+}
+
+func TestTurnArgs(t *testing.T) {
+	c := Config{Model: "sonnet", PermissionMode: "plan", ExtraArgs: []string{"--x"}}
+	assert.Equal(t, []string{"-p", "--verbose", "--input-format", "stream-json", "--output-format", "stream-json",
+		"--include-partial-messages", "--model", "sonnet", "--permission-mode", "plan", "--resume", "abc", "--x"},
+		c.TurnArgs("abc"))
+	assert.NotContains(t, (&Config{}).TurnArgs(""), "--resume")
+}
+
+func TestUserLine(t *testing.T) {
+	assert.Equal(t, `{"type":"user","message":{"role":"user","content":"hi \"<there>\""},"session_id":"default","parent_tool_use_id":null}`+"\n",
+		string(UserLine(`hi "<there>"`, nil)))
+	assert.Equal(t, `{"type":"user","message":{"role":"user","content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAA="}},{"type":"text","text":"look"}]},"session_id":"default","parent_tool_use_id":null}`+"\n",
+		string(UserLine("look", []Image{{Data: "AAA=", MimeType: "image/png"}})))
+}
+
+func TestTailBuffer(t *testing.T) {
+	tb := &tailBuffer{max: 5}
+	_, _ = tb.Write([]byte("abc"))
+	_, _ = tb.Write([]byte("defg"))
+	assert.Equal(t, "cdefg", tb.String())
+	_, _ = tb.Write([]byte("0123456789"))
+	assert.Equal(t, "56789", tb.String())
+}
+
+func TestFind(t *testing.T) {
+	_, err := Find("/nonexistent/claude")
+	assert.ErrorIs(t, err, ErrNotFound)
+	assert.Contains(t, err.Error(), "/nonexistent/claude")
+
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "claude")
+	require.NoError(t, os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755))
+	got, err := Find(exe)
+	require.NoError(t, err)
+	assert.Equal(t, exe, got)
+
+	t.Setenv("PATH", dir)
+	got, err = Find("")
+	require.NoError(t, err)
+	assert.Equal(t, exe, got)
+	t.Setenv("PATH", t.TempDir())
+	_, err = Find("")
+	assert.ErrorIs(t, err, ErrNotFound)
+	assert.Contains(t, err.Error(), "npm install -g @anthropic-ai/claude-code")
+}
+
+// script writes a shell script standing in for the CLI.
+func script(t *testing.T, body string) Config {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "claude")
+	require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755))
+	return Config{Path: p, Env: []string{"PATH=" + os.Getenv("PATH")}}
+}
+
+func TestStartTurnRelaysStdinToStdout(t *testing.T) {
+	p, err := StartTurn(script(t, "cat; echo done\n"), "", []byte("line\n"))
+	require.NoError(t, err)
+	out, err := io.ReadAll(p.Stdout())
+	require.NoError(t, err)
+	assert.Equal(t, "line\ndone\n", string(out))
+	<-p.Done()
+	assert.NoError(t, p.Err())
+	assert.Equal(t, "exit status 0", p.ExitDescription())
+}
+
+func TestExitDescriptionHasStderrTail(t *testing.T) {
+	p, err := StartTurn(script(t, "echo oops >&2; exit 4\n"), "", nil)
+	require.NoError(t, err)
+	_, _ = io.ReadAll(p.Stdout())
+	<-p.Done()
+	assert.Equal(t, "exit status 4; stderr: oops", p.ExitDescription())
+}
+
+// TestStopKillsTheGroup starts a "CLI" that ignores SIGTERM and leaves a
+// grandchild holding stdout; Stop must end both and stdout must reach EOF.
+func TestStopKillsTheGroup(t *testing.T) {
+	defer func(g time.Duration) { StopGrace = g }(StopGrace)
+	StopGrace = 200 * time.Millisecond
+	p, err := StartTurn(script(t, "trap '' TERM; sleep 60 & echo started; wait\n"), "", nil)
+	require.NoError(t, err)
+	buf := make([]byte, 8)
+	n, _ := p.Stdout().Read(buf)
+	require.Equal(t, "started\n", string(buf[:n]))
+	start := time.Now()
+	p.Stop()
+	_, err = io.ReadAll(p.Stdout())
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), 3*time.Second)
+	assert.Contains(t, p.ExitDescription(), "killed")
+	p.Stop() // again: a no-op
+}
+
+func TestStartTurnMissingBinary(t *testing.T) {
+	_, err := StartTurn(Config{Path: "/nonexistent/claude"}, "", nil)
+	assert.True(t, errors.Is(err, ErrNotFound), "%v", err)
+	assert.True(t, strings.Contains(err.Error(), "/nonexistent/claude"))
+}

@@ -1,0 +1,28 @@
+package sessions
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestProjectDir(t *testing.T) {
+	tests := []struct{ cwd, want string }{
+		{"/tmp/exp", "-tmp-exp"},
+		{"/home/a.b/my_proj-1", "-home-a-b-my-proj-1"},
+		{"/tmp/é", "-tmp--"},
+		{"/tmp/😀x", "-tmp---x"}, // outside the BMP: two UTF-16 units, two dashes
+		{`C:\Users\me\src`, "C--Users-me-src"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, filepath.Join("/cfg", "projects", tt.want), ProjectDir("/cfg", tt.cwd), tt.cwd)
+	}
+}
+
+func TestConfigDir(t *testing.T) {
+	assert.Equal(t, filepath.Join("/h", ".claude"), ConfigDir([]string{"HOME=/h"}))
+	assert.Equal(t, "/c", ConfigDir([]string{"HOME=/h", "CLAUDE_CONFIG_DIR=/c"}))
+	assert.Equal(t, filepath.Join("/h2", ".claude"), ConfigDir([]string{"HOME=/h", "HOME=/h2"}))
+	assert.Equal(t, filepath.Join("/h", ".claude", "projects", "-w", "id.jsonl"), TranscriptPath(ConfigDir([]string{"HOME=/h"}), "/w", "id"))
+}
