@@ -49,7 +49,7 @@ func UserLine(text string, images []Image) []byte {
 	line.Message.Content = content
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // the CLI reads the text as it is either way; keep it short
+	enc.SetEscapeHTML(false)                 // the CLI reads the text as it is either way; keep it short
 	if err := enc.Encode(line); err != nil { // strings and slices of strings always encode
 		panic("claudecli: encoding user line: " + err.Error())
 	}
