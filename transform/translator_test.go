@@ -1,0 +1,279 @@
+package transform
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// recording is one CLI run recorded by scripts/record.
+type recording struct {
+	name   string
+	prompt string
+	lines  [][]byte
+}
+
+func recordings(t testing.TB) []recording {
+	t.Helper()
+	inputs, err := filepath.Glob("../testdata/cli/*.input.jsonl")
+	require.NoError(t, err)
+	require.NotEmpty(t, inputs, "no recordings: run go run ./scripts/record")
+	var out []recording
+	for _, in := range inputs {
+		name := strings.TrimSuffix(filepath.Base(in), ".input.jsonl")
+		input, err := os.ReadFile(in)
+		require.NoError(t, err)
+		stdout, err := os.ReadFile(filepath.Join(filepath.Dir(in), name+".jsonl"))
+		require.NoError(t, err)
+		out = append(out, recording{
+			name:   name,
+			prompt: gjson.GetBytes(input, "message.content").String(),
+			lines:  bytes.Split(bytes.TrimSuffix(stdout, []byte("\n")), []byte("\n")),
+		})
+	}
+	return out
+}
+
+// clock returns a deterministic clock for golden output.
+func clock() func() int64 {
+	var t int64 = 1_700_000_000_000
+	return func() int64 { t++; return t }
+}
+
+// translate runs a recording's lines through a translator, ending the run
+// with end (Finish, Abort, ...) when the lines did not.
+func translate(rec recording, lines [][]byte, end func(*Translator) []Event) []Event {
+	now := clock()
+	tr := NewTranslator(now)
+	evs := tr.Start(UserMessage([]Content{TextContent(rec.prompt)}, now()))
+	for _, l := range lines {
+		evs = append(evs, tr.Line(l)...)
+	}
+	return append(evs, end(tr)...)
+}
+
+func finish(tr *Translator) []Event { return tr.Finish("exit status 0") }
+
+func encode(t testing.TB, evs []Event) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf) // as the bridge writes frames
+	enc.SetEscapeHTML(false)
+	for _, e := range evs {
+		require.NoError(t, enc.Encode(e))
+	}
+	return buf.Bytes()
+}
+
+// TestGolden translates every recording and compares with its golden file
+// (go test ./transform -update rewrites them).
+func TestGolden(t *testing.T) {
+	for _, rec := range recordings(t) {
+		t.Run(rec.name, func(t *testing.T) {
+			evs := translate(rec, rec.lines, finish)
+			checkGrammar(t, evs)
+			got := encode(t, evs)
+			golden := filepath.Join("testdata", rec.name+".golden.jsonl")
+			if *update {
+				require.NoError(t, os.MkdirAll("testdata", 0o755))
+				require.NoError(t, os.WriteFile(golden, got, 0o644))
+				return
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err, "run go test ./transform -update")
+			wantLines := strings.Split(string(want), "\n")
+			gotLines := strings.Split(string(got), "\n")
+			for i := range max(len(wantLines), len(gotLines)) {
+				var w, g string
+				if i < len(wantLines) {
+					w = wantLines[i]
+				}
+				if i < len(gotLines) {
+					g = gotLines[i]
+				}
+				if w != g {
+					t.Fatalf("event %d differs from %s:\nwant %s\ngot  %s", i+1, golden, w, g)
+				}
+			}
+		})
+	}
+}
+
+// TestEveryPrefixEndsWellFormed cuts every recording after each line and
+// ends the run as a crash (Finish) and as an abort: the events must always
+// form a well-formed run.
+func TestEveryPrefixEndsWellFormed(t *testing.T) {
+	for _, rec := range recordings(t) {
+		for n := 0; n <= len(rec.lines); n++ {
+			for _, end := range []struct {
+				name string
+				f    func(*Translator) []Event
+			}{
+				{"finish", func(tr *Translator) []Event { return tr.Finish("signal: killed") }},
+				{"abort", func(tr *Translator) []Event { return tr.Abort() }},
+				{"fail", func(tr *Translator) []Event { return tr.Fail("line too long") }},
+			} {
+				t.Run(fmt.Sprintf("%s/%d/%s", rec.name, n, end.name), func(t *testing.T) {
+					evs := translate(rec, rec.lines[:n], end.f)
+					checkGrammar(t, evs)
+					if n < len(rec.lines) { // no result line: the ending shows
+						m := lastAssistant(evs)
+						require.NotNil(t, m)
+						want := map[string]string{"finish": StopError, "abort": StopAborted, "fail": StopError}[end.name]
+						assert.Equal(t, want, m.StopReason)
+					}
+				})
+			}
+		}
+	}
+}
+
+func lastAssistant(evs []Event) *Message {
+	for i := len(evs) - 1; i >= 0; i-- {
+		if evs[i].Type == EventMessageEnd && evs[i].Message.Role == RoleAssistant {
+			return evs[i].Message
+		}
+	}
+	return nil
+}
+
+func TestAbortKeepsStreamedText(t *testing.T) {
+	var rec recording
+	for _, r := range recordings(t) {
+		if r.name == "text" {
+			rec = r
+		}
+	}
+	require.NotEmpty(t, rec.lines)
+	// Cut after the second text delta.
+	n, deltas := 0, 0
+	for i, l := range rec.lines {
+		if gjson.GetBytes(l, "event.delta.type").String() == "text_delta" {
+			deltas++
+			if deltas == 2 {
+				n = i + 1
+				break
+			}
+		}
+	}
+	evs := translate(rec, rec.lines[:n], func(tr *Translator) []Event { return tr.Abort() })
+	m := lastAssistant(evs)
+	assert.Equal(t, StopAborted, m.StopReason)
+	assert.Equal(t, AbortedMessage, m.ErrorMessage)
+	assert.Equal(t, "Hello th", m.Text())
+	// After the run ended, nothing more comes out.
+	tr := NewTranslator(clock())
+	tr.Start(UserMessage(nil, 1))
+	tr.Abort()
+	assert.Empty(t, tr.Line(rec.lines[len(rec.lines)-1]))
+	assert.Empty(t, tr.Abort())
+	assert.Empty(t, tr.Finish("x"))
+}
+
+func TestAPIErrorMessage(t *testing.T) {
+	for _, rec := range recordings(t) {
+		if !strings.HasPrefix(rec.name, "api-error") {
+			continue
+		}
+		evs := translate(rec, rec.lines, finish)
+		m := lastAssistant(evs)
+		assert.Equal(t, StopError, m.StopReason, rec.name)
+		assert.Contains(t, m.ErrorMessage, "API Error", rec.name)
+		assert.Empty(t, m.Content, rec.name)
+		for _, e := range evs {
+			assert.NotEqual(t, EventMessageUpdate, e.Type, "%s: an API error before streaming has no updates", rec.name)
+		}
+	}
+}
+
+// checkGrammar asserts the events form one well-formed pi run.
+func checkGrammar(t testing.TB, evs []Event) {
+	t.Helper()
+	require.NotEmpty(t, evs)
+	require.Equal(t, EventAgentStart, evs[0].Type)
+	require.Equal(t, EventAgentEnd, evs[len(evs)-1].Type)
+	inTurn := false
+	var open *Message // the message between its start and end
+	var runMsgs []Message
+	text := map[int]string{} // streamed text per content index of the open message
+	for i, e := range evs {
+		where := fmt.Sprintf("event %d (%s)", i, e.Type)
+		switch e.Type {
+		case EventAgentStart:
+			require.Equal(t, 0, i, where)
+		case EventAgentEnd:
+			require.Equal(t, len(evs)-1, i, where)
+			require.False(t, inTurn, "%s: turn still open", where)
+			require.Equal(t, len(runMsgs), len(e.Messages), "%s: agent_end carries the run's messages", where)
+		case EventTurnStart:
+			require.False(t, inTurn, where)
+			inTurn = true
+		case EventTurnEnd:
+			require.True(t, inTurn, where)
+			require.Nil(t, open, where)
+			inTurn = false
+		case EventMessageStart:
+			require.True(t, inTurn, where)
+			require.Nil(t, open, "%s: a message is still open", where)
+			open = e.Message
+			text = map[int]string{}
+		case EventMessageUpdate:
+			require.NotNil(t, open, where)
+			require.Equal(t, RoleAssistant, e.Message.Role, where)
+			u := e.Update
+			require.Less(t, u.ContentIndex, len(e.Message.Content), where)
+			switch u.Type {
+			case TextDelta:
+				text[u.ContentIndex] += u.Delta
+				require.Equal(t, text[u.ContentIndex], e.Message.Content[u.ContentIndex].Text, "%s: partial = deltas so far", where)
+			case TextEnd:
+				require.Equal(t, text[u.ContentIndex], u.Content, where)
+			}
+		case EventMessageEnd:
+			require.NotNil(t, open, where)
+			require.Equal(t, open.Role, e.Message.Role, where)
+			for ci, s := range text {
+				require.Equal(t, s, e.Message.Content[ci].Text, "%s: final text = deltas", where)
+			}
+			if e.Message.Role == RoleAssistant {
+				require.Contains(t, []string{StopStop, StopLength, StopToolUse, StopError, StopAborted}, e.Message.StopReason, where)
+				require.NotNil(t, e.Message.Usage, where)
+			}
+			runMsgs = append(runMsgs, *e.Message)
+			open = nil
+		default:
+			t.Fatalf("%s: unexpected event type", where)
+		}
+	}
+}
+
+func FuzzTranslator(f *testing.F) {
+	for _, rec := range recordings(f) {
+		for _, l := range rec.lines {
+			f.Add(l, []byte(`{"type":"result","is_error":true}`))
+		}
+	}
+	f.Add([]byte(`{"type":"stream_event","event":{"type":"content_block_delta","index":-1}}`), []byte(`{}`))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		now := clock()
+		tr := NewTranslator(now)
+		evs := tr.Start(UserMessage([]Content{TextContent("x")}, now()))
+		for _, l := range [][]byte{a, b, a} {
+			evs = append(evs, tr.Line(l)...)
+		}
+		evs = append(evs, tr.Finish("exit")...)
+		checkGrammar(t, evs)
+		encode(t, evs)
+	})
+}
