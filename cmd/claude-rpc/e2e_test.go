@@ -357,9 +357,73 @@ func TestOptionsFromEnvironmentAndConfigFile(t *testing.T) {
 
 func runBinary(t *testing.T, env []string, args ...string) (string, error) {
 	t.Helper()
+	return runBinaryWithStdin(t, env, "", args...)
+}
+
+func TestNewSessionStartsAfresh(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	b.runPrompt("remember [[say:noted]]")
+	first := b.call(map[string]any{"type": "get_state"}).Get("data.sessionId").String()
+	require.NotEmpty(t, first)
+
+	resp := b.call(map[string]any{"type": "new_session"})
+	assert.True(t, resp.Get("success").Bool())
+	assert.False(t, resp.Get("data.cancelled").Bool())
+	st := b.call(map[string]any{"type": "get_state"})
+	assert.Empty(t, st.Get("data.sessionId").String())
+	assert.Equal(t, int64(0), st.Get("data.messageCount").Int())
+	assert.Empty(t, b.call(map[string]any{"type": "get_last_assistant_text"}).Get("data").Map())
+
+	b.runPrompt("who are you")
+	reqs := b.srv.MessagesRequests()
+	require.Len(t, reqs, 2)
+	assert.NotContains(t, reqs[1].Messages().Raw, "remember", "a new session carries no history")
+	second := b.call(map[string]any{"type": "get_state"}).Get("data.sessionId").String()
+	assert.NotEmpty(t, second)
+	assert.NotEqual(t, first, second)
+}
+
+func TestNewSessionWhileStreamingAbortsTheRun(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	require.True(t, b.call(map[string]any{"type": "prompt", "message": "[[slow:400]]"}).Get("success").Bool())
+	b.until(30*time.Second, func(f gjson.Result) bool {
+		return f.Get("assistantMessageEvent.type").String() == "text_delta"
+	})
+	b.sendJSON(map[string]any{"type": "new_session", "id": "ns"})
+	frames := b.until(15*time.Second, isResponse("new_session"))
+	assert.Equal(t, "aborted", last(frames, "message_end", "assistant").Get("message.stopReason").String())
+	assert.Equal(t, "agent_end", frames[len(frames)-2].Get("type").String())
+	assert.Equal(t, int64(0), b.call(map[string]any{"type": "get_state"}).Get("data.messageCount").Int())
+	b.requireNoLeftovers(b.cmd.Process.Pid)
+}
+
+// TestChildEnvironment runs a stand-in CLI that records its environment and
+// arguments: CLAUDECODE is dropped, the entrypoint set, flags passed.
+func TestChildEnvironment(t *testing.T) {
+	t.Parallel()
+	fake := t.TempDir() + "/claude"
+	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\nenv > \"$0.env\"\necho \"$@\" > \"$0.args\"\ncat >/dev/null\n"), 0o755))
+	srv := claudetest.Start(t)
+	b := startBridgeEnv(t, srv, fake, []string{"CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=cli"}, "--model", "sonnet", "--permission-mode", "plan")
+	frames := b.runPrompt("hi")
+	assert.Contains(t, last(frames, "message_end", "assistant").Get("message.errorMessage").String(), "claude exited without a result")
+	env, err := os.ReadFile(fake + ".env")
+	require.NoError(t, err)
+	assert.Contains(t, string(env), "\nCLAUDE_CODE_ENTRYPOINT=sdk-cli\n")
+	assert.NotContains(t, string(env), "CLAUDECODE=")
+	assert.NotContains(t, string(env), "ENTRYPOINT=cli")
+	args, err := os.ReadFile(fake + ".args")
+	require.NoError(t, err)
+	assert.Equal(t, "-p --verbose --input-format stream-json --output-format stream-json --include-partial-messages --model sonnet --permission-mode plan\n", string(args))
+}
+
+func runBinaryWithStdin(t *testing.T, env []string, stdin string, args ...string) (string, error) {
+	t.Helper()
 	cmd := exec.Command(binPath, args...)
 	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdin = strings.NewReader("")
+	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

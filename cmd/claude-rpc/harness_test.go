@@ -96,11 +96,17 @@ func startBridge(t *testing.T, args ...string) *rpcProc {
 
 func startBridgeOn(t *testing.T, srv *claudetest.Server, cli string, args ...string) *rpcProc {
 	t.Helper()
+	return startBridgeEnv(t, srv, cli, nil, args...)
+}
+
+// startBridgeEnv starts the bridge with env added to its environment.
+func startBridgeEnv(t *testing.T, srv *claudetest.Server, cli string, env []string, args ...string) *rpcProc {
+	t.Helper()
 	b := &rpcProc{t: t, srv: srv, home: t.TempDir(), dir: t.TempDir(), marker: newMarker(),
 		stderr: &lockedBuffer{}, frames: make(chan []byte, 1024), exited: make(chan struct{})}
 	all := append([]string{"--mode", "rpc", "--claude-path", cli, "--cwd", b.dir, "--log-level", "debug"}, args...)
 	b.cmd = exec.Command(binPath, all...)
-	b.cmd.Env = append(srv.CLIEnv(b.home), "CLAUDE_RPC_TEST_MARKER="+b.marker)
+	b.cmd.Env = append(append(srv.CLIEnv(b.home), env...), "CLAUDE_RPC_TEST_MARKER="+b.marker)
 	b.cmd.Stderr = b.stderr
 	var err error
 	b.stdin, err = b.cmd.StdinPipe()
