@@ -11,6 +11,9 @@ const (
 	EventMessageStart  = "message_start"
 	EventMessageUpdate = "message_update"
 	EventMessageEnd    = "message_end"
+
+	EventToolExecutionStart = "tool_execution_start"
+	EventToolExecutionEnd   = "tool_execution_end"
 )
 
 // Types of pi's AssistantMessageEvent, carried by message_update.
@@ -39,6 +42,23 @@ type Event struct {
 	Messages []Message
 	// ToolResults are turn_end's tool results.
 	ToolResults []Message
+
+	// ToolCallID, ToolName, Args (a JSON object), Result and IsError
+	// describe tool_execution_start (id, name, args) and tool_execution_end
+	// (id, name, result, isError).
+	ToolCallID string
+	ToolName   string
+	Args       json.RawMessage
+	Result     *ToolResult
+	IsError    bool
+}
+
+// ToolResult is the result of tool_execution_end: what the tool returned
+// and, when the CLI reported them, structured details (e.g. Bash's stdout,
+// stderr and interrupted).
+type ToolResult struct {
+	Content []Content       `json:"content"`
+	Details json.RawMessage `json:"details,omitempty"`
 }
 
 // AssistantEvent is pi's AssistantMessageEvent inside message_update.
@@ -80,6 +100,25 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			Type    string   `json:"type"`
 			Message *Message `json:"message"`
 		}{e.Type, e.Message})
+	case EventToolExecutionStart:
+		args := e.Args
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		return marshalNoEscape(struct {
+			Type       string          `json:"type"`
+			ToolCallID string          `json:"toolCallId"`
+			ToolName   string          `json:"toolName"`
+			Args       json.RawMessage `json:"args"`
+		}{e.Type, e.ToolCallID, e.ToolName, args})
+	case EventToolExecutionEnd:
+		return marshalNoEscape(struct {
+			Type       string      `json:"type"`
+			ToolCallID string      `json:"toolCallId"`
+			ToolName   string      `json:"toolName"`
+			Result     *ToolResult `json:"result"`
+			IsError    bool        `json:"isError"`
+		}{e.Type, e.ToolCallID, e.ToolName, e.Result, e.IsError})
 	case EventMessageUpdate:
 		return marshalNoEscape(struct {
 			Type    string          `json:"type"`

@@ -140,9 +140,10 @@ type Message struct {
 	ErrorMessage string `json:"errorMessage,omitempty"`
 
 	// ToolResult fields.
-	ToolCallID string `json:"toolCallId,omitempty"`
-	ToolName   string `json:"toolName,omitempty"`
-	IsError    *bool  `json:"isError,omitempty"`
+	ToolCallID string          `json:"toolCallId,omitempty"`
+	ToolName   string          `json:"toolName,omitempty"`
+	Details    json.RawMessage `json:"details,omitempty"`
+	IsError    *bool           `json:"isError,omitempty"`
 
 	// Timestamp is Unix milliseconds.
 	Timestamp int64 `json:"timestamp"`

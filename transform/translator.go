@@ -3,6 +3,7 @@ package transform
 import (
 	"encoding/json"
 	"strings"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -13,14 +14,32 @@ const (
 	Provider = "anthropic"
 )
 
+// Results given to tool calls the CLI never answered: the run ended first
+// (aborted, crashed), or the next model call began without the result.
+const (
+	ToolAbortedMessage  = "Tool execution was aborted"
+	ToolNoResultMessage = "No result was reported for this tool call"
+)
+
 // Translator turns the stdout lines of the CLI processes of one run (one
 // prompt, from agent_start to agent_end) into protocol events. It is not safe
 // for concurrent use; one goroutine feeds it.
 //
-// The CLI prints, per model call, stream_event lines carrying the API's
-// deltas (with --include-partial-messages) and one complete assistant line
-// per content block. Deltas drive message_update; the complete lines are
-// authoritative for message_end; nothing is emitted twice.
+// What the CLI prints, per model call (measured on 2.1.328, recorded in
+// testdata/cli): with --include-partial-messages, stream_event lines carrying
+// the API's events, and one complete assistant line per content block, which
+// arrives just before that block's content_block_stop. Thinking deltas are
+// not relayed (system/thinking_tokens counts come instead), so the complete
+// line supplies the thinking text. The CLI may run a tool as soon as its
+// block is complete, so a tool's result can arrive before message_stop.
+// user lines carry tool results, and synthetic user messages (the
+// continuation after max_tokens, a compaction summary, local command output).
+// result ends the run.
+//
+// The events follow pi's order: each model call is one turn; the assistant
+// message streams as message_update; at its message_end, tool_execution_start
+// for each tool call; each tool result as tool_execution_end and a toolResult
+// message; turn_end; and at the end agent_end with the run's messages.
 type Translator struct {
 	now func() int64
 
@@ -36,18 +55,32 @@ type Translator struct {
 	turnAssistant int
 	toolResults   []Message
 
-	// The assistant message being streamed, nil between messages.
-	cur      *Message
-	curID    string      // the API's message id of cur
-	blocks   map[int]int // stream block index → index in cur.Content
-	toolJSON map[int]*strings.Builder
-	lastID   string // API message id of the last assistant message ended
+	cur     *assistantState // the assistant message being built, nil between messages
+	lastID  string          // API message id of the last assistant message ended
+	pending int             // index into messages of a final message whose message_end waits for the result (its cost), or -1
+
+	running map[string]Content // tool calls started and not yet answered, by id
+	order   []string           // their ids in call order
+	early   []toolResultLine   // tool results that came while their message was open
+
+	afterCompact bool // a compact_boundary was seen: the next synthetic user message is its summary
+}
+
+// assistantState is an assistant message being built from the CLI's lines.
+type assistantState struct {
+	msg      Message
+	id       string      // the API's message id
+	streamed bool        // built from stream_event lines (else from complete assistant lines)
+	blocks   map[int]int // stream block index → index in msg.Content (-1: a kind not shown)
+	json     map[int]*strings.Builder
+	text     map[int][]byte // content index → the text of a text or thinking block so far
+	complete int            // complete assistant lines seen: the stream index they describe
 }
 
 // NewTranslator returns a translator for one run. now returns the time in
 // Unix milliseconds; it stamps messages.
 func NewTranslator(now func() int64) *Translator {
-	return &Translator{now: now, turnAssistant: -1}
+	return &Translator{now: now, turnAssistant: -1, pending: -1, running: map[string]Content{}}
 }
 
 // SessionID is the CLI's session id, once a line has told it.
@@ -86,196 +119,396 @@ func (t *Translator) Line(line []byte) []Event {
 	if sid := v.Get("session_id").String(); sid != "" {
 		t.sessionID = sid
 	}
-	switch v.Get("type").String() {
+	typ := v.Get("type").String()
+	var out []Event
+	if t.pending >= 0 && typ != "result" {
+		out = t.flushPending(out) // more is coming: the run did not end with that message
+	}
+	if v.Get("parent_tool_use_id").String() != "" {
+		return out // a subagent's conversation, not this one
+	}
+	if t.cur != nil && !t.cur.streamed && !(typ == "assistant" && v.Get("message.id").String() == t.cur.id) {
+		out = t.endAssistant(out) // a message assembled from complete lines ends at the next line
+	}
+	switch typ {
 	case "system":
-		if v.Get("subtype").String() == "init" {
+		switch v.Get("subtype").String() {
+		case "init":
 			if m := v.Get("model").String(); m != "" {
 				t.model = m
 			}
+		case "compact_boundary":
+			t.afterCompact = true
 		}
-		return nil
+		return out
 	case "stream_event":
-		if v.Get("parent_tool_use_id").String() != "" {
-			return nil // a subagent's stream: not this conversation's
-		}
-		return t.streamEvent(v.Get("event"))
+		return t.streamEvent(out, v.Get("event"))
 	case "assistant":
-		if v.Get("parent_tool_use_id").String() != "" {
-			return nil
-		}
-		return t.assistant(v)
+		return t.assistant(out, v)
+	case "user":
+		return t.user(out, v)
 	case "result":
-		return t.result(v)
+		return t.result(out, v)
 	}
-	return nil
+	return out
 }
 
 // streamEvent maps one raw API streaming event.
-func (t *Translator) streamEvent(ev gjson.Result) []Event {
-	switch ev.Get("type").String() {
-	case "message_start":
-		var out []Event
-		out = t.endCurrent(out, "", "")
+func (t *Translator) streamEvent(out []Event, ev gjson.Result) []Event {
+	typ := ev.Get("type").String()
+	if typ == "message_start" {
+		out = t.endAssistant(out)
 		out = t.turnBoundary(out)
 		m := ev.Get("message")
-		t.curID = m.Get("id").String()
-		model := m.Get("model").String()
-		if model == "" {
-			model = t.model
-		}
-		t.cur = &Message{Role: RoleAssistant, Content: []Content{}, API: API, Provider: Provider,
-			Model: model, Usage: &Usage{}, StopReason: StopStop, Timestamp: t.now()}
-		addUsage(t.cur.Usage, m.Get("usage"))
-		t.blocks = map[int]int{}
-		t.toolJSON = map[int]*strings.Builder{}
+		t.cur = t.newAssistant(m.Get("id").String(), m.Get("model").String(), true)
+		addUsage(t.cur.msg.Usage, m.Get("usage"))
 		return append(out, t.snapshot(EventMessageStart, nil))
+	}
+	c := t.cur
+	if c == nil || !c.streamed {
+		return out
+	}
+	idx := int(ev.Get("index").Int())
+	switch typ {
 	case "content_block_start":
-		if t.cur == nil {
-			return nil
-		}
-		idx := int(ev.Get("index").Int())
 		cb := ev.Get("content_block")
-		var c Content
+		var block Content
 		var kind string
 		switch cb.Get("type").String() {
 		case "text":
-			c, kind = TextContent(cb.Get("text").String()), TextStart
+			block, kind = TextContent(cb.Get("text").String()), TextStart
 		case "thinking":
-			c, kind = Content{Type: "thinking", Thinking: cb.Get("thinking").String()}, ThinkingStart
+			block, kind = Content{Type: "thinking", Thinking: cb.Get("thinking").String()}, ThinkingStart
 		case "redacted_thinking":
-			c, kind = Content{Type: "thinking"}, ThinkingStart
+			block, kind = Content{Type: "thinking"}, ThinkingStart
 		case "tool_use", "server_tool_use":
-			c, kind = Content{Type: "toolCall", ID: cb.Get("id").String(), Name: cb.Get("name").String()}, ToolcallStart
-			t.toolJSON[idx] = &strings.Builder{}
+			block, kind = Content{Type: "toolCall", ID: cb.Get("id").String(), Name: cb.Get("name").String()}, ToolcallStart
+			c.json[idx] = &strings.Builder{}
 		default:
-			return nil
+			c.blocks[idx] = -1
+			return out
 		}
-		t.blocks[idx] = len(t.cur.Content)
-		t.cur.Content = append(t.cur.Content, c)
-		return []Event{t.snapshot(EventMessageUpdate, &AssistantEvent{Type: kind, ContentIndex: t.blocks[idx]})}
+		c.blocks[idx] = len(c.msg.Content)
+		c.msg.Content = append(c.msg.Content, block)
+		return append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: kind, ContentIndex: c.blocks[idx]}))
 	case "content_block_delta":
-		if t.cur == nil {
-			return nil
-		}
-		idx := int(ev.Get("index").Int())
-		ci, ok := t.blocks[idx]
-		if !ok {
-			return nil
+		ci, ok := c.blocks[idx]
+		if !ok || ci < 0 {
+			return out
 		}
 		d := ev.Get("delta")
-		c := &t.cur.Content[ci]
-		var ae AssistantEvent
 		switch d.Get("type").String() {
 		case "text_delta":
-			s := d.Get("text").String()
-			c.Text += s
-			ae = AssistantEvent{Type: TextDelta, ContentIndex: ci, Delta: s}
+			return t.appendText(out, ci, d.Get("text").String())
 		case "thinking_delta":
-			s := d.Get("thinking").String()
-			c.Thinking += s
-			ae = AssistantEvent{Type: ThinkingDelta, ContentIndex: ci, Delta: s}
+			return t.appendText(out, ci, d.Get("thinking").String())
 		case "input_json_delta":
 			s := d.Get("partial_json").String()
-			if b := t.toolJSON[idx]; b != nil {
+			if b := c.json[idx]; b != nil {
 				b.WriteString(s)
 			}
-			ae = AssistantEvent{Type: ToolcallDelta, ContentIndex: ci, Delta: s}
-		default: // signature_delta, citations_delta: nothing to show
-			return nil
+			return append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: ToolcallDelta, ContentIndex: ci, Delta: s}))
 		}
-		return []Event{t.snapshot(EventMessageUpdate, &ae)}
+		return out // signature_delta, citations_delta: nothing to show
 	case "content_block_stop":
-		if t.cur == nil {
-			return nil
+		ci, ok := c.blocks[idx]
+		if !ok || ci < 0 {
+			return out
 		}
-		idx := int(ev.Get("index").Int())
-		ci, ok := t.blocks[idx]
-		if !ok {
-			return nil
-		}
-		c := &t.cur.Content[ci]
-		switch c.Type {
+		b := &c.msg.Content[ci]
+		switch b.Type {
 		case "text":
-			return []Event{t.snapshot(EventMessageUpdate, &AssistantEvent{Type: TextEnd, ContentIndex: ci, Content: c.Text})}
+			return append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: TextEnd, ContentIndex: ci, Content: b.Text}))
 		case "thinking":
-			return []Event{t.snapshot(EventMessageUpdate, &AssistantEvent{Type: ThinkingEnd, ContentIndex: ci, Content: c.Thinking})}
+			return append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: ThinkingEnd, ContentIndex: ci, Content: b.Thinking}))
 		case "toolCall":
-			if b := t.toolJSON[idx]; b != nil {
-				c.Arguments = jsonObject(b.String())
+			if len(b.Arguments) == 0 { // no complete line came for it
+				b.Arguments = jsonObject(c.json[idx].String())
 			}
-			call := *c
-			return []Event{t.snapshot(EventMessageUpdate, &AssistantEvent{Type: ToolcallEnd, ContentIndex: ci, ToolCall: &call})}
+			call := *b
+			return append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: ToolcallEnd, ContentIndex: ci, ToolCall: &call}))
 		}
-		return nil
 	case "message_delta":
-		if t.cur == nil {
-			return nil
-		}
 		if sr := ev.Get("delta.stop_reason").String(); sr != "" {
-			t.cur.StopReason = stopReason(sr)
+			c.msg.StopReason = stopReason(sr)
 		}
-		setUsage(t.cur.Usage, ev.Get("usage"))
-		return nil
+		setUsage(c.msg.Usage, ev.Get("usage"))
 	case "message_stop":
-		return t.endCurrent(nil, "", "")
+		return t.endAssistant(out)
 	}
-	return nil
+	return out
 }
 
-// assistant maps a complete assistant line. With partial messages on, its
-// content was already streamed; it matters only for API errors, which come
-// as a synthetic assistant message with no stream, and for streams the CLI
-// did not relay.
-func (t *Translator) assistant(v gjson.Result) []Event {
+// appendText adds streamed text to a text or thinking block.
+//
+// The block's text grows in an append-only buffer and the block holds a
+// string view of it. Appending never changes bytes a view already covers
+// (it writes past them, or into a new array), so the strings in earlier
+// snapshots stay valid and a delta costs O(len(delta)), not O(len(text)).
+func (t *Translator) appendText(out []Event, ci int, s string) []Event {
+	b := &t.cur.msg.Content[ci]
+	buf, ok := t.cur.text[ci]
+	if !ok { // start from what the block already has
+		if b.Type == "thinking" {
+			buf = append(buf, b.Thinking...)
+		} else {
+			buf = append(buf, b.Text...)
+		}
+	}
+	buf = append(buf, s...)
+	t.cur.text[ci] = buf
+	view := unsafe.String(unsafe.SliceData(buf), len(buf))
+	kind := TextDelta
+	if b.Type == "thinking" {
+		b.Thinking = view
+		kind = ThinkingDelta
+	} else {
+		b.Text = view
+	}
+	return append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: kind, ContentIndex: ci, Delta: s}))
+}
+
+// assistant maps a complete assistant line: an API error (a synthetic
+// message with no stream), the authoritative content of a streamed block, or
+// a block of a message the CLI did not stream.
+func (t *Translator) assistant(out []Event, v gjson.Result) []Event {
 	m := v.Get("message")
 	id := m.Get("id").String()
 	if v.Get("is_api_error_message").Bool() || v.Get("error").Exists() && m.Get("model").String() == "<synthetic>" {
-		return t.errorMessage(nil, StopError, m.Get("content.0.text").String())
+		return t.errorMessage(out, StopError, m.Get("content.0.text").String())
 	}
-	if t.cur != nil && id == t.curID || id != "" && id == t.lastID {
-		return nil // streamed already
-	}
-	// A message that was not streamed: show it whole.
-	var out []Event
-	out = t.endCurrent(out, "", "")
-	out = t.turnBoundary(out)
-	model := m.Get("model").String()
-	msg := &Message{Role: RoleAssistant, Content: []Content{}, API: API, Provider: Provider,
-		Model: model, Usage: &Usage{}, StopReason: StopStop, Timestamp: t.now()}
-	addUsage(msg.Usage, m.Get("usage"))
-	for _, b := range m.Get("content").Array() {
-		switch b.Get("type").String() {
-		case "text":
-			msg.Content = append(msg.Content, TextContent(b.Get("text").String()))
-		case "thinking":
-			msg.Content = append(msg.Content, Content{Type: "thinking", Thinking: b.Get("thinking").String()})
-		case "tool_use":
-			msg.Content = append(msg.Content, Content{Type: "toolCall", ID: b.Get("id").String(),
-				Name: b.Get("name").String(), Arguments: jsonObject(b.Get("input").Raw)})
+	if c := t.cur; c != nil && c.streamed && id == c.id {
+		idx := c.complete
+		c.complete++
+		ci, ok := c.blocks[idx]
+		if !ok || ci < 0 {
+			return out
 		}
+		return t.authoritative(out, ci, m.Get("content.0"))
+	}
+	if id != "" && id == t.lastID {
+		return out // the line of a message already ended
+	}
+	// Not streamed: build the message from complete lines, one block each.
+	if t.cur == nil {
+		out = t.turnBoundary(out)
+		t.cur = t.newAssistant(id, m.Get("model").String(), false)
+		addUsage(t.cur.msg.Usage, m.Get("usage"))
+		out = append(out, t.snapshot(EventMessageStart, nil))
 	}
 	if sr := m.Get("stop_reason").String(); sr != "" {
-		msg.StopReason = stopReason(sr)
+		t.cur.msg.StopReason = stopReason(sr)
 	}
-	t.cur, t.curID = msg, id
-	out = append(out, t.snapshot(EventMessageStart, nil))
-	return t.endCurrent(out, "", "")
+	for _, b := range m.Get("content").Array() {
+		out = t.wholeBlock(out, b)
+	}
+	return out
+}
+
+// authoritative applies a complete block to the streamed block ci. Text the
+// stream did not carry (thinking, whose deltas the CLI holds back) is sent
+// as one delta, so the host sees all of it before the block ends.
+func (t *Translator) authoritative(out []Event, ci int, b gjson.Result) []Event {
+	c := &t.cur.msg.Content[ci]
+	switch {
+	case c.Type == "text" && b.Get("type").String() == "text":
+		if full := b.Get("text").String(); len(full) > len(c.Text) && strings.HasPrefix(full, c.Text) {
+			out = t.appendText(out, ci, full[len(c.Text):])
+		}
+	case c.Type == "thinking" && b.Get("type").String() == "thinking":
+		if full := b.Get("thinking").String(); len(full) > len(c.Thinking) && strings.HasPrefix(full, c.Thinking) {
+			out = t.appendText(out, ci, full[len(c.Thinking):])
+		}
+	case c.Type == "toolCall":
+		if in := b.Get("input"); in.IsObject() {
+			c.Arguments = json.RawMessage(in.Raw)
+		}
+	}
+	return out
+}
+
+// wholeBlock adds a complete block to a message that is not streamed, with
+// the start, delta and end updates a streamed one would have had.
+func (t *Translator) wholeBlock(out []Event, b gjson.Result) []Event {
+	c := t.cur
+	ci := len(c.msg.Content)
+	switch b.Get("type").String() {
+	case "text":
+		s := b.Get("text").String()
+		c.msg.Content = append(c.msg.Content, TextContent(""))
+		out = append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: TextStart, ContentIndex: ci}))
+		out = t.appendText(out, ci, s)
+		return append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: TextEnd, ContentIndex: ci, Content: s}))
+	case "thinking":
+		s := b.Get("thinking").String()
+		c.msg.Content = append(c.msg.Content, Content{Type: "thinking"})
+		out = append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: ThinkingStart, ContentIndex: ci}))
+		out = t.appendText(out, ci, s)
+		return append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: ThinkingEnd, ContentIndex: ci, Content: s}))
+	case "tool_use":
+		args := jsonObject(b.Get("input").Raw)
+		c.msg.Content = append(c.msg.Content, Content{Type: "toolCall", ID: b.Get("id").String(), Name: b.Get("name").String()})
+		out = append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: ToolcallStart, ContentIndex: ci}))
+		c.msg.Content[ci].Arguments = args
+		out = append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: ToolcallDelta, ContentIndex: ci, Delta: string(args)}))
+		call := c.msg.Content[ci]
+		c.msg.StopReason = StopToolUse
+		return append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: ToolcallEnd, ContentIndex: ci, ToolCall: &call}))
+	}
+	return out
+}
+
+// user maps a user line: tool results, or a message the CLI added itself.
+func (t *Translator) user(out []Event, v gjson.Result) []Event {
+	content := v.Get("message.content")
+	if content.IsArray() {
+		var results []gjson.Result
+		for _, b := range content.Array() {
+			if b.Get("type").String() == "tool_result" {
+				results = append(results, b)
+			}
+		}
+		if len(results) > 0 {
+			// The line's structured result (Bash: stdout, stderr,
+			// interrupted) describes its result when there is one.
+			var details gjson.Result
+			if d := v.Get("tool_use_result"); len(results) == 1 && d.IsObject() {
+				details = d
+			}
+			for _, r := range results {
+				tr := toolResultLine{block: r, details: details}
+				if t.cur != nil {
+					t.early = append(t.early, tr)
+					continue
+				}
+				out = t.toolResult(out, tr)
+			}
+			return out
+		}
+	}
+	text := userText(content)
+	switch {
+	case strings.HasPrefix(text, "<local-command-stdout>"), strings.HasPrefix(text, "<local-command-stderr>"):
+		// A slash command's output: show it as the assistant's answer.
+		body := text
+		for _, tag := range []string{"local-command-stdout", "local-command-stderr"} {
+			body = strings.TrimPrefix(strings.TrimSuffix(body, "</"+tag+">"), "<"+tag+">")
+		}
+		out = t.turnBoundary(out)
+		t.cur = t.newAssistant("", t.model, false)
+		t.cur.msg.Content = []Content{TextContent(strings.TrimSpace(body))}
+		out = append(out, t.snapshot(EventMessageStart, nil))
+		return t.endAssistant(out)
+	case v.Get("isReplay").Bool():
+		return out // the CLI echoing a message we sent
+	case t.afterCompact && v.Get("isSynthetic").Bool():
+		t.afterCompact = false // the compaction summary: context for the model, not a message of this run
+		return out
+	case text == "":
+		return out
+	}
+	// A message the CLI added (e.g. "Output token limit hit…"): a user
+	// message opening the next turn, as pi shows injected messages.
+	out = t.turnBoundary(out)
+	m := UserMessage([]Content{TextContent(text)}, t.now())
+	t.messages = append(t.messages, m)
+	c := m.Clone()
+	return append(out, Event{Type: EventMessageStart, Message: &c}, Event{Type: EventMessageEnd, Message: &c})
+}
+
+// toolResultLine is one tool_result block and the structured details the
+// CLI gave with it, if any.
+type toolResultLine struct {
+	block, details gjson.Result
+}
+
+// toolResult emits a tool's result: tool_execution_end and a toolResult
+// message.
+func (t *Translator) toolResult(out []Event, r toolResultLine) []Event {
+	var details json.RawMessage
+	if r.details.Exists() {
+		details = json.RawMessage(r.details.Raw)
+	}
+	id := r.block.Get("tool_use_id").String()
+	call, known := t.running[id]
+	if !known {
+		// Not a call of this run (or answered already): pi has no event
+		// for it without its start.
+		return out
+	}
+	delete(t.running, id)
+	return t.emitToolResult(out, id, call.Name, toolContent(r.block.Get("content")), details, r.block.Get("is_error").Bool())
+}
+
+func (t *Translator) emitToolResult(out []Event, id, name string, content []Content, details json.RawMessage, isError bool) []Event {
+	isErr := isError
+	m := Message{Role: RoleToolResult, Content: content, ToolCallID: id, ToolName: name,
+		Details: details, IsError: &isErr, Timestamp: t.now()}
+	t.messages = append(t.messages, m)
+	t.toolResults = append(t.toolResults, m)
+	c := m.Clone()
+	return append(out,
+		Event{Type: EventToolExecutionEnd, ToolCallID: id, ToolName: name,
+			Result: &ToolResult{Content: content, Details: details}, IsError: isError},
+		Event{Type: EventMessageStart, Message: &c},
+		Event{Type: EventMessageEnd, Message: &c})
+}
+
+// toolContent maps tool_result content (a string, or text and image blocks)
+// to pi content.
+func toolContent(c gjson.Result) []Content {
+	if c.Type == gjson.String {
+		return []Content{TextContent(c.String())}
+	}
+	out := []Content{}
+	for _, b := range c.Array() {
+		switch b.Get("type").String() {
+		case "text":
+			out = append(out, TextContent(b.Get("text").String()))
+		case "image":
+			out = append(out, Content{Type: "image", Data: b.Get("source.data").String(), MimeType: b.Get("source.media_type").String()})
+		}
+	}
+	return out
+}
+
+// userText returns the text of a user message's content.
+func userText(c gjson.Result) string {
+	if c.Type == gjson.String {
+		return c.String()
+	}
+	var parts []string
+	for _, b := range c.Array() {
+		if b.Get("type").String() == "text" {
+			parts = append(parts, b.Get("text").String())
+		}
+	}
+	return strings.Join(parts, "\n")
 }
 
 // result ends the run.
-func (t *Translator) result(v gjson.Result) []Event {
-	var out []Event
-	if v.Get("is_error").Bool() {
+func (t *Translator) result(out []Event, v gjson.Result) []Event {
+	if cost := v.Get("total_cost_usd").Float(); cost > 0 && t.pending >= 0 {
+		// The run's cost, on its last message: summed over a session's
+		// messages it gives the session's cost.
+		t.messages[t.pending].Usage.Cost.Total = cost
+	}
+	out = t.flushPending(out)
+	if v.Get("is_error").Bool() && !t.lastAssistantIs(StopError) {
 		msg := v.Get("result").String()
+		if msg == "" {
+			var errs []string
+			for _, e := range v.Get("errors").Array() {
+				errs = append(errs, e.String())
+			}
+			msg = strings.Join(errs, "; ")
+		}
 		if msg == "" {
 			msg = "claude: " + v.Get("subtype").String()
 		}
-		if !t.lastAssistantIs(StopError) {
-			out = t.errorMessage(out, StopError, msg)
-		}
+		out = t.errorMessage(out, StopError, msg)
 	}
-	out = t.endCurrent(out, "", "")
-	return t.endRun(out)
+	return t.endRun(out, StopAborted, AbortedMessage)
 }
 
 // Finish ends a run whose CLI process exited. If the CLI printed its result
@@ -289,7 +522,7 @@ func (t *Translator) Finish(exitDesc string) []Event {
 	if exitDesc != "" {
 		msg += ": " + exitDesc
 	}
-	return t.endRun(t.errorMessage(nil, StopError, msg))
+	return t.endRun(t.errorMessage(t.flushPending(nil), StopError, msg), StopError, msg)
 }
 
 // Fail ends the run with an error message, for failures outside the CLI's
@@ -298,49 +531,114 @@ func (t *Translator) Fail(errorMessage string) []Event {
 	if t.ended {
 		return nil
 	}
-	return t.endRun(t.errorMessage(nil, StopError, errorMessage))
+	return t.endRun(t.errorMessage(t.flushPending(nil), StopError, errorMessage), StopError, errorMessage)
 }
 
 // Abort ends the run as pi does when it is aborted: the assistant message
-// ends with stopReason "aborted" and errorMessage [AbortedMessage].
+// being streamed (or a new one, between model calls) ends with stopReason
+// "aborted" and errorMessage [AbortedMessage]; tools still running end with
+// an error result, [ToolAbortedMessage]. A run whose last message was
+// already complete just ends.
 func (t *Translator) Abort() []Event {
 	if t.ended {
 		return nil
 	}
-	return t.endRun(t.errorMessage(nil, StopAborted, AbortedMessage))
+	var out []Event
+	if t.pending >= 0 || t.cur == nil && len(t.running) > 0 {
+		// Nothing was streaming: the run just ends, tools still running
+		// with an aborted result (endRun), as pi aborts a tool.
+		return t.endRun(t.flushPending(out), StopAborted, AbortedMessage)
+	}
+	return t.endRun(t.errorMessage(out, StopAborted, AbortedMessage), StopAborted, AbortedMessage)
+}
+
+func (t *Translator) newAssistant(id, model string, streamed bool) *assistantState {
+	if model == "" || model == "<synthetic>" {
+		model = t.model
+	}
+	return &assistantState{
+		msg: Message{Role: RoleAssistant, Content: []Content{}, API: API, Provider: Provider,
+			Model: model, Usage: &Usage{}, StopReason: StopStop, Timestamp: t.now()},
+		id: id, streamed: streamed, blocks: map[int]int{}, json: map[int]*strings.Builder{}, text: map[int][]byte{},
+	}
 }
 
 // errorMessage ends the open assistant message with the given stop reason and
 // error, or, when none is open, emits a whole new one.
 func (t *Translator) errorMessage(out []Event, stop, errMsg string) []Event {
 	if t.cur == nil {
+		// A whole new message: like pi, its message_start already shows
+		// the error.
 		out = t.turnBoundary(out)
-		t.cur = &Message{Role: RoleAssistant, Content: []Content{}, API: API, Provider: Provider,
-			Model: t.model, Usage: &Usage{}, Timestamp: t.now()}
-		t.curID = ""
+		t.cur = t.newAssistant("", "", false)
+		t.cur.msg.StopReason, t.cur.msg.ErrorMessage = stop, errMsg
 		out = append(out, t.snapshot(EventMessageStart, nil))
 	}
-	return t.endCurrent(out, stop, errMsg)
+	t.cur.msg.StopReason = stop
+	t.cur.msg.ErrorMessage = errMsg
+	return t.endAssistant(out)
 }
 
-// endCurrent emits message_end for the open assistant message, if any,
-// overriding its stop reason and error when stop is not empty.
-func (t *Translator) endCurrent(out []Event, stop, errMsg string) []Event {
-	if t.cur == nil {
+// endAssistant ends the open assistant message. A message with tool calls
+// ends at once, followed by tool_execution_start for each call and any
+// results that came early; a final message (no tool calls) waits for the
+// next line, so the run's cost from the result can go on it.
+func (t *Translator) endAssistant(out []Event) []Event {
+	c := t.cur
+	if c == nil {
 		return out
 	}
-	if stop != "" {
-		t.cur.StopReason = stop
-		t.cur.ErrorMessage = errMsg
-	}
-	t.cur.Usage.TotalTokens = t.cur.Usage.Input + t.cur.Usage.Output + t.cur.Usage.CacheRead + t.cur.Usage.CacheWrite
-	final := t.cur.Clone()
-	t.messages = append(t.messages, final)
+	t.cur = nil
+	u := c.msg.Usage
+	u.TotalTokens = u.Input + u.Output + u.CacheRead + u.CacheWrite
+	t.messages = append(t.messages, c.msg)
 	t.turnAssistant = len(t.messages) - 1
-	t.lastID = t.curID
-	t.cur, t.curID, t.blocks, t.toolJSON = nil, "", nil, nil
-	m := final.Clone()
+	t.lastID = c.id
+	var calls []Content
+	for i := range c.msg.Content {
+		b := &c.msg.Content[i]
+		if b.Type != "toolCall" {
+			continue
+		}
+		if len(b.Arguments) == 0 { // cut off before its block ended
+			b.Arguments = json.RawMessage("{}")
+		}
+		// Tools of a message that failed or was aborted never run.
+		if c.msg.StopReason != StopError && c.msg.StopReason != StopAborted {
+			calls = append(calls, *b)
+		}
+	}
+	if len(calls) == 0 && c.msg.StopReason != StopError && c.msg.StopReason != StopAborted && c.msg.StopReason != StopToolUse {
+		t.pending = len(t.messages) - 1
+		return out
+	}
+	out = t.emitEnd(out, len(t.messages)-1)
+	for _, call := range calls {
+		t.running[call.ID] = call
+		t.order = append(t.order, call.ID)
+		out = append(out, Event{Type: EventToolExecutionStart, ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments})
+	}
+	early := t.early
+	t.early = nil
+	for _, r := range early {
+		out = t.toolResult(out, r)
+	}
+	return out
+}
+
+func (t *Translator) emitEnd(out []Event, i int) []Event {
+	m := t.messages[i].Clone()
 	return append(out, Event{Type: EventMessageEnd, Message: &m})
+}
+
+// flushPending emits the message_end held back by endAssistant.
+func (t *Translator) flushPending(out []Event) []Event {
+	if t.pending < 0 {
+		return out
+	}
+	i := t.pending
+	t.pending = -1
+	return t.emitEnd(out, i)
 }
 
 // turnBoundary closes the open turn if it already has its assistant message,
@@ -354,10 +652,26 @@ func (t *Translator) turnBoundary(out []Event) []Event {
 	return append(out, Event{Type: EventTurnStart})
 }
 
+// closeRunning gives every tool call still waiting for its result an error
+// result saying why: in pi's event grammar each tool_execution_start has its
+// end before the turn ends.
+func (t *Translator) closeRunning(out []Event, why string) []Event {
+	for _, id := range t.order {
+		if call, ok := t.running[id]; ok {
+			delete(t.running, id)
+			out = t.emitToolResult(out, id, call.Name, []Content{TextContent(why)}, nil, true)
+		}
+	}
+	t.order = t.order[:0]
+	return out
+}
+
 func (t *Translator) endTurn(out []Event) []Event {
 	if !t.turnOpen {
 		return out
 	}
+	out = t.flushPending(out)
+	out = t.closeRunning(out, ToolNoResultMessage)
 	var msg *Message
 	if t.turnAssistant >= 0 {
 		m := t.messages[t.turnAssistant].Clone()
@@ -368,8 +682,24 @@ func (t *Translator) endTurn(out []Event) []Event {
 	return out
 }
 
-func (t *Translator) endRun(out []Event) []Event {
-	out = t.endCurrent(out, StopAborted, AbortedMessage) // only if still open
+// endRun ends what is still open and emits agent_end. A message still open
+// ends with stop and errMsg; a tool still running gets an error result.
+func (t *Translator) endRun(out []Event, stop, errMsg string) []Event {
+	if t.cur != nil {
+		t.cur.msg.StopReason, t.cur.msg.ErrorMessage = stop, errMsg
+		out = t.endAssistant(out)
+	}
+	out = t.flushPending(out)
+	if t.turnOpen && t.turnAssistant < 0 {
+		// pi's turns always have their assistant message; a run that ends
+		// without one (a slash command that printed nothing) gets an empty
+		// one.
+		t.cur = t.newAssistant("", "", false)
+		out = append(out, t.snapshot(EventMessageStart, nil))
+		out = t.endAssistant(out)
+		out = t.flushPending(out)
+	}
+	out = t.closeRunning(out, ToolAbortedMessage)
 	out = t.endTurn(out)
 	t.ended = true
 	msgs := make([]Message, len(t.messages))
@@ -390,7 +720,7 @@ func (t *Translator) lastAssistantIs(stop string) bool {
 
 // snapshot makes an event carrying a copy of the message so far.
 func (t *Translator) snapshot(typ string, ae *AssistantEvent) Event {
-	m := t.cur.Clone()
+	m := t.cur.msg.Clone()
 	return Event{Type: typ, Message: &m, Update: ae}
 }
 
@@ -418,15 +748,17 @@ func addUsage(dst *Usage, u gjson.Result) {
 
 // setUsage applies a message_delta usage: its counts are totals so far.
 func setUsage(dst *Usage, u gjson.Result) {
-	for key, p := range map[string]*int64{
-		"input_tokens":                &dst.Input,
-		"output_tokens":               &dst.Output,
-		"cache_read_input_tokens":     &dst.CacheRead,
-		"cache_creation_input_tokens": &dst.CacheWrite,
-	} {
-		if r := u.Get(key); r.Exists() {
-			*p = r.Int()
-		}
+	if r := u.Get("input_tokens"); r.Exists() {
+		dst.Input = r.Int()
+	}
+	if r := u.Get("output_tokens"); r.Exists() {
+		dst.Output = r.Int()
+	}
+	if r := u.Get("cache_read_input_tokens"); r.Exists() {
+		dst.CacheRead = r.Int()
+	}
+	if r := u.Get("cache_creation_input_tokens"); r.Exists() {
+		dst.CacheWrite = r.Int()
 	}
 }
 

@@ -65,6 +65,46 @@ func translate(rec recording, lines [][]byte, end func(*Translator) []Event) []E
 
 func finish(tr *Translator) []Event { return tr.Finish("exit status 0") }
 
+// goldenLimit is the longest string a golden file shows whole; longer ones
+// (the 2 MB reply, repeated in every partial message) are abbreviated.
+const goldenLimit = 300
+
+// abbreviate returns a copy of e whose long strings are shortened to their
+// length and ends, so golden files stay readable and small.
+func abbreviate(e Event) Event {
+	short := func(s string) string {
+		if len(s) <= goldenLimit {
+			return s
+		}
+		return fmt.Sprintf("«%d bytes: %q … %q»", len(s), s[:40], s[len(s)-40:])
+	}
+	msg := func(m *Message) *Message {
+		if m == nil {
+			return nil
+		}
+		c := m.Clone()
+		for i := range c.Content {
+			c.Content[i].Text = short(c.Content[i].Text)
+			c.Content[i].Thinking = short(c.Content[i].Thinking)
+		}
+		return &c
+	}
+	e.Message = msg(e.Message)
+	if e.Update != nil {
+		u := *e.Update
+		u.Delta, u.Content = short(u.Delta), short(u.Content)
+		e.Update = &u
+	}
+	msgs := make([]Message, len(e.Messages))
+	for i := range e.Messages {
+		msgs[i] = *msg(&e.Messages[i])
+	}
+	if e.Messages != nil {
+		e.Messages = msgs
+	}
+	return e
+}
+
 func encode(t testing.TB, evs []Event) []byte {
 	t.Helper()
 	var buf bytes.Buffer
@@ -83,6 +123,9 @@ func TestGolden(t *testing.T) {
 		t.Run(rec.name, func(t *testing.T) {
 			evs := translate(rec, rec.lines, finish)
 			checkGrammar(t, evs)
+			for i := range evs {
+				evs[i] = abbreviate(evs[i])
+			}
 			got := encode(t, evs)
 			golden := filepath.Join("testdata", rec.name+".golden.jsonl")
 			if *update {
@@ -115,7 +158,11 @@ func TestGolden(t *testing.T) {
 // form a well-formed run.
 func TestEveryPrefixEndsWellFormed(t *testing.T) {
 	for _, rec := range recordings(t) {
-		for n := 0; n <= len(rec.lines); n++ {
+		step := 1
+		if len(rec.lines) > 100 { // long recordings: a few cut points
+			step = len(rec.lines) / 5
+		}
+		for n := 0; n <= len(rec.lines); n += step {
 			for _, end := range []struct {
 				name string
 				f    func(*Translator) []Event
@@ -131,12 +178,31 @@ func TestEveryPrefixEndsWellFormed(t *testing.T) {
 						m := lastAssistant(evs)
 						require.NotNil(t, m)
 						want := map[string]string{"finish": StopError, "abort": StopAborted, "fail": StopError}[end.name]
+						if end.name == "abort" && m.StopReason != StopAborted {
+							// Nothing was streaming: the last message was
+							// complete (and any running tool ends aborted).
+							assert.Contains(t, []string{StopStop, StopLength, StopToolUse}, m.StopReason)
+							if m.StopReason == StopToolUse {
+								assert.True(t, abortedTool(evs), "running tools end aborted")
+							}
+							return
+						}
 						assert.Equal(t, want, m.StopReason)
 					}
 				})
 			}
 		}
 	}
+}
+
+// abortedTool reports whether the run ended a running tool as aborted.
+func abortedTool(evs []Event) bool {
+	for _, e := range evs {
+		if e.Type == EventToolExecutionEnd && e.Result.Content[0].Text == ToolAbortedMessage {
+			return true
+		}
+	}
+	return false
 }
 
 func lastAssistant(evs []Event) *Message {
@@ -204,9 +270,11 @@ func checkGrammar(t testing.TB, evs []Event) {
 	require.Equal(t, EventAgentStart, evs[0].Type)
 	require.Equal(t, EventAgentEnd, evs[len(evs)-1].Type)
 	inTurn := false
-	var open *Message // the message between its start and end
+	var open *Message            // the message between its start and end
+	calls := map[string]string{} // tool calls of the run's assistant messages: id → name
+	started := map[string]bool{} // tool_execution_start seen, no end yet
 	var runMsgs []Message
-	text := map[int]string{} // streamed text per content index of the open message
+	text := map[int]*strings.Builder{} // streamed text per content index of the open message
 	for i, e := range evs {
 		where := fmt.Sprintf("event %d (%s)", i, e.Type)
 		switch e.Type {
@@ -222,12 +290,14 @@ func checkGrammar(t testing.TB, evs []Event) {
 		case EventTurnEnd:
 			require.True(t, inTurn, where)
 			require.Nil(t, open, where)
+			require.Empty(t, started, "%s: tools still running at turn_end", where)
+			require.NotNil(t, e.Message, "%s: turn_end carries the turn's message", where)
 			inTurn = false
 		case EventMessageStart:
 			require.True(t, inTurn, where)
 			require.Nil(t, open, "%s: a message is still open", where)
 			open = e.Message
-			text = map[int]string{}
+			text = map[int]*strings.Builder{}
 		case EventMessageUpdate:
 			require.NotNil(t, open, where)
 			require.Equal(t, RoleAssistant, e.Message.Role, where)
@@ -235,23 +305,49 @@ func checkGrammar(t testing.TB, evs []Event) {
 			require.Less(t, u.ContentIndex, len(e.Message.Content), where)
 			switch u.Type {
 			case TextDelta:
-				text[u.ContentIndex] += u.Delta
-				require.Equal(t, text[u.ContentIndex], e.Message.Content[u.ContentIndex].Text, "%s: partial = deltas so far", where)
+				if text[u.ContentIndex] == nil {
+					text[u.ContentIndex] = &strings.Builder{}
+				}
+				text[u.ContentIndex].WriteString(u.Delta)
+				require.True(t, text[u.ContentIndex].String() == e.Message.Content[u.ContentIndex].Text, "%s: partial = deltas so far", where)
 			case TextEnd:
-				require.Equal(t, text[u.ContentIndex], u.Content, where)
+				if b := text[u.ContentIndex]; b != nil {
+					require.True(t, b.String() == u.Content, "%s: text_end = deltas", where)
+				}
 			}
 		case EventMessageEnd:
 			require.NotNil(t, open, where)
 			require.Equal(t, open.Role, e.Message.Role, where)
-			for ci, s := range text {
-				require.Equal(t, s, e.Message.Content[ci].Text, "%s: final text = deltas", where)
+			for ci, b := range text {
+				require.True(t, b.String() == e.Message.Content[ci].Text, "%s: final text = deltas", where)
 			}
-			if e.Message.Role == RoleAssistant {
+			switch e.Message.Role {
+			case RoleAssistant:
 				require.Contains(t, []string{StopStop, StopLength, StopToolUse, StopError, StopAborted}, e.Message.StopReason, where)
 				require.NotNil(t, e.Message.Usage, where)
+				for _, c := range e.Message.Content {
+					if c.Type == "toolCall" {
+						calls[c.ID] = c.Name
+						require.True(t, json.Valid(c.Arguments), "%s: arguments %q", where, c.Arguments)
+					}
+				}
+			case RoleToolResult:
+				require.Contains(t, calls, e.Message.ToolCallID, "%s: result of an unknown call", where)
+				require.NotNil(t, e.Message.IsError, where)
 			}
 			runMsgs = append(runMsgs, *e.Message)
 			open = nil
+		case EventToolExecutionStart:
+			require.True(t, inTurn, where)
+			require.Nil(t, open, where)
+			require.Equal(t, calls[e.ToolCallID], e.ToolName, "%s: start of a call of the turn", where)
+			started[e.ToolCallID] = true
+		case EventToolExecutionEnd:
+			require.True(t, inTurn, where)
+			require.Nil(t, open, where)
+			require.True(t, started[e.ToolCallID], "%s: end without start", where)
+			delete(started, e.ToolCallID)
+			require.NotNil(t, e.Result, where)
 		default:
 			t.Fatalf("%s: unexpected event type", where)
 		}

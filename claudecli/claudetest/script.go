@@ -2,6 +2,7 @@ package claudetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -11,43 +12,72 @@ import (
 	"time"
 )
 
+// Block is one content block of a scripted reply.
+type Block struct {
+	// Type is "text", "thinking" or "tool_use".
+	Type string
+	// Text is the text of a text or thinking block.
+	Text string
+	// Name and Input (a JSON object) describe a tool_use block.
+	Name  string
+	Input string
+}
+
 // Script is the reply the fake API gives to one Messages request.
 type Script struct {
 	// Status, when not zero, makes the reply an HTTP error with that status
 	// and "x-should-retry: false", so the CLI fails the turn at once.
 	Status int
-	// Text is the reply's text, sent as Chunks-sized text deltas.
-	Text  string
+	// Blocks are the reply's content, streamed in order.
+	Blocks []Block
+	// StopReason is the API stop_reason; empty means "end_turn", or
+	// "tool_use" when a block is a tool call.
+	StopReason string
+	// Chunk is the size of text and tool-input deltas, in bytes.
 	Chunk int
 	// Delay is the pause before each delta.
 	Delay time.Duration
 }
 
-// Markers recognised in the last user message. Each is written [[name]] or
-// [[name:arg]]; the first one of each kind counts.
+// Text returns the script's text blocks, joined.
+func (s Script) Text() string {
+	var b strings.Builder
+	for _, bl := range s.Blocks {
+		if bl.Type == "text" {
+			b.WriteString(bl.Text)
+		}
+	}
+	return b.String()
+}
+
+// Markers recognised in the text the user typed last (see
+// [Request.LastUserText]). Each is written [[name]] or [[name:arg]]; the
+// argument ends at the first "]]".
 //
-//	[[error:529]]   reply with that HTTP status and an Anthropic error body
-//	[[say:text]]    reply with exactly "text" (up to the closing brackets)
-//	[[huge:N]]      reply with N bytes of [HugeText]
-//	[[slow:N]]      reply with N words, one delta every 50ms (default 100)
-//	[[chunk:N]]     send the reply in deltas of N bytes (default 1000; slow: one word)
+//	[[error:529]]        reply with that HTTP status and an Anthropic error body
+//	[[think:text]]       start the reply with a thinking block
+//	[[say:text]]         reply with exactly "text" (default: "echo: " + the user's text)
+//	[[huge:N]]           reply with N bytes of [HugeText]
+//	[[slow:N]]           reply with N words, one delta every [SlowDelay] (default 100)
+//	[[tool:Name:{json}]] end the reply with a call of tool Name (repeatable)
+//	[[bash:command]]     shorthand for [[tool:Bash:{"command":"command","description":"…"}]]
+//	[[stop:reason]]      the API stop_reason (e.g. max_tokens)
+//	[[chunk:N]]          send text and tool input in deltas of N bytes (default 1000)
 //
-// Without a reply marker the reply is "echo: " followed by the user's text.
-var markerRE = regexp.MustCompile(`\[\[(error|say|huge|slow|chunk)(?::([^\]]*))?\]\]`)
+// After the CLI ran tools (the last user message carries tool results, and
+// no text), the reply is "tool said: " followed by the results' text.
+var markerRE = regexp.MustCompile(`\[\[(error|think|say|huge|slow|tool|bash|stop|chunk)(?::(.*?))?\]\]`)
 
 // SlowDelay is the pause between deltas of a [[slow]] reply.
 const SlowDelay = 50 * time.Millisecond
 
-// ParseScript chooses the reply for a user message.
+// ParseScript chooses the reply for what the user typed.
 func ParseScript(userText string) Script {
-	s := Script{Text: "echo: " + userText, Chunk: 1000}
-	seen := map[string]bool{}
+	s := Script{Chunk: 1000}
+	var reply *Block
+	var thinking, tools []Block
 	for _, m := range markerRE.FindAllStringSubmatch(userText, -1) {
 		name, arg := m[1], m[2]
-		if seen[name] {
-			continue
-		}
-		seen[name] = true
 		n, _ := strconv.Atoi(arg) // a bad number reads as 0 and takes the default
 		switch name {
 		case "error":
@@ -55,24 +85,50 @@ func ParseScript(userText string) Script {
 			if s.Status < 400 {
 				s.Status = 500
 			}
+		case "think":
+			thinking = append(thinking, Block{Type: "thinking", Text: arg})
 		case "say":
-			s.Text = arg
+			reply = &Block{Type: "text", Text: arg}
 		case "huge":
-			s.Text = HugeText(n)
+			reply = &Block{Type: "text", Text: HugeText(n)}
 		case "slow":
 			if n <= 0 {
 				n = 100
 			}
-			s.Text = strings.Repeat("word ", n)
+			reply = &Block{Type: "text", Text: strings.Repeat("word ", n)}
 			s.Chunk = len("word ")
 			s.Delay = SlowDelay
+		case "tool":
+			tname, input, _ := strings.Cut(arg, ":")
+			if input == "" {
+				input = "{}"
+			}
+			tools = append(tools, Block{Type: "tool_use", Name: tname, Input: input})
+		case "bash":
+			input, _ := json.Marshal(map[string]string{"command": arg, "description": "Run " + arg})
+			tools = append(tools, Block{Type: "tool_use", Name: "Bash", Input: string(input)})
+		case "stop":
+			s.StopReason = arg
 		case "chunk":
 			if n > 0 {
 				s.Chunk = n
 			}
 		}
 	}
+	if reply == nil && len(tools) == 0 {
+		reply = &Block{Type: "text", Text: "echo: " + userText}
+	}
+	s.Blocks = thinking
+	if reply != nil {
+		s.Blocks = append(s.Blocks, *reply)
+	}
+	s.Blocks = append(s.Blocks, tools...)
 	return s
+}
+
+// afterTools is the reply once tools ran: it quotes their results.
+func afterTools(results []string) Script {
+	return Script{Chunk: 1000, Blocks: []Block{{Type: "text", Text: "tool said: " + strings.Join(results, " | ")}}}
 }
 
 // HugeText returns n bytes of a recognisable pattern: numbered lines of
@@ -86,15 +142,53 @@ func HugeText(n int) string {
 	return b.String()[:n]
 }
 
-var msgSeq atomic.Int64
+var msgSeq, toolSeq atomic.Int64
 
-func (s Script) usage(inTokens, outTokens int) map[string]any {
+func usage(inTokens, outTokens int) map[string]any {
 	return map[string]any{
 		"input_tokens":                inTokens,
 		"output_tokens":               outTokens,
 		"cache_creation_input_tokens": 0,
 		"cache_read_input_tokens":     0,
 	}
+}
+
+func (s Script) stopReason() string {
+	if s.StopReason != "" {
+		return s.StopReason
+	}
+	for _, b := range s.Blocks {
+		if b.Type == "tool_use" {
+			return "tool_use"
+		}
+	}
+	return "end_turn"
+}
+
+func (s Script) outTokens() int {
+	n := 0
+	for _, b := range s.Blocks {
+		n += len(b.Text) + len(b.Input)
+	}
+	return estimateTokens(n)
+}
+
+// content returns the blocks as the API's content array, giving tool calls
+// ids.
+func (s Script) content() []map[string]any {
+	out := make([]map[string]any, len(s.Blocks))
+	for i, b := range s.Blocks {
+		switch b.Type {
+		case "thinking":
+			out[i] = map[string]any{"type": "thinking", "thinking": b.Text, "signature": "fake-signature"}
+		case "tool_use":
+			out[i] = map[string]any{"type": "tool_use", "id": fmt.Sprintf("toolu_fake%04d", toolSeq.Add(1)),
+				"name": b.Name, "input": json.RawMessage(b.Input)}
+		default:
+			out[i] = map[string]any{"type": "text", "text": b.Text}
+		}
+	}
+	return out
 }
 
 // message is the non-streaming reply.
@@ -104,74 +198,103 @@ func (s Script) message(model string, inTokens int) map[string]any {
 		"type":          "message",
 		"role":          "assistant",
 		"model":         model,
-		"content":       []any{map[string]any{"type": "text", "text": s.Text}},
-		"stop_reason":   "end_turn",
+		"content":       s.content(),
+		"stop_reason":   s.stopReason(),
 		"stop_sequence": nil,
-		"usage":         s.usage(inTokens, estimateTokens(len(s.Text))),
+		"usage":         usage(inTokens, s.outTokens()),
 	}
 }
 
 var errStopped = errors.New("fake API stopped")
 
+// chunks splits s into pieces of at most n bytes, never inside a UTF-8
+// sequence (the real API sends whole characters).
+func chunks(s string, n int) []string {
+	var out []string
+	for s != "" {
+		k := min(n, len(s))
+		for k < len(s) && k > 0 && s[k]&0xC0 == 0x80 {
+			k--
+		}
+		if k == 0 {
+			k = len(s)
+		}
+		out = append(out, s[:k])
+		s = s[k:]
+	}
+	return out
+}
+
 // stream writes the reply as the Messages API's server-sent events. It
 // returns an error when the client goes away or the server stops first.
 func (s Script) stream(ctx context.Context, stop <-chan struct{}, w *sseWriter, model string, inTokens int) error {
 	id := fmt.Sprintf("msg_fake%04d", msgSeq.Add(1))
-	events := []struct {
-		name string
-		data any
-	}{
-		{"message_start", map[string]any{"type": "message_start", "message": map[string]any{
-			"id": id, "type": "message", "role": "assistant", "model": model, "content": []any{},
-			"stop_reason": nil, "stop_sequence": nil, "usage": s.usage(inTokens, 1),
-		}}},
-		{"content_block_start", map[string]any{"type": "content_block_start", "index": 0,
-			"content_block": map[string]any{"type": "text", "text": ""}}},
-		{"ping", map[string]any{"type": "ping"}},
+	emit := func(name string, data map[string]any) error {
+		data["type"] = name
+		return w.event(name, data)
 	}
-	for _, e := range events {
-		if err := w.event(e.name, e.data); err != nil {
-			return err
+	wait := func() error {
+		if s.Delay <= 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-stop:
+			return errStopped
+		case <-time.After(s.Delay):
+			return nil
 		}
 	}
-	for text := s.Text; text != ""; {
-		n := min(s.Chunk, len(text))
-		// Never split a UTF-8 sequence: the real API sends whole characters.
-		for n < len(text) && n > 0 && text[n]&0xC0 == 0x80 {
-			n--
-		}
-		if n == 0 {
-			n = len(text)
-		}
-		if s.Delay > 0 {
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-stop:
-				return errStopped
-			case <-time.After(s.Delay):
+	if err := emit("message_start", map[string]any{"message": map[string]any{
+		"id": id, "type": "message", "role": "assistant", "model": model, "content": []any{},
+		"stop_reason": nil, "stop_sequence": nil, "usage": usage(inTokens, 1),
+	}}); err != nil {
+		return err
+	}
+	if err := emit("ping", map[string]any{}); err != nil {
+		return err
+	}
+	for i, c := range s.content() {
+		var start map[string]any
+		var deltas []map[string]any
+		switch c["type"] {
+		case "thinking":
+			start = map[string]any{"type": "thinking", "thinking": "", "signature": ""}
+			for _, p := range chunks(c["thinking"].(string), s.Chunk) {
+				deltas = append(deltas, map[string]any{"type": "thinking_delta", "thinking": p})
+			}
+			deltas = append(deltas, map[string]any{"type": "signature_delta", "signature": c["signature"]})
+		case "tool_use":
+			start = map[string]any{"type": "tool_use", "id": c["id"], "name": c["name"], "input": map[string]any{}}
+			for _, p := range chunks(string(c["input"].(json.RawMessage)), s.Chunk) {
+				deltas = append(deltas, map[string]any{"type": "input_json_delta", "partial_json": p})
+			}
+		default:
+			start = map[string]any{"type": "text", "text": ""}
+			for _, p := range chunks(c["text"].(string), s.Chunk) {
+				deltas = append(deltas, map[string]any{"type": "text_delta", "text": p})
 			}
 		}
-		if err := w.event("content_block_delta", map[string]any{"type": "content_block_delta", "index": 0,
-			"delta": map[string]any{"type": "text_delta", "text": text[:n]}}); err != nil {
+		if err := emit("content_block_start", map[string]any{"index": i, "content_block": start}); err != nil {
 			return err
 		}
-		text = text[n:]
-	}
-	tail := []struct {
-		name string
-		data any
-	}{
-		{"content_block_stop", map[string]any{"type": "content_block_stop", "index": 0}},
-		{"message_delta", map[string]any{"type": "message_delta",
-			"delta": map[string]any{"stop_reason": "end_turn", "stop_sequence": nil},
-			"usage": map[string]any{"output_tokens": estimateTokens(len(s.Text))}}},
-		{"message_stop", map[string]any{"type": "message_stop"}},
-	}
-	for _, e := range tail {
-		if err := w.event(e.name, e.data); err != nil {
+		for _, d := range deltas {
+			if err := wait(); err != nil {
+				return err
+			}
+			if err := emit("content_block_delta", map[string]any{"index": i, "delta": d}); err != nil {
+				return err
+			}
+		}
+		if err := emit("content_block_stop", map[string]any{"index": i}); err != nil {
 			return err
 		}
 	}
-	return nil
+	if err := emit("message_delta", map[string]any{
+		"delta": map[string]any{"stop_reason": s.stopReason(), "stop_sequence": nil},
+		"usage": map[string]any{"output_tokens": s.outTokens()}}); err != nil {
+		return err
+	}
+	return emit("message_stop", map[string]any{})
 }

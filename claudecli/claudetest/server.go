@@ -187,7 +187,12 @@ func (s *Server) serveMessages(w http.ResponseWriter, hr *http.Request, req *Req
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "fake API: body is not JSON")
 		return
 	}
-	script := ParseScript(lastUserText(req.Body))
+	var script Script
+	if results, ok := lastToolResults(req.Body); ok {
+		script = afterTools(results)
+	} else {
+		script = ParseScript(lastUserText(req.Body))
+	}
 	s.update(req, func(r *Request) { r.Script = script })
 	if script.Status != 0 {
 		w.Header().Set("x-should-retry", "false")
@@ -275,6 +280,38 @@ func lastUserText(body []byte) string {
 		return ""
 	}
 	return ""
+}
+
+// lastToolResults returns the text of the tool results in the last user
+// message, and whether that message is tool results only (the model call
+// after the CLI ran tools).
+func lastToolResults(body []byte) ([]string, bool) {
+	msgs := gjson.GetBytes(body, "messages").Array()
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Get("role").String() != "user" {
+			continue
+		}
+		var out []string
+		for _, b := range msgs[i].Get("content").Array() {
+			switch b.Get("type").String() {
+			case "tool_result":
+				c := b.Get("content")
+				if c.Type == gjson.String {
+					out = append(out, strings.TrimSpace(c.String()))
+					continue
+				}
+				for _, part := range c.Array() {
+					out = append(out, strings.TrimSpace(part.Get("text").String()))
+				}
+			case "text":
+				if !strings.HasPrefix(b.Get("text").String(), "<system-reminder>") {
+					return nil, false
+				}
+			}
+		}
+		return out, len(out) > 0
+	}
+	return nil, false
 }
 
 // sseWriter writes server-sent events and flushes each one.

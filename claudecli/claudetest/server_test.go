@@ -67,17 +67,24 @@ func TestRealCLIAPIError(t *testing.T) {
 }
 
 func TestParseScript(t *testing.T) {
+	text := func(s string) []claudetest.Block { return []claudetest.Block{{Type: "text", Text: s}} }
 	tests := []struct {
 		in   string
 		want claudetest.Script
 	}{
-		{"hi", claudetest.Script{Text: "echo: hi", Chunk: 1000}},
-		{"x [[say:done]] y", claudetest.Script{Text: "done", Chunk: 1000}},
-		{"[[error:529]]", claudetest.Script{Status: 529, Text: "echo: [[error:529]]", Chunk: 1000}},
-		{"[[error:abc]]", claudetest.Script{Status: 500, Text: "echo: [[error:abc]]", Chunk: 1000}},
-		{"[[huge:10]][[chunk:3]]", claudetest.Script{Text: claudetest.HugeText(10), Chunk: 3}},
-		{"[[slow:2]]", claudetest.Script{Text: "word word ", Chunk: 5, Delay: claudetest.SlowDelay}},
-		{"[[say:a]][[say:b]]", claudetest.Script{Text: "a", Chunk: 1000}},
+		{"hi", claudetest.Script{Blocks: text("echo: hi"), Chunk: 1000}},
+		{"x [[say:done]] y", claudetest.Script{Blocks: text("done"), Chunk: 1000}},
+		{"[[error:529]]", claudetest.Script{Status: 529, Blocks: text("echo: [[error:529]]"), Chunk: 1000}},
+		{"[[error:abc]]", claudetest.Script{Status: 500, Blocks: text("echo: [[error:abc]]"), Chunk: 1000}},
+		{"[[huge:10]][[chunk:3]]", claudetest.Script{Blocks: text(claudetest.HugeText(10)), Chunk: 3}},
+		{"[[slow:2]]", claudetest.Script{Blocks: text("word word "), Chunk: 5, Delay: claudetest.SlowDelay}},
+		{"[[say:a]][[say:b]]", claudetest.Script{Blocks: text("b"), Chunk: 1000}},
+		{"[[think:hmm]][[say:ok]][[stop:max_tokens]]", claudetest.Script{Blocks: []claudetest.Block{
+			{Type: "thinking", Text: "hmm"}, {Type: "text", Text: "ok"}}, StopReason: "max_tokens", Chunk: 1000}},
+		{`[[say:running]][[bash:echo [x]]][[tool:Read:{"file_path":"/a"}]]`, claudetest.Script{Blocks: []claudetest.Block{
+			{Type: "text", Text: "running"},
+			{Type: "tool_use", Name: "Bash", Input: `{"command":"echo [x","description":"Run echo [x"}`},
+			{Type: "tool_use", Name: "Read", Input: `{"file_path":"/a"}`}}, Chunk: 1000}},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, claudetest.ParseScript(tt.in), tt.in)

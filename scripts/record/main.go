@@ -11,6 +11,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"flag"
 	"fmt"
@@ -20,6 +21,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
@@ -31,14 +35,36 @@ type scenario struct {
 	prompt string
 	// noPartial leaves out --include-partial-messages.
 	noPartial bool
+	// args are added to the command line.
+	args []string
+	// setup, when set, is a first prompt run in its own process; the
+	// recorded one then resumes its session.
+	setup string
+	// killAt, when set, interrupts the process (SIGTERM to its group, as
+	// the pipe transport's abort does) once it printed a line containing
+	// this; the recording ends there.
+	killAt string
 }
 
 var scenarios = []scenario{
 	{name: "text", prompt: "Say hello [[say:Hello there, <friend> & co!]][[chunk:4]]"},
 	{name: "text-unicode", prompt: "[[say:emoji 😀 quotes \" backslash \\ line\u2028sep\nnewline]][[chunk:5]]"},
 	{name: "text-no-partial", prompt: "[[say:Whole message at once.]]", noPartial: true},
+	{name: "thinking", prompt: "[[think:Let me think: 2+2 is 4.]][[say:The answer is 4.]][[chunk:6]]"},
+	{name: "tool-bash", prompt: "[[say:Running it.]][[bash:echo hello-from-tool]][[chunk:8]]"},
+	{name: "tool-bash-no-partial", prompt: "[[bash:echo hello-from-tool]]", noPartial: true},
+	{name: "tools-two", prompt: "[[bash:echo one]][[bash:echo two]][[chunk:10]]"},
+	{name: "tool-error", prompt: "[[bash:ls ./no-such-file]]"},
+	{name: "tool-denied-outside-cwd", prompt: "[[bash:ls /nonexistent-dir-for-claude-rpc]]"},
+	{name: "permission-denied", prompt: `[[tool:Write:{"file_path":"/tmp/claude-rpc-denied.txt","content":"x"}]]`},
+	{name: "max-turns", prompt: "[[bash:echo once]]", args: []string{"--max-turns", "1"}},
+	{name: "max-tokens", prompt: "[[say:This reply is cut]][[stop:max_tokens]]"},
+	{name: "interrupt-mid-text", prompt: "[[slow:100]]", killAt: `"text":"word "`},
+	{name: "interrupt-mid-tool", prompt: "[[bash:sleep 20; echo finished]]", killAt: `"subtype":"task_started"`},
 	{name: "api-error-500", prompt: "fail [[error:500]]"},
 	{name: "api-error-529", prompt: "overloaded [[error:529]]"},
+	{name: "compact", setup: "Remember the word pelican. [[say:Noted: pelican.]]", prompt: "/compact"},
+	{name: "huge-reply", prompt: "[[huge:2000000]]"},
 }
 
 func main() {
@@ -83,24 +109,67 @@ func record(srv *claudetest.Server, cli, out string, sc scenario) error {
 		return err
 	}
 	defer os.RemoveAll(home)
-	cfg := claudecli.Config{Path: cli, Dir: home, Env: srv.CLIEnv(home), PermissionMode: "default"}
-	args := cfg.TurnArgs("")
-	if sc.noPartial {
-		args = slicesDelete(args, "--include-partial-messages")
+	cfg := claudecli.Config{Path: cli, Dir: home, Env: srv.CLIEnv(home), PermissionMode: "default", ExtraArgs: sc.args}
+	resume := ""
+	if sc.setup != "" {
+		stdout, err := runCLI(cfg, "", false, claudecli.UserLine(sc.setup, nil), "")
+		if err != nil {
+			return fmt.Errorf("setup: %w", err)
+		}
+		for _, l := range bytes.Split(stdout, []byte("\n")) {
+			if sid := gjson.GetBytes(l, "session_id").String(); sid != "" {
+				resume = sid
+			}
+		}
 	}
 	input := claudecli.UserLine(sc.prompt, nil)
-	cmd := exec.Command(cli, args...)
-	cmd.Dir, cmd.Env = cfg.Dir, cfg.Environ()
-	cmd.Stdin = bytes.NewReader(input)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil && stdout.Len() == 0 {
-		return fmt.Errorf("%v: %s", err, stderr.String())
+	stdout, err := runCLI(cfg, resume, sc.noPartial, input, sc.killAt)
+	if err != nil {
+		return err
 	}
 	if err := os.WriteFile(filepath.Join(out, sc.name+".input.jsonl"), input, 0o644); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(out, sc.name+".jsonl"), stdout.Bytes(), 0o644)
+	return os.WriteFile(filepath.Join(out, sc.name+".jsonl"), stdout, 0o644)
+}
+
+// runCLI runs one CLI process the way the pipe transport does and returns
+// its stdout.
+func runCLI(cfg claudecli.Config, resume string, noPartial bool, input []byte, killAt string) ([]byte, error) {
+	args := cfg.TurnArgs(resume)
+	if noPartial {
+		args = slicesDelete(args, "--include-partial-messages")
+	}
+	cmd := exec.Command(cfg.Path, args...)
+	cmd.Dir, cmd.Env = cfg.Dir, cfg.Environ()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Stdin = bytes.NewReader(input)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	var stdout bytes.Buffer
+	r := bufio.NewReaderSize(pipe, 1<<20)
+	for {
+		line, err := r.ReadBytes('\n')
+		stdout.Write(line)
+		if killAt != "" && bytes.Contains(line, []byte(killAt)) {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+			killAt = ""
+		}
+		if err != nil {
+			break
+		}
+	}
+	if err := cmd.Wait(); err != nil && stdout.Len() == 0 {
+		return nil, fmt.Errorf("%v: %s", err, stderr.String())
+	}
+	return stdout.Bytes(), nil
 }
 
 func slicesDelete(xs []string, x string) []string {
