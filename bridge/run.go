@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
@@ -13,7 +14,7 @@ func nowMillis() int64 { return time.Now().UnixMilli() }
 
 // runPrompt runs one prompt through a per-turn CLI process and relays its
 // output as events. It owns the run until [server.finish].
-func (s *server) runPrompt(r *run, text string, resume string, prev *claudecli.Process) {
+func (s *server) runPrompt(r *run, text string, session claudecli.Session, prev *claudecli.Process) {
 	defer s.wg.Done()
 	tr := transform.NewTranslator(nowMillis)
 	s.emit(tr.Start(transform.UserMessage([]transform.Content{transform.TextContent(text)}, nowMillis())))
@@ -36,13 +37,13 @@ func (s *server) runPrompt(r *run, text string, resume string, prev *claudecli.P
 		s.finish(r, tr, tr.Abort())
 		return
 	}
-	proc, err := claudecli.StartTurn(s.opts.CLI, resume, claudecli.UserLine(text, nil))
+	proc, err := claudecli.StartTurn(s.opts.CLI, session, claudecli.UserLine(text, nil))
 	if err != nil {
 		s.log.Error("starting claude", "err", err)
 		s.finish(r, tr, tr.Fail("starting claude: "+err.Error()))
 		return
 	}
-	s.log.Debug("claude started", "pid", proc.Pid(), "resume", resume)
+	s.log.Debug("claude started", "pid", proc.Pid(), "session", session.ID, "resume", session.Exists)
 	s.mu.Lock()
 	r.proc = proc
 	s.lastProc = proc
@@ -73,7 +74,7 @@ func (s *server) runPrompt(r *run, text string, resume string, prev *claudecli.P
 		if !sawSession && tr.SessionID() != "" {
 			sawSession = true
 			s.mu.Lock()
-			s.sessionID = tr.SessionID()
+			s.sessionID, s.sessionExists = tr.SessionID(), true
 			s.mu.Unlock()
 		}
 		if tr.Ended() {
@@ -114,10 +115,13 @@ func (s *server) finish(r *run, tr *transform.Translator, evs []transform.Event)
 	defer s.mu.Unlock()
 	s.messages = append(s.messages, tr.Messages()...)
 	if sid := tr.SessionID(); sid != "" {
-		s.sessionID = sid
+		s.sessionID, s.sessionExists = sid, true
 	}
 	if m := tr.Model(); m != "" {
 		s.model = m
+	}
+	if l := tr.Limits(); l.ContextWindow > 0 {
+		s.limits = l
 	}
 	s.run = nil
 	s.emit(evs)
@@ -126,50 +130,88 @@ func (s *server) finish(r *run, tr *transform.Translator, evs []transform.Event)
 	}
 }
 
+// stateData is get_state's data: pi's fields in pi's order, plus
+// interruptMode and queuedMessageCount, which pi's forks (omp, xcsh) add.
+type stateData struct {
+	Model                 modelInfo `json:"model"`
+	ThinkingLevel         string    `json:"thinkingLevel"`
+	IsStreaming           bool      `json:"isStreaming"`
+	IsCompacting          bool      `json:"isCompacting"`
+	SteeringMode          string    `json:"steeringMode"`
+	FollowUpMode          string    `json:"followUpMode"`
+	InterruptMode         string    `json:"interruptMode"`
+	SessionFile           string    `json:"sessionFile,omitempty"`
+	SessionID             string    `json:"sessionId"`
+	SessionName           string    `json:"sessionName,omitempty"`
+	AutoCompactionEnabled bool      `json:"autoCompactionEnabled"`
+	MessageCount          int       `json:"messageCount"`
+	PendingMessageCount   int       `json:"pendingMessageCount"`
+	QueuedMessageCount    int       `json:"queuedMessageCount"`
+}
+
+// modelInfo is pi's Model.
+type modelInfo struct {
+	ID            string    `json:"id"`
+	Name          string    `json:"name"`
+	API           string    `json:"api"`
+	Provider      string    `json:"provider"`
+	BaseURL       string    `json:"baseUrl"`
+	Reasoning     bool      `json:"reasoning"`
+	Input         []string  `json:"input"`
+	Cost          modelCost `json:"cost"`
+	ContextWindow int64     `json:"contextWindow"`
+	MaxTokens     int64     `json:"maxTokens"`
+}
+
+// modelCost is a model's price in dollars per million tokens; the CLI does
+// not tell it, so it is zero.
+type modelCost struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheRead  float64 `json:"cacheRead"`
+	CacheWrite float64 `json:"cacheWrite"`
+}
+
 // state is get_state's data.
-func (s *server) state() map[string]any {
+func (s *server) state() stateData {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var model any
-	if s.model != "" {
-		model = modelInfo(s.model, s.opts.CLI.Environ())
-	}
-	sessionFile := ""
-	if s.sessionID != "" {
-		sessionFile = sessions.TranscriptPath(s.configDir, s.cwd, s.sessionID)
-	}
-	return map[string]any{
-		"model":                 model,
-		"thinkingLevel":         "off",
-		"isStreaming":           s.run != nil,
-		"isCompacting":          false,
-		"steeringMode":          "one-at-a-time",
-		"followUpMode":          "one-at-a-time",
-		"interruptMode":         "immediate",
-		"sessionFile":           sessionFile,
-		"sessionId":             s.sessionID,
-		"autoCompactionEnabled": true,
-		"messageCount":          len(s.messages),
-		"pendingMessageCount":   0,
-		"queuedMessageCount":    0,
+	return stateData{
+		Model:                 s.modelInfo(),
+		ThinkingLevel:         "off",
+		IsStreaming:           s.run != nil,
+		SteeringMode:          "one-at-a-time",
+		FollowUpMode:          "one-at-a-time",
+		InterruptMode:         "immediate",
+		SessionFile:           sessions.TranscriptPath(s.configDir, s.cwd, s.sessionID),
+		SessionID:             s.sessionID,
+		AutoCompactionEnabled: true,
+		MessageCount:          len(s.messages),
 	}
 }
 
-// modelInfo is pi's Model for a Claude model id, with what the bridge knows.
-func modelInfo(id string, env []string) map[string]any {
+// modelInfo describes the model the CLI runs: the one it reported, else the
+// one asked for with --model, else "default" (the CLI's name for its default
+// model). Context window and output cap are the CLI's figures once a turn
+// reported them; until then, those of current Claude models.
+func (s *server) modelInfo() modelInfo {
+	id := s.model
+	if id == "" {
+		id = "default"
+	}
 	baseURL := "https://api.anthropic.com"
-	for _, kv := range env {
-		if len(kv) > len("ANTHROPIC_BASE_URL=") && kv[:len("ANTHROPIC_BASE_URL=")] == "ANTHROPIC_BASE_URL=" {
-			baseURL = kv[len("ANTHROPIC_BASE_URL="):]
+	for _, kv := range s.opts.CLI.Environ() {
+		if v, ok := strings.CutPrefix(kv, "ANTHROPIC_BASE_URL="); ok && v != "" {
+			baseURL = v
 		}
 	}
-	return map[string]any{
-		"id":        id,
-		"name":      id,
-		"api":       transform.API,
-		"provider":  transform.Provider,
-		"baseUrl":   baseURL,
-		"reasoning": true,
-		"input":     []string{"text", "image"},
+	limits := s.limits
+	if limits.ContextWindow == 0 {
+		limits = transform.Limits{ContextWindow: 200_000, MaxTokens: 32_000}
+	}
+	return modelInfo{
+		ID: id, Name: id, API: transform.API, Provider: transform.Provider, BaseURL: baseURL,
+		Reasoning: true, Input: []string{"text", "image"},
+		ContextWindow: limits.ContextWindow, MaxTokens: limits.MaxTokens,
 	}
 }

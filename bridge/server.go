@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -55,6 +56,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	}
 	s.configDir = sessions.ConfigDir(opts.CLI.Environ())
 	s.model = opts.CLI.Model
+	s.sessionID = sessions.NewID()
 
 	lines := make(chan inLine, 1)
 	go readLines(in, opts.MaxLine, lines)
@@ -108,10 +110,15 @@ type server struct {
 
 	wg sync.WaitGroup // run goroutines
 
-	mu        sync.Mutex // guards the fields below; held while a run's final frames are queued
-	sessionID string
-	model     string
-	messages  []transform.Message
+	mu sync.Mutex // guards the fields below; held while a run's final frames are queued
+	// sessionID is the CLI session the next prompt works on. The bridge
+	// chooses it (as pi has a session id from the start) and passes it
+	// with --session-id until the session exists, then --resume.
+	sessionID     string
+	sessionExists bool
+	model         string
+	limits        transform.Limits
+	messages      []transform.Message
 	run       *run               // the running prompt, nil when idle
 	lastProc  *claudecli.Process // the newest CLI process, maybe still exiting
 }
@@ -188,13 +195,19 @@ func (s *server) prompt(c command) {
 	}
 	r := &run{}
 	s.run = r
-	resume, prev := s.sessionID, s.lastProc
+	if !s.sessionExists {
+		// A run that failed before the CLI reported its session may still
+		// have created it.
+		_, err := os.Stat(sessions.TranscriptPath(s.configDir, s.cwd, s.sessionID))
+		s.sessionExists = err == nil
+	}
+	session, prev := claudecli.Session{ID: s.sessionID, Exists: s.sessionExists}, s.lastProc
 	// Acknowledge before agent_start: the run's first frames are queued by
 	// its goroutine, after this response.
 	s.w.send(okResponse(c.id, c.typ, nil))
 	s.mu.Unlock()
 	s.wg.Add(1)
-	go s.runPrompt(r, msg, resume, prev)
+	go s.runPrompt(r, msg, session, prev)
 }
 
 // abort ends the running prompt. pi answers after agent_end; when idle, at
@@ -230,7 +243,7 @@ func (s *server) newSession(c command) {
 		s.waitIdle()
 	}
 	s.mu.Lock()
-	s.sessionID = ""
+	s.sessionID, s.sessionExists = sessions.NewID(), false
 	s.messages = nil
 	s.mu.Unlock()
 	s.w.send(okResponse(c.id, c.typ, map[string]any{"cancelled": false}))
@@ -276,15 +289,20 @@ func (s *server) shutdown() {
 	s.w.close()
 }
 
+// lastAssistantText is pi's: the text of the last assistant message, not
+// counting aborted ones without content, trimmed; {} when there is none.
 func (s *server) lastAssistantText() map[string]any {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := len(s.messages) - 1; i >= 0; i-- {
-		if m := &s.messages[i]; m.Role == transform.RoleAssistant {
-			if t := m.Text(); t != "" {
-				return map[string]any{"text": t}
-			}
+		m := &s.messages[i]
+		if m.Role != transform.RoleAssistant || m.StopReason == transform.StopAborted && len(m.Content) == 0 {
+			continue
 		}
+		if t := strings.TrimSpace(m.Text()); t != "" {
+			return map[string]any{"text": t}
+		}
+		break
 	}
 	return map[string]any{}
 }

@@ -68,10 +68,17 @@ func (c *Config) Environ() []string {
 	return append(env, "CLAUDE_CODE_ENTRYPOINT="+Entrypoint)
 }
 
+// Session names the CLI session a process works on: ID, and whether it
+// exists already (then it is resumed; else it is created with that id).
+// The zero value lets the CLI choose a new id.
+type Session struct {
+	ID     string
+	Exists bool
+}
+
 // TurnArgs returns the command line of a per-turn process: print mode with
-// stream-json in and out and the API's partial messages, resuming session
-// resume when it is not empty.
-func (c *Config) TurnArgs(resume string) []string {
+// stream-json in and out and the API's partial messages, on session s.
+func (c *Config) TurnArgs(s Session) []string {
 	args := []string{"-p", "--verbose", "--input-format", "stream-json",
 		"--output-format", "stream-json", "--include-partial-messages"}
 	if c.Model != "" {
@@ -80,8 +87,11 @@ func (c *Config) TurnArgs(resume string) []string {
 	if c.PermissionMode != "" {
 		args = append(args, "--permission-mode", c.PermissionMode)
 	}
-	if resume != "" {
-		args = append(args, "--resume", resume)
+	switch {
+	case s.ID != "" && s.Exists:
+		args = append(args, "--resume", s.ID)
+	case s.ID != "":
+		args = append(args, "--session-id", s.ID)
 	}
 	return append(args, c.ExtraArgs...)
 }
@@ -102,12 +112,12 @@ type Process struct {
 
 // StartTurn starts a per-turn process (see [Config.TurnArgs]), writes input
 // to its stdin and closes it.
-func StartTurn(cfg Config, resume string, input []byte) (*Process, error) {
+func StartTurn(cfg Config, session Session, input []byte) (*Process, error) {
 	path, err := Find(cfg.Path)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(path, cfg.TurnArgs(resume)...)
+	cmd := exec.Command(path, cfg.TurnArgs(session)...)
 	cmd.Dir = cfg.Dir
 	cmd.Env = cfg.Environ()
 	configureGroup(cmd)

@@ -22,8 +22,9 @@ func TestTurnArgs(t *testing.T) {
 	c := Config{Model: "sonnet", PermissionMode: "plan", ExtraArgs: []string{"--x"}}
 	assert.Equal(t, []string{"-p", "--verbose", "--input-format", "stream-json", "--output-format", "stream-json",
 		"--include-partial-messages", "--model", "sonnet", "--permission-mode", "plan", "--resume", "abc", "--x"},
-		c.TurnArgs("abc"))
-	assert.NotContains(t, (&Config{}).TurnArgs(""), "--resume")
+		c.TurnArgs(Session{ID: "abc", Exists: true}))
+	assert.Equal(t, []string{"--session-id", "abc"}, (&Config{}).TurnArgs(Session{ID: "abc"})[7:])
+	assert.Len(t, (&Config{}).TurnArgs(Session{}), 7)
 }
 
 func TestUserLine(t *testing.T) {
@@ -73,7 +74,7 @@ func script(t *testing.T, body string) Config {
 }
 
 func TestStartTurnRelaysStdinToStdout(t *testing.T) {
-	p, err := StartTurn(script(t, "cat; echo done\n"), "", []byte("line\n"))
+	p, err := StartTurn(script(t, "cat; echo done\n"), Session{}, []byte("line\n"))
 	require.NoError(t, err)
 	out, err := io.ReadAll(p.Stdout())
 	require.NoError(t, err)
@@ -84,7 +85,7 @@ func TestStartTurnRelaysStdinToStdout(t *testing.T) {
 }
 
 func TestExitDescriptionHasStderrTail(t *testing.T) {
-	p, err := StartTurn(script(t, "echo oops >&2; exit 4\n"), "", nil)
+	p, err := StartTurn(script(t, "echo oops >&2; exit 4\n"), Session{}, nil)
 	require.NoError(t, err)
 	_, _ = io.ReadAll(p.Stdout())
 	<-p.Done()
@@ -96,7 +97,7 @@ func TestExitDescriptionHasStderrTail(t *testing.T) {
 func TestStopKillsTheGroup(t *testing.T) {
 	defer func(g time.Duration) { StopGrace = g }(StopGrace)
 	StopGrace = 200 * time.Millisecond
-	p, err := StartTurn(script(t, "trap '' TERM; sleep 60 & echo started; wait\n"), "", nil)
+	p, err := StartTurn(script(t, "trap '' TERM; sleep 60 & echo started; wait\n"), Session{}, nil)
 	require.NoError(t, err)
 	buf := make([]byte, 8)
 	n, _ := p.Stdout().Read(buf)
@@ -111,7 +112,7 @@ func TestStopKillsTheGroup(t *testing.T) {
 }
 
 func TestStartTurnMissingBinary(t *testing.T) {
-	_, err := StartTurn(Config{Path: "/nonexistent/claude"}, "", nil)
+	_, err := StartTurn(Config{Path: "/nonexistent/claude"}, Session{}, nil)
 	assert.True(t, errors.Is(err, ErrNotFound), "%v", err)
 	assert.True(t, strings.Contains(err.Error(), "/nonexistent/claude"))
 }

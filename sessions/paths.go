@@ -3,6 +3,8 @@
 package sessions
 
 import (
+	"crypto/rand"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,4 +57,14 @@ func ProjectDir(configDir, cwd string) string {
 // TranscriptPath returns the JSONL transcript of session id started in cwd.
 func TranscriptPath(configDir, cwd, id string) string {
 	return filepath.Join(ProjectDir(configDir, cwd), id+".jsonl")
+}
+
+// NewID returns a new random session id (a version 4 UUID, as the CLI's
+// --session-id requires).
+func NewID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

@@ -26,3 +26,9 @@ func TestConfigDir(t *testing.T) {
 	assert.Equal(t, filepath.Join("/h2", ".claude"), ConfigDir([]string{"HOME=/h", "HOME=/h2"}))
 	assert.Equal(t, filepath.Join("/h", ".claude", "projects", "-w", "id.jsonl"), TranscriptPath(ConfigDir([]string{"HOME=/h"}), "/w", "id"))
 }
+
+func TestNewID(t *testing.T) {
+	id := NewID()
+	assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, id)
+	assert.NotEqual(t, id, NewID())
+}

@@ -120,11 +120,11 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			IsError    bool        `json:"isError"`
 		}{e.Type, e.ToolCallID, e.ToolName, e.Result, e.IsError})
 	case EventMessageUpdate:
-		return marshalNoEscape(struct {
+		return marshalNoEscape(struct { // pi's key order
 			Type    string          `json:"type"`
-			Message *Message        `json:"message"`
 			Update  json.RawMessage `json:"assistantMessageEvent"`
-		}{e.Type, e.Message, e.Update.marshal(e.Message)})
+			Message *Message        `json:"message"`
+		}{e.Type, e.Update.marshal(e.Message), e.Message})
 	default:
 		return marshalNoEscape(struct {
 			Type string `json:"type"`

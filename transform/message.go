@@ -139,6 +139,9 @@ type Message struct {
 	StopReason   string `json:"stopReason,omitempty"`
 	ErrorMessage string `json:"errorMessage,omitempty"`
 
+	// ResponseID is the API's message id of an assistant message.
+	ResponseID string `json:"responseId,omitempty"`
+
 	// ToolResult fields.
 	ToolCallID string          `json:"toolCallId,omitempty"`
 	ToolName   string          `json:"toolName,omitempty"`
@@ -149,14 +152,49 @@ type Message struct {
 	Timestamp int64 `json:"timestamp"`
 }
 
-// MarshalJSON writes the message in pi's shape; nil content is written as [].
+// MarshalJSON writes the message in pi's shape, with its keys in pi's order
+// for the role; nil content is written as [].
 func (m Message) MarshalJSON() ([]byte, error) {
-	type plain Message // no methods: no recursion
-	p := plain(m)
-	if p.Content == nil {
-		p.Content = []Content{}
+	content := m.Content
+	if content == nil {
+		content = []Content{}
 	}
-	return marshalNoEscape(p)
+	switch m.Role {
+	case RoleAssistant:
+		usage := m.Usage
+		if usage == nil {
+			usage = &Usage{}
+		}
+		return marshalNoEscape(struct {
+			Role         string    `json:"role"`
+			Content      []Content `json:"content"`
+			API          string    `json:"api"`
+			Provider     string    `json:"provider"`
+			Model        string    `json:"model"`
+			Usage        *Usage    `json:"usage"`
+			StopReason   string    `json:"stopReason"`
+			Timestamp    int64     `json:"timestamp"`
+			ResponseID   string    `json:"responseId,omitempty"`
+			ErrorMessage string    `json:"errorMessage,omitempty"`
+		}{m.Role, content, m.API, m.Provider, m.Model, usage, m.StopReason, m.Timestamp, m.ResponseID, m.ErrorMessage})
+	case RoleToolResult:
+		isError := m.IsError != nil && *m.IsError
+		return marshalNoEscape(struct {
+			Role       string          `json:"role"`
+			ToolCallID string          `json:"toolCallId"`
+			ToolName   string          `json:"toolName"`
+			Content    []Content       `json:"content"`
+			Details    json.RawMessage `json:"details,omitempty"`
+			IsError    bool            `json:"isError"`
+			Timestamp  int64           `json:"timestamp"`
+		}{m.Role, m.ToolCallID, m.ToolName, content, m.Details, isError, m.Timestamp})
+	default:
+		return marshalNoEscape(struct {
+			Role      string    `json:"role"`
+			Content   []Content `json:"content"`
+			Timestamp int64     `json:"timestamp"`
+		}{m.Role, content, m.Timestamp})
+	}
 }
 
 // Text returns the concatenated text blocks of the message.

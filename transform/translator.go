@@ -45,6 +45,7 @@ type Translator struct {
 
 	sessionID string
 	model     string
+	limits    Limits
 
 	messages []Message // this run's messages, in order
 	ended    bool      // agent_end emitted
@@ -88,6 +89,16 @@ func (t *Translator) SessionID() string { return t.sessionID }
 
 // Model is the model the CLI reported for this run, if any.
 func (t *Translator) Model() string { return t.model }
+
+// Limits are a model's context window and output cap, in tokens.
+type Limits struct {
+	ContextWindow int64
+	MaxTokens     int64
+}
+
+// Limits returns what the CLI's result reported for the run's model; zero
+// until then.
+func (t *Translator) Limits() Limits { return t.limits }
 
 // Ended reports whether agent_end has been emitted.
 func (t *Translator) Ended() bool { return t.ended }
@@ -488,6 +499,13 @@ func userText(c gjson.Result) string {
 
 // result ends the run.
 func (t *Translator) result(out []Event, v gjson.Result) []Event {
+	v.Get("modelUsage").ForEach(func(model, u gjson.Result) bool {
+		if t.model == "" || model.String() == t.model {
+			t.limits = Limits{ContextWindow: u.Get("contextWindow").Int(), MaxTokens: u.Get("maxOutputTokens").Int()}
+			return false
+		}
+		return true
+	})
 	if cost := v.Get("total_cost_usd").Float(); cost > 0 && t.pending >= 0 {
 		// The run's cost, on its last message: summed over a session's
 		// messages it gives the session's cost.
@@ -558,7 +576,7 @@ func (t *Translator) newAssistant(id, model string, streamed bool) *assistantSta
 	}
 	return &assistantState{
 		msg: Message{Role: RoleAssistant, Content: []Content{}, API: API, Provider: Provider,
-			Model: model, Usage: &Usage{}, StopReason: StopStop, Timestamp: t.now()},
+			Model: model, Usage: &Usage{}, StopReason: StopStop, Timestamp: t.now(), ResponseID: id},
 		id: id, streamed: streamed, blocks: map[int]int{}, json: map[int]*strings.Builder{}, text: map[int][]byte{},
 	}
 }

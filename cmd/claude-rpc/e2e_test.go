@@ -7,6 +7,7 @@ package main
 import (
 	"os"
 	"os/exec"
+	"syscall"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +64,9 @@ func last(frames []gjson.Result, typ, role string) gjson.Result {
 func TestPromptStreamsATextTurn(t *testing.T) {
 	t.Parallel()
 	b := startBridge(t)
+	before := b.call(map[string]any{"type": "get_state"}).Get("data")
+	assert.Regexp(t, `^[0-9a-f-]{36}$`, before.Get("sessionId").String(), "a session id from the start, as pi has")
+	assert.Equal(t, "default", before.Get("model.id").String())
 	frames := b.runPrompt("hello <b>world</b> & co")
 
 	assert.Equal(t, []string{
@@ -102,6 +106,9 @@ func TestPromptStreamsATextTurn(t *testing.T) {
 	st := b.call(map[string]any{"type": "get_state"})
 	assert.True(t, st.Get("success").Bool())
 	assert.Equal(t, sid, st.Get("data.sessionId").String())
+	assert.Equal(t, before.Get("sessionId").String(), sid, "the CLI ran on the session the bridge chose")
+	assert.Equal(t, "claude-opus-5-5", st.Get("data.model.id").String(), "the model the CLI reported")
+	assert.Positive(t, st.Get("data.model.contextWindow").Int())
 	assert.False(t, st.Get("data.isStreaming").Bool())
 	assert.Equal(t, int64(2), st.Get("data.messageCount").Int())
 	assert.Equal(t, "anthropic", st.Get("data.model.provider").String())
@@ -371,7 +378,7 @@ func TestNewSessionStartsAfresh(t *testing.T) {
 	assert.True(t, resp.Get("success").Bool())
 	assert.False(t, resp.Get("data.cancelled").Bool())
 	st := b.call(map[string]any{"type": "get_state"})
-	assert.Empty(t, st.Get("data.sessionId").String())
+	assert.NotEqual(t, first, st.Get("data.sessionId").String())
 	assert.Equal(t, int64(0), st.Get("data.messageCount").Int())
 	assert.Empty(t, b.call(map[string]any{"type": "get_last_assistant_text"}).Get("data").Map())
 
@@ -380,8 +387,8 @@ func TestNewSessionStartsAfresh(t *testing.T) {
 	require.Len(t, reqs, 2)
 	assert.NotContains(t, reqs[1].Messages().Raw, "remember", "a new session carries no history")
 	second := b.call(map[string]any{"type": "get_state"}).Get("data.sessionId").String()
-	assert.NotEmpty(t, second)
-	assert.NotEqual(t, first, second)
+	assert.Equal(t, st.Get("data.sessionId").String(), second)
+	assert.Equal(t, second, reqs[1].Header.Get("X-Claude-Code-Session-Id"))
 }
 
 func TestNewSessionWhileStreamingAbortsTheRun(t *testing.T) {
@@ -416,7 +423,7 @@ func TestChildEnvironment(t *testing.T) {
 	assert.NotContains(t, string(env), "ENTRYPOINT=cli")
 	args, err := os.ReadFile(fake + ".args")
 	require.NoError(t, err)
-	assert.Equal(t, "-p --verbose --input-format stream-json --output-format stream-json --include-partial-messages --model sonnet --permission-mode plan\n", string(args))
+	assert.Regexp(t, `^-p --verbose --input-format stream-json --output-format stream-json --include-partial-messages --model sonnet --permission-mode plan --session-id [0-9a-f-]{36}\n$`, string(args))
 }
 
 func runBinaryWithStdin(t *testing.T, env []string, stdin string, args ...string) (string, error) {
@@ -426,4 +433,28 @@ func runBinaryWithStdin(t *testing.T, env []string, stdin string, args ...string
 	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
+}
+
+func TestSIGTERMMidTurn(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	require.True(t, b.call(map[string]any{"type": "prompt", "message": "[[slow:400]]"}).Get("success").Bool())
+	b.until(30*time.Second, func(f gjson.Result) bool {
+		return f.Get("assistantMessageEvent.type").String() == "text_delta"
+	})
+	require.NotEmpty(t, b.leftovers(), "the CLI runs")
+	require.NoError(t, b.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case <-b.exited:
+	case <-time.After(15 * time.Second):
+		t.Fatal("claude-rpc did not exit within 15s of SIGTERM")
+	}
+	assert.Equal(t, 128+int(syscall.SIGTERM), b.cmd.ProcessState.ExitCode())
+	var rest []gjson.Result
+	for f := range b.frames {
+		rest = append(rest, gjson.ParseBytes(f))
+	}
+	require.NotEmpty(t, rest)
+	assert.Equal(t, "agent_end", rest[len(rest)-1].Get("type").String(), "the running turn ends cleanly")
+	b.requireNoLeftovers()
 }

@@ -21,6 +21,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/lmittmann/tint"
@@ -78,12 +79,30 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "claude-rpc: %v\n", err)
 		return 2
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	// A signal ends serving as stdin EOF does (the running prompt is
+	// aborted, every CLI process ended); the exit status then says which
+	// signal, 128+n, as pi's does.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	var got atomic.Value
+	go func() {
+		select {
+		case sig := <-sigs:
+			got.Store(sig)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	log.Debug("serving", "claude", opts.CLI.Path, "cwd", opts.CLI.Dir, "version", buildVersion())
 	if err := bridge.Serve(ctx, stdin, stdout, opts); err != nil {
 		log.Error("serving", "err", err)
 		return 1
+	}
+	if sig, ok := got.Load().(syscall.Signal); ok {
+		return 128 + int(sig)
 	}
 	return 0
 }

@@ -110,20 +110,20 @@ func record(srv *claudetest.Server, cli, out string, sc scenario) error {
 	}
 	defer os.RemoveAll(home)
 	cfg := claudecli.Config{Path: cli, Dir: home, Env: srv.CLIEnv(home), PermissionMode: "default", ExtraArgs: sc.args}
-	resume := ""
+	var session claudecli.Session
 	if sc.setup != "" {
-		stdout, err := runCLI(cfg, "", false, claudecli.UserLine(sc.setup, nil), "")
+		stdout, err := runCLI(cfg, session, false, claudecli.UserLine(sc.setup, nil), "")
 		if err != nil {
 			return fmt.Errorf("setup: %w", err)
 		}
 		for _, l := range bytes.Split(stdout, []byte("\n")) {
 			if sid := gjson.GetBytes(l, "session_id").String(); sid != "" {
-				resume = sid
+				session = claudecli.Session{ID: sid, Exists: true}
 			}
 		}
 	}
 	input := claudecli.UserLine(sc.prompt, nil)
-	stdout, err := runCLI(cfg, resume, sc.noPartial, input, sc.killAt)
+	stdout, err := runCLI(cfg, session, sc.noPartial, input, sc.killAt)
 	if err != nil {
 		return err
 	}
@@ -135,8 +135,8 @@ func record(srv *claudetest.Server, cli, out string, sc scenario) error {
 
 // runCLI runs one CLI process the way the pipe transport does and returns
 // its stdout.
-func runCLI(cfg claudecli.Config, resume string, noPartial bool, input []byte, killAt string) ([]byte, error) {
-	args := cfg.TurnArgs(resume)
+func runCLI(cfg claudecli.Config, session claudecli.Session, noPartial bool, input []byte, killAt string) ([]byte, error) {
+	args := cfg.TurnArgs(session)
 	if noPartial {
 		args = slicesDelete(args, "--include-partial-messages")
 	}
