@@ -119,8 +119,8 @@ type server struct {
 	model         string
 	limits        transform.Limits
 	messages      []transform.Message
-	run       *run               // the running prompt, nil when idle
-	lastProc  *claudecli.Process // the newest CLI process, maybe still exiting
+	run           *run               // the running prompt, nil when idle
+	lastProc      *claudecli.Process // the newest CLI process, maybe still exiting
 }
 
 // run is one prompt from agent_start to agent_end.

@@ -7,8 +7,8 @@ package main
 import (
 	"os"
 	"os/exec"
-	"syscall"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
