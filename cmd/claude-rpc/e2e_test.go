@@ -458,3 +458,67 @@ func TestSIGTERMMidTurn(t *testing.T) {
 	assert.Equal(t, "agent_end", rest[len(rest)-1].Get("type").String(), "the running turn ends cleanly")
 	b.requireNoLeftovers()
 }
+
+func TestThinkingThenText(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	frames := b.runPrompt("[[think:Weighing the options.]][[say:Option B.]][[chunk:5]]")
+	assert.Equal(t, []string{
+		"agent_start", "turn_start", "message_start:user", "message_end:user", "message_start:assistant",
+		"message_update:thinking_start", "message_update:thinking_delta", "message_update:thinking_end",
+		"message_update:text_start", "message_update:text_delta", "message_update:text_end",
+		"message_end:assistant", "turn_end", "agent_end",
+	}, shape(frames))
+	end := last(frames, "message_end", "assistant").Get("message")
+	assert.Equal(t, "thinking", end.Get("content.0.type").String())
+	assert.Equal(t, "Weighing the options.", end.Get("content.0.thinking").String())
+	assert.Equal(t, "Option B.", end.Get("content.1.text").String())
+	for _, f := range frames {
+		if f.Get("assistantMessageEvent.type").String() == "thinking_end" {
+			assert.Equal(t, "Weighing the options.", f.Get("assistantMessageEvent.content").String())
+		}
+	}
+}
+
+func TestBashToolCall(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	frames := b.runPrompt("[[say:Let me run it.]][[bash:echo hello-from-bash]]")
+	assert.Equal(t, []string{
+		"agent_start", "turn_start", "message_start:user", "message_end:user", "message_start:assistant",
+		"message_update:text_start", "message_update:text_delta", "message_update:text_end",
+		"message_update:toolcall_start", "message_update:toolcall_delta", "message_update:toolcall_end",
+		"message_end:assistant", "tool_execution_start", "tool_execution_end",
+		"message_start:toolResult", "message_end:toolResult", "turn_end",
+		"turn_start", "message_start:assistant", "message_update:text_start", "message_update:text_delta",
+		"message_update:text_end", "message_end:assistant", "turn_end", "agent_end",
+	}, shape(frames))
+	var start, end, firstTurnEnd gjson.Result
+	for _, f := range frames {
+		switch f.Get("type").String() {
+		case "tool_execution_start":
+			start = f
+		case "tool_execution_end":
+			end = f
+		case "turn_end":
+			if !firstTurnEnd.Exists() {
+				firstTurnEnd = f
+			}
+		}
+	}
+	assert.Equal(t, "Bash", start.Get("toolName").String())
+	assert.Equal(t, "echo hello-from-bash", start.Get("args.command").String())
+	assert.Equal(t, start.Get("toolCallId").String(), end.Get("toolCallId").String())
+	assert.False(t, end.Get("isError").Bool())
+	assert.Equal(t, "hello-from-bash", end.Get("result.content.0.text").String())
+	assert.Equal(t, "hello-from-bash", end.Get("result.details.stdout").String())
+	assert.Equal(t, "toolUse", firstTurnEnd.Get("message.stopReason").String())
+	assert.Len(t, firstTurnEnd.Get("toolResults").Array(), 1)
+	assert.Equal(t, "tool said: hello-from-bash", last(frames, "message_end", "assistant").Get("message.content.0.text").String(),
+		"the final text quotes the tool output")
+	msgs := frames[len(frames)-1].Get("messages").Array()
+	require.Len(t, msgs, 4)
+	assert.Equal(t, []string{"user", "assistant", "toolResult", "assistant"},
+		[]string{msgs[0].Get("role").String(), msgs[1].Get("role").String(), msgs[2].Get("role").String(), msgs[3].Get("role").String()})
+	assert.Len(t, b.srv.MessagesRequests(), 2, "one model call per turn")
+}

@@ -54,6 +54,9 @@ var scenarios = []scenario{
 	{name: "tool-bash", prompt: "[[say:Running it.]][[bash:echo hello-from-tool]][[chunk:8]]"},
 	{name: "tool-bash-no-partial", prompt: "[[bash:echo hello-from-tool]]", noPartial: true},
 	{name: "tools-two", prompt: "[[bash:echo one]][[bash:echo two]][[chunk:10]]"},
+	{name: "tools-many", prompt: "[[say:Checking ten things, one by one, and reporting each result as it comes in.]]" +
+		"[[bash:echo 1]][[bash:echo 2]][[bash:echo 3]][[bash:echo 4]][[bash:echo 5]]" +
+		"[[bash:echo 6]][[bash:echo 7]][[bash:echo 8]][[bash:echo 9]][[bash:echo 10]][[chunk:6]]"},
 	{name: "tool-error", prompt: "[[bash:ls ./no-such-file]]"},
 	{name: "tool-denied-outside-cwd", prompt: "[[bash:ls /nonexistent-dir-for-claude-rpc]]"},
 	{name: "permission-denied", prompt: `[[tool:Write:{"file_path":"/tmp/claude-rpc-denied.txt","content":"x"}]]`},
