@@ -54,6 +54,7 @@ func (s *server) runPrompt(r *run, text string, session claudecli.Session, prev 
 
 	lr := NewLineReader(proc.Stdout(), s.opts.MaxLine)
 	sawSession := false
+	var evs []transform.Event // reused: emit encodes each event before the next line
 	for {
 		line, err := lr.Next()
 		if errors.Is(err, ErrLineTooLong) {
@@ -70,7 +71,7 @@ func (s *server) runPrompt(r *run, text string, session claudecli.Session, prev 
 			s.log.Debug("claude printed a non-JSON line", "line", string(line))
 			continue
 		}
-		evs := tr.Line(line)
+		evs = tr.Append(evs[:0], line)
 		if !sawSession && tr.SessionID() != "" {
 			sawSession = true
 			s.mu.Lock()

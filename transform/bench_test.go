@@ -27,7 +27,7 @@ func BenchmarkTranslate(b *testing.B) {
 				tr := NewTranslator(func() int64 { return 0 })
 				evs = tr.Start(UserMessage([]Content{TextContent("x")}, 0))
 				for _, l := range lines {
-					evs = tr.Line(l)
+					evs = tr.Append(evs[:0], l)
 				}
 			}
 			_ = evs
@@ -45,6 +45,44 @@ func BenchmarkTranslate(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(len(lines)), "lines/op")
+		})
+	}
+}
+
+// BenchmarkDeltaLine feeds one recorded delta line again and again to a
+// message being streamed: allocs/op is the allocations per delta line.
+func BenchmarkDeltaLine(b *testing.B) {
+	for _, tc := range []struct{ name, rec, kind string }{
+		{"text", "text", "text_delta"},
+		{"toolcall", "tool-bash", "input_json_delta"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			data, err := os.ReadFile("../testdata/cli/" + tc.rec + ".jsonl")
+			if err != nil {
+				b.Fatal(err)
+			}
+			lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+			tr := NewTranslator(func() int64 { return 0 })
+			evs := tr.Start(UserMessage(nil, 0))
+			var delta []byte
+			for _, l := range lines {
+				if bytes.Contains(l, []byte(`"type":"`+tc.kind+`"`)) {
+					delta = l
+					break
+				}
+				evs = tr.Append(evs[:0], l)
+			}
+			if delta == nil {
+				b.Fatal("no delta line")
+			}
+			b.SetBytes(int64(len(delta)))
+			b.ReportAllocs()
+			for b.Loop() {
+				evs = tr.Append(evs[:0], delta)
+			}
+			if len(evs) != 1 {
+				b.Fatalf("%d events per delta", len(evs))
+			}
 		})
 	}
 }

@@ -30,14 +30,15 @@ const (
 )
 
 // Event is one protocol event. Type says which fields are written; the
-// others are ignored. Events hold copies of messages, never references into
-// a [Translator]'s state, so they stay valid after the translator moves on.
+// others are ignored. Events hold copies of messages (whose strings are
+// never changed afterwards), so they stay valid after the translator moves
+// on.
 type Event struct {
 	Type string
 	// Message is the message of message_start/update/end and turn_end.
-	Message *Message
+	Message Message
 	// Update is the assistantMessageEvent of message_update.
-	Update *AssistantEvent
+	Update AssistantEvent
 	// Messages are agent_end's messages: the messages of the run.
 	Messages []Message
 	// ToolResults are turn_end's tool results.
@@ -94,12 +95,12 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			Type        string    `json:"type"`
 			Message     *Message  `json:"message"`
 			ToolResults []Message `json:"toolResults"`
-		}{e.Type, e.Message, trs})
+		}{e.Type, &e.Message, trs})
 	case EventMessageStart, EventMessageEnd:
 		return marshalNoEscape(struct {
 			Type    string   `json:"type"`
 			Message *Message `json:"message"`
-		}{e.Type, e.Message})
+		}{e.Type, &e.Message})
 	case EventToolExecutionStart:
 		args := e.Args
 		if len(args) == 0 {
@@ -124,7 +125,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			Type    string          `json:"type"`
 			Update  json.RawMessage `json:"assistantMessageEvent"`
 			Message *Message        `json:"message"`
-		}{e.Type, e.Update.marshal(e.Message), e.Message})
+		}{e.Type, e.Update.marshal(&e.Message), &e.Message})
 	default:
 		return marshalNoEscape(struct {
 			Type string `json:"type"`

@@ -135,7 +135,7 @@ type Message struct {
 	API          string `json:"api,omitempty"`
 	Provider     string `json:"provider,omitempty"`
 	Model        string `json:"model,omitempty"`
-	Usage        *Usage `json:"usage,omitempty"`
+	Usage        Usage  `json:"usage"`
 	StopReason   string `json:"stopReason,omitempty"`
 	ErrorMessage string `json:"errorMessage,omitempty"`
 
@@ -161,22 +161,18 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	}
 	switch m.Role {
 	case RoleAssistant:
-		usage := m.Usage
-		if usage == nil {
-			usage = &Usage{}
-		}
 		return marshalNoEscape(struct {
 			Role         string    `json:"role"`
 			Content      []Content `json:"content"`
 			API          string    `json:"api"`
 			Provider     string    `json:"provider"`
 			Model        string    `json:"model"`
-			Usage        *Usage    `json:"usage"`
+			Usage        Usage     `json:"usage"`
 			StopReason   string    `json:"stopReason"`
 			Timestamp    int64     `json:"timestamp"`
 			ResponseID   string    `json:"responseId,omitempty"`
 			ErrorMessage string    `json:"errorMessage,omitempty"`
-		}{m.Role, content, m.API, m.Provider, m.Model, usage, m.StopReason, m.Timestamp, m.ResponseID, m.ErrorMessage})
+		}{m.Role, content, m.API, m.Provider, m.Model, m.Usage, m.StopReason, m.Timestamp, m.ResponseID, m.ErrorMessage})
 	case RoleToolResult:
 		isError := m.IsError != nil && *m.IsError
 		return marshalNoEscape(struct {
@@ -218,10 +214,6 @@ func (m *Message) Text() string {
 func (m *Message) Clone() Message {
 	c := *m
 	c.Content = append([]Content(nil), m.Content...)
-	if m.Usage != nil {
-		u := *m.Usage
-		c.Usage = &u
-	}
 	return c
 }
 

@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"unsafe"
@@ -70,10 +71,10 @@ type Translator struct {
 // assistantState is an assistant message being built from the CLI's lines.
 type assistantState struct {
 	msg      Message
-	id       string      // the API's message id
-	streamed bool        // built from stream_event lines (else from complete assistant lines)
-	blocks   map[int]int // stream block index → index in msg.Content (-1: a kind not shown)
-	json     map[int]*strings.Builder
+	id       string         // the API's message id
+	streamed bool           // built from stream_event lines (else from complete assistant lines)
+	blocks   map[int]int    // stream block index → index in msg.Content (-1: a kind not shown)
+	json     map[int][]byte // stream block index → the tool input JSON so far
 	text     map[int][]byte // content index → the text of a text or thinking block so far
 	complete int            // complete assistant lines seen: the stream index they describe
 }
@@ -110,28 +111,36 @@ func (t *Translator) Messages() []Message { return t.messages }
 // the user message's message_start and message_end.
 func (t *Translator) Start(user Message) []Event {
 	t.messages = append(t.messages, user)
-	u := user.Clone()
 	t.turnOpen = true
 	return []Event{
 		{Type: EventAgentStart},
 		{Type: EventTurnStart},
-		{Type: EventMessageStart, Message: &u},
-		{Type: EventMessageEnd, Message: &u},
+		{Type: EventMessageStart, Message: user.Clone()},
+		{Type: EventMessageEnd, Message: user.Clone()},
 	}
 }
 
 // Line translates one line of the CLI's stdout. Lines that are not JSON
 // objects, and kinds it does not map, give no events.
-func (t *Translator) Line(line []byte) []Event {
+func (t *Translator) Line(line []byte) []Event { return t.Append(nil, line) }
+
+// streamEventPrefix starts every stream_event line the CLI prints: its hot
+// path, one line per API delta.
+var streamEventPrefix = []byte(`{"type":"stream_event",`)
+
+// Append is [Translator.Line] appending the events to dst, so a caller can
+// reuse one slice for every line. line is only read during the call.
+func (t *Translator) Append(dst []Event, line []byte) []Event {
 	if t.ended || !gjson.ValidBytes(line) {
-		return nil
+		return dst
 	}
-	v := gjson.ParseBytes(line)
-	if sid := v.Get("session_id").String(); sid != "" {
-		t.sessionID = sid
+	if bytes.HasPrefix(line, streamEventPrefix) {
+		return t.streamLine(dst, line)
 	}
+	v := gjson.ParseBytes(line) // a copy: strings taken from it may be kept
+	t.noteSession(v.Get("session_id"))
 	typ := v.Get("type").String()
-	var out []Event
+	out := dst
 	if t.pending >= 0 && typ != "result" {
 		out = t.flushPending(out) // more is coming: the run did not end with that message
 	}
@@ -152,8 +161,6 @@ func (t *Translator) Line(line []byte) []Event {
 			t.afterCompact = true
 		}
 		return out
-	case "stream_event":
-		return t.streamEvent(out, v.Get("event"))
 	case "assistant":
 		return t.assistant(out, v)
 	case "user":
@@ -164,61 +171,124 @@ func (t *Translator) Line(line []byte) []Event {
 	return out
 }
 
-// streamEvent maps one raw API streaming event.
-func (t *Translator) streamEvent(out []Event, ev gjson.Result) []Event {
-	typ := ev.Get("type").String()
+// noteSession records the session id a line names.
+func (t *Translator) noteSession(sid gjson.Result) {
+	if s := sid.String(); s != "" && s != t.sessionID {
+		t.sessionID = s
+	}
+}
+
+// streamLine handles a stream_event line without copying it: the line is
+// walked in place ([fields]) and values are taken raw. Strings kept past the
+// call are cloned; delta text is unescaped straight into the block's buffer.
+func (t *Translator) streamLine(out []Event, line []byte) []Event {
+	var ev, parent string
+	fields(unsafe.String(unsafe.SliceData(line), len(line)), func(k, v string) bool {
+		switch k {
+		case "event":
+			ev = v
+		case "session_id":
+			if sid := rawString(v); sid != "" && sid != t.sessionID {
+				t.sessionID = strings.Clone(sid) // v views a line that will be reused
+			}
+		case "parent_tool_use_id":
+			parent = v
+		}
+		return true
+	})
+	if t.pending >= 0 {
+		out = t.flushPending(out)
+	}
+	if parent != "" && parent != "null" {
+		return out // a subagent's stream, not this conversation's
+	}
+	if t.cur != nil && !t.cur.streamed {
+		out = t.endAssistant(out)
+	}
+	return t.streamEvent(out, ev)
+}
+
+// streamEvent maps one raw API streaming event (raw JSON). ev may view a
+// line that will be reused: strings kept are cloned.
+func (t *Translator) streamEvent(out []Event, ev string) []Event {
+	var typ, delta, block, message, usage string
+	idx := -1
+	fields(ev, func(k, v string) bool {
+		switch k {
+		case "type":
+			typ = rawString(v)
+		case "index":
+			idx = rawInt(v)
+		case "delta":
+			delta = v
+		case "content_block":
+			block = v
+		case "message":
+			message = v
+		case "usage":
+			usage = v
+		}
+		return true
+	})
 	if typ == "message_start" {
 		out = t.endAssistant(out)
 		out = t.turnBoundary(out)
-		m := ev.Get("message")
-		t.cur = t.newAssistant(m.Get("id").String(), m.Get("model").String(), true)
-		addUsage(t.cur.msg.Usage, m.Get("usage"))
-		return append(out, t.snapshot(EventMessageStart, nil))
+		m := gjson.Parse(message)
+		t.cur = t.newAssistant(strings.Clone(m.Get("id").String()), strings.Clone(m.Get("model").String()), true)
+		addUsage(&t.cur.msg.Usage, m.Get("usage"))
+		return append(out, t.snapshot(EventMessageStart, AssistantEvent{}))
 	}
 	c := t.cur
 	if c == nil || !c.streamed {
 		return out
 	}
-	idx := int(ev.Get("index").Int())
 	switch typ {
 	case "content_block_start":
-		cb := ev.Get("content_block")
-		var block Content
+		cb := gjson.Parse(block)
+		var b Content
 		var kind string
 		switch cb.Get("type").String() {
 		case "text":
-			block, kind = TextContent(cb.Get("text").String()), TextStart
+			b, kind = TextContent(strings.Clone(cb.Get("text").String())), TextStart
 		case "thinking":
-			block, kind = Content{Type: "thinking", Thinking: cb.Get("thinking").String()}, ThinkingStart
+			b, kind = Content{Type: "thinking", Thinking: strings.Clone(cb.Get("thinking").String())}, ThinkingStart
 		case "redacted_thinking":
-			block, kind = Content{Type: "thinking"}, ThinkingStart
+			b, kind = Content{Type: "thinking"}, ThinkingStart
 		case "tool_use", "server_tool_use":
-			block, kind = Content{Type: "toolCall", ID: cb.Get("id").String(), Name: cb.Get("name").String()}, ToolcallStart
-			c.json[idx] = &strings.Builder{}
+			b, kind = Content{Type: "toolCall", ID: strings.Clone(cb.Get("id").String()), Name: strings.Clone(cb.Get("name").String())}, ToolcallStart
+			c.json[idx] = nil
 		default:
 			c.blocks[idx] = -1
 			return out
 		}
 		c.blocks[idx] = len(c.msg.Content)
-		c.msg.Content = append(c.msg.Content, block)
-		return append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: kind, ContentIndex: c.blocks[idx]}))
+		c.msg.Content = append(c.msg.Content, b)
+		return append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: kind, ContentIndex: c.blocks[idx]}))
 	case "content_block_delta":
 		ci, ok := c.blocks[idx]
 		if !ok || ci < 0 {
 			return out
 		}
-		d := ev.Get("delta")
-		switch d.Get("type").String() {
-		case "text_delta":
-			return t.appendText(out, ci, d.Get("text").String())
-		case "thinking_delta":
-			return t.appendText(out, ci, d.Get("thinking").String())
-		case "input_json_delta":
-			s := d.Get("partial_json").String()
-			if b := c.json[idx]; b != nil {
-				b.WriteString(s)
+		var dtype, text string
+		fields(delta, func(k, v string) bool {
+			switch k {
+			case "type":
+				dtype = rawString(v)
+			case "text", "thinking", "partial_json":
+				text = v
 			}
-			return append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: ToolcallDelta, ContentIndex: ci, Delta: s}))
+			return true
+		})
+		switch dtype {
+		case "text_delta", "thinking_delta":
+			return t.appendRaw(out, ci, text)
+		case "input_json_delta":
+			buf := c.json[idx]
+			n := len(buf)
+			buf = appendJSONString(buf, text)
+			c.json[idx] = buf
+			d := unsafe.String(unsafe.SliceData(buf[n:]), len(buf)-n) // append-only: stays valid
+			return append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: ToolcallDelta, ContentIndex: ci, Delta: d}))
 		}
 		return out // signature_delta, citations_delta: nothing to show
 	case "content_block_stop":
@@ -229,21 +299,21 @@ func (t *Translator) streamEvent(out []Event, ev gjson.Result) []Event {
 		b := &c.msg.Content[ci]
 		switch b.Type {
 		case "text":
-			return append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: TextEnd, ContentIndex: ci, Content: b.Text}))
+			return append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: TextEnd, ContentIndex: ci, Content: b.Text}))
 		case "thinking":
-			return append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: ThinkingEnd, ContentIndex: ci, Content: b.Thinking}))
+			return append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: ThinkingEnd, ContentIndex: ci, Content: b.Thinking}))
 		case "toolCall":
 			if len(b.Arguments) == 0 { // no complete line came for it
-				b.Arguments = jsonObject(c.json[idx].String())
+				b.Arguments = jsonObject(string(c.json[idx]))
 			}
 			call := *b
-			return append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: ToolcallEnd, ContentIndex: ci, ToolCall: &call}))
+			return append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: ToolcallEnd, ContentIndex: ci, ToolCall: &call}))
 		}
 	case "message_delta":
-		if sr := ev.Get("delta.stop_reason").String(); sr != "" {
+		if sr := gjson.Get(delta, "stop_reason").String(); sr != "" {
 			c.msg.StopReason = stopReason(sr)
 		}
-		setUsage(c.msg.Usage, ev.Get("usage"))
+		setUsage(&c.msg.Usage, gjson.Parse(usage))
 	case "message_stop":
 		return t.endAssistant(out)
 	}
@@ -251,12 +321,24 @@ func (t *Translator) streamEvent(out []Event, ev gjson.Result) []Event {
 }
 
 // appendText adds streamed text to a text or thinking block.
+func (t *Translator) appendText(out []Event, ci int, s string) []Event {
+	return t.appendTo(out, ci, func(buf []byte) []byte { return append(buf, s...) })
+}
+
+// appendRaw adds a JSON string (raw, with its quotes) to a text or thinking
+// block, unescaping it straight into the block's buffer.
+func (t *Translator) appendRaw(out []Event, ci int, raw string) []Event {
+	return t.appendTo(out, ci, func(buf []byte) []byte { return appendJSONString(buf, raw) })
+}
+
+// appendTo grows block ci's text with add and emits the delta.
 //
 // The block's text grows in an append-only buffer and the block holds a
-// string view of it. Appending never changes bytes a view already covers
-// (it writes past them, or into a new array), so the strings in earlier
-// snapshots stay valid and a delta costs O(len(delta)), not O(len(text)).
-func (t *Translator) appendText(out []Event, ci int, s string) []Event {
+// string view of it, as the delta does of the part added. Appending never
+// changes bytes a view already covers (it writes past them, or into a new
+// array), so the strings in earlier events stay valid, and a delta costs
+// O(len(delta)), not O(len(text)).
+func (t *Translator) appendTo(out []Event, ci int, add func([]byte) []byte) []Event {
 	b := &t.cur.msg.Content[ci]
 	buf, ok := t.cur.text[ci]
 	if !ok { // start from what the block already has
@@ -266,7 +348,8 @@ func (t *Translator) appendText(out []Event, ci int, s string) []Event {
 			buf = append(buf, b.Text...)
 		}
 	}
-	buf = append(buf, s...)
+	n := len(buf)
+	buf = add(buf)
 	t.cur.text[ci] = buf
 	view := unsafe.String(unsafe.SliceData(buf), len(buf))
 	kind := TextDelta
@@ -276,7 +359,7 @@ func (t *Translator) appendText(out []Event, ci int, s string) []Event {
 	} else {
 		b.Text = view
 	}
-	return append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: kind, ContentIndex: ci, Delta: s}))
+	return append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: kind, ContentIndex: ci, Delta: view[n:]}))
 }
 
 // assistant maps a complete assistant line: an API error (a synthetic
@@ -304,8 +387,8 @@ func (t *Translator) assistant(out []Event, v gjson.Result) []Event {
 	if t.cur == nil {
 		out = t.turnBoundary(out)
 		t.cur = t.newAssistant(id, m.Get("model").String(), false)
-		addUsage(t.cur.msg.Usage, m.Get("usage"))
-		out = append(out, t.snapshot(EventMessageStart, nil))
+		addUsage(&t.cur.msg.Usage, m.Get("usage"))
+		out = append(out, t.snapshot(EventMessageStart, AssistantEvent{}))
 	}
 	if sr := m.Get("stop_reason").String(); sr != "" {
 		t.cur.msg.StopReason = stopReason(sr)
@@ -347,24 +430,24 @@ func (t *Translator) wholeBlock(out []Event, b gjson.Result) []Event {
 	case "text":
 		s := b.Get("text").String()
 		c.msg.Content = append(c.msg.Content, TextContent(""))
-		out = append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: TextStart, ContentIndex: ci}))
+		out = append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: TextStart, ContentIndex: ci}))
 		out = t.appendText(out, ci, s)
-		return append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: TextEnd, ContentIndex: ci, Content: s}))
+		return append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: TextEnd, ContentIndex: ci, Content: s}))
 	case "thinking":
 		s := b.Get("thinking").String()
 		c.msg.Content = append(c.msg.Content, Content{Type: "thinking"})
-		out = append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: ThinkingStart, ContentIndex: ci}))
+		out = append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: ThinkingStart, ContentIndex: ci}))
 		out = t.appendText(out, ci, s)
-		return append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: ThinkingEnd, ContentIndex: ci, Content: s}))
+		return append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: ThinkingEnd, ContentIndex: ci, Content: s}))
 	case "tool_use":
 		args := jsonObject(b.Get("input").Raw)
 		c.msg.Content = append(c.msg.Content, Content{Type: "toolCall", ID: b.Get("id").String(), Name: b.Get("name").String()})
-		out = append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: ToolcallStart, ContentIndex: ci}))
+		out = append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: ToolcallStart, ContentIndex: ci}))
 		c.msg.Content[ci].Arguments = args
-		out = append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: ToolcallDelta, ContentIndex: ci, Delta: string(args)}))
+		out = append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: ToolcallDelta, ContentIndex: ci, Delta: string(args)}))
 		call := c.msg.Content[ci]
 		c.msg.StopReason = StopToolUse
-		return append(out, t.snapshot(EventMessageUpdate, &AssistantEvent{Type: ToolcallEnd, ContentIndex: ci, ToolCall: &call}))
+		return append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: ToolcallEnd, ContentIndex: ci, ToolCall: &call}))
 	}
 	return out
 }
@@ -408,7 +491,7 @@ func (t *Translator) user(out []Event, v gjson.Result) []Event {
 		out = t.turnBoundary(out)
 		t.cur = t.newAssistant("", t.model, false)
 		t.cur.msg.Content = []Content{TextContent(strings.TrimSpace(body))}
-		out = append(out, t.snapshot(EventMessageStart, nil))
+		out = append(out, t.snapshot(EventMessageStart, AssistantEvent{}))
 		return t.endAssistant(out)
 	case v.Get("isReplay").Bool():
 		return out // the CLI echoing a message we sent
@@ -423,8 +506,7 @@ func (t *Translator) user(out []Event, v gjson.Result) []Event {
 	out = t.turnBoundary(out)
 	m := UserMessage([]Content{TextContent(text)}, t.now())
 	t.messages = append(t.messages, m)
-	c := m.Clone()
-	return append(out, Event{Type: EventMessageStart, Message: &c}, Event{Type: EventMessageEnd, Message: &c})
+	return append(out, Event{Type: EventMessageStart, Message: m.Clone()}, Event{Type: EventMessageEnd, Message: m.Clone()})
 }
 
 // toolResultLine is one tool_result block and the structured details the
@@ -457,12 +539,11 @@ func (t *Translator) emitToolResult(out []Event, id, name string, content []Cont
 		Details: details, IsError: &isErr, Timestamp: t.now()}
 	t.messages = append(t.messages, m)
 	t.toolResults = append(t.toolResults, m)
-	c := m.Clone()
 	return append(out,
 		Event{Type: EventToolExecutionEnd, ToolCallID: id, ToolName: name,
 			Result: &ToolResult{Content: content, Details: details}, IsError: isError},
-		Event{Type: EventMessageStart, Message: &c},
-		Event{Type: EventMessageEnd, Message: &c})
+		Event{Type: EventMessageStart, Message: m.Clone()},
+		Event{Type: EventMessageEnd, Message: m.Clone()})
 }
 
 // toolContent maps tool_result content (a string, or text and image blocks)
@@ -576,8 +657,8 @@ func (t *Translator) newAssistant(id, model string, streamed bool) *assistantSta
 	}
 	return &assistantState{
 		msg: Message{Role: RoleAssistant, Content: []Content{}, API: API, Provider: Provider,
-			Model: model, Usage: &Usage{}, StopReason: StopStop, Timestamp: t.now(), ResponseID: id},
-		id: id, streamed: streamed, blocks: map[int]int{}, json: map[int]*strings.Builder{}, text: map[int][]byte{},
+			Model: model, StopReason: StopStop, Timestamp: t.now(), ResponseID: id},
+		id: id, streamed: streamed, blocks: map[int]int{}, json: map[int][]byte{}, text: map[int][]byte{},
 	}
 }
 
@@ -590,7 +671,7 @@ func (t *Translator) errorMessage(out []Event, stop, errMsg string) []Event {
 		out = t.turnBoundary(out)
 		t.cur = t.newAssistant("", "", false)
 		t.cur.msg.StopReason, t.cur.msg.ErrorMessage = stop, errMsg
-		out = append(out, t.snapshot(EventMessageStart, nil))
+		out = append(out, t.snapshot(EventMessageStart, AssistantEvent{}))
 	}
 	t.cur.msg.StopReason = stop
 	t.cur.msg.ErrorMessage = errMsg
@@ -607,7 +688,7 @@ func (t *Translator) endAssistant(out []Event) []Event {
 		return out
 	}
 	t.cur = nil
-	u := c.msg.Usage
+	u := &c.msg.Usage
 	u.TotalTokens = u.Input + u.Output + u.CacheRead + u.CacheWrite
 	t.messages = append(t.messages, c.msg)
 	t.turnAssistant = len(t.messages) - 1
@@ -645,8 +726,7 @@ func (t *Translator) endAssistant(out []Event) []Event {
 }
 
 func (t *Translator) emitEnd(out []Event, i int) []Event {
-	m := t.messages[i].Clone()
-	return append(out, Event{Type: EventMessageEnd, Message: &m})
+	return append(out, Event{Type: EventMessageEnd, Message: t.messages[i].Clone()})
 }
 
 // flushPending emits the message_end held back by endAssistant.
@@ -690,10 +770,9 @@ func (t *Translator) endTurn(out []Event) []Event {
 	}
 	out = t.flushPending(out)
 	out = t.closeRunning(out, ToolNoResultMessage)
-	var msg *Message
+	var msg Message
 	if t.turnAssistant >= 0 {
-		m := t.messages[t.turnAssistant].Clone()
-		msg = &m
+		msg = t.messages[t.turnAssistant].Clone()
 	}
 	out = append(out, Event{Type: EventTurnEnd, Message: msg, ToolResults: t.toolResults})
 	t.turnOpen, t.turnAssistant, t.toolResults = false, -1, nil
@@ -713,7 +792,7 @@ func (t *Translator) endRun(out []Event, stop, errMsg string) []Event {
 		// without one (a slash command that printed nothing) gets an empty
 		// one.
 		t.cur = t.newAssistant("", "", false)
-		out = append(out, t.snapshot(EventMessageStart, nil))
+		out = append(out, t.snapshot(EventMessageStart, AssistantEvent{}))
 		out = t.endAssistant(out)
 		out = t.flushPending(out)
 	}
@@ -737,9 +816,8 @@ func (t *Translator) lastAssistantIs(stop string) bool {
 }
 
 // snapshot makes an event carrying a copy of the message so far.
-func (t *Translator) snapshot(typ string, ae *AssistantEvent) Event {
-	m := t.cur.msg.Clone()
-	return Event{Type: typ, Message: &m, Update: ae}
+func (t *Translator) snapshot(typ string, ae AssistantEvent) Event {
+	return Event{Type: typ, Message: t.cur.msg.Clone(), Update: ae}
 }
 
 // stopReason maps the API's stop_reason to pi's.
