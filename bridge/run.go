@@ -1,34 +1,30 @@
 package bridge
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/claude-rpc/claude-rpc/claudecli"
+	"github.com/claude-rpc/claude-rpc/claudecli/jsonl"
 	"github.com/claude-rpc/claude-rpc/sessions"
 	"github.com/claude-rpc/claude-rpc/transform"
 )
 
 func nowMillis() int64 { return time.Now().UnixMilli() }
 
-// runPrompt runs one prompt through a per-turn CLI process and relays its
-// output as events. It owns the run until [server.finish].
-func (s *server) runPrompt(r *run, text string, session claudecli.Session, prev *claudecli.Process) {
+// runPrompt runs one prompt as a turn of the transport and relays the CLI's
+// lines as events. It owns the run until [server.finish]; after that it
+// drains what the CLI still prints for the turn.
+func (s *server) runPrompt(r *run, text string, session claudecli.Session) {
 	defer s.wg.Done()
 	tr := transform.NewTranslator(nowMillis)
 	s.emit(tr.Start(transform.UserMessage([]transform.Content{transform.TextContent(text)}, nowMillis())))
-
-	// The previous turn's process writes its transcript after its result;
-	// resuming before it exits could miss the end of that turn.
-	if prev != nil {
-		select {
-		case <-prev.Done():
-		case <-time.After(s.opts.FlushWait):
-			s.log.Warn("previous claude process still running; stopping it", "pid", prev.Pid())
-			prev.Stop()
-		}
-	}
 
 	s.mu.Lock()
 	aborted := r.aborted
@@ -37,41 +33,53 @@ func (s *server) runPrompt(r *run, text string, session claudecli.Session, prev 
 		s.finish(r, tr, tr.Abort())
 		return
 	}
-	proc, err := claudecli.StartTurn(s.opts.CLI, session, claudecli.UserLine(text, nil))
+	// Turn waits until the CLI is ready (the previous turn fully over).
+	turn, err := s.transport.Turn(session, claudecli.UserLine(text, nil))
 	if err != nil {
 		s.log.Error("starting claude", "err", err)
 		s.finish(r, tr, tr.Fail("starting claude: "+err.Error()))
 		return
 	}
-	s.log.Debug("claude started", "pid", proc.Pid(), "session", session.ID, "resume", session.Exists)
+	s.log.Debug("turn started", "transport", s.transport.Name(), "pid", turn.Pid(), "session", session.ID, "resume", session.Exists)
 	s.mu.Lock()
-	r.proc = proc
-	s.lastProc = proc
+	r.turn = turn
 	if r.aborted {
-		go proc.Stop()
+		turn.Interrupt()
 	}
 	s.mu.Unlock()
 
-	lr := NewLineReader(proc.Stdout(), s.opts.MaxLine)
 	sawSession := false
 	var evs []transform.Event // reused: emit encodes each event before the next line
 	for {
-		line, err := lr.Next()
-		if errors.Is(err, ErrLineTooLong) {
+		line, err := turn.Next()
+		if !tr.Ended() {
+			s.mu.Lock()
+			aborted = r.aborted
+			s.mu.Unlock()
+			if aborted {
+				// pi ends an aborted run at once; what the CLI prints
+				// while it stops is drained unseen.
+				s.finish(r, tr, tr.Abort())
+			}
+		}
+		if errors.Is(err, jsonl.ErrLineTooLong) {
 			s.log.Error("claude printed a line over the limit; it is skipped", "err", err)
 			continue
 		}
 		if err != nil {
-			break // EOF: the process and its group are gone
+			break // the turn is over
 		}
 		if tr.Ended() {
-			continue // drain what follows the result
+			continue // drain what follows the result or the abort
 		}
 		if len(line) == 0 || line[0] != '{' {
 			s.log.Debug("claude printed a non-JSON line", "line", string(line))
 			continue
 		}
 		evs = tr.Append(evs[:0], line)
+		if len(evs) == 0 && s.log.Enabled(context.Background(), slog.LevelDebug) && !bytes.HasPrefix(line, []byte(`{"type":"stream_event"`)) {
+			s.log.Debug("claude line not shown", "type", gjson.GetBytes(line, "type").String(), "subtype", gjson.GetBytes(line, "subtype").String())
+		}
 		if !sawSession && tr.SessionID() != "" {
 			sawSession = true
 			s.mu.Lock()
@@ -84,19 +92,14 @@ func (s *server) runPrompt(r *run, text string, session claudecli.Session, prev 
 		}
 		s.emit(evs)
 	}
-	<-proc.Done()
 	if tr.Ended() {
 		return
 	}
-	s.mu.Lock()
-	aborted = r.aborted
-	s.mu.Unlock()
-	if aborted {
-		s.finish(r, tr, tr.Abort())
-		return
+	desc := turn.ExitDescription()
+	if desc == "" {
+		desc = "the turn ended without a result"
 	}
-	desc := proc.ExitDescription()
-	s.log.Warn("claude exited without a result", "pid", proc.Pid(), "exit", desc)
+	s.log.Warn("claude ended the turn without a result", "pid", turn.Pid(), "exit", desc)
 	s.finish(r, tr, tr.Finish(desc))
 }
 
@@ -148,6 +151,8 @@ type stateData struct {
 	MessageCount          int       `json:"messageCount"`
 	PendingMessageCount   int       `json:"pendingMessageCount"`
 	QueuedMessageCount    int       `json:"queuedMessageCount"`
+	// Transport is claude-rpc's own: how the CLI is driven.
+	Transport string `json:"transport"`
 }
 
 // modelInfo is pi's Model.
@@ -188,6 +193,7 @@ func (s *server) state() stateData {
 		SessionID:             s.sessionID,
 		AutoCompactionEnabled: true,
 		MessageCount:          len(s.messages),
+		Transport:             s.transport.Name(),
 	}
 }
 

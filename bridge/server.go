@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
+	"github.com/claude-rpc/claude-rpc/claudecli/jsonl"
 	"github.com/claude-rpc/claude-rpc/sessions"
 	"github.com/claude-rpc/claude-rpc/transform"
 )
@@ -24,8 +25,11 @@ import (
 type Options struct {
 	// CLI says how to run the Claude CLI.
 	CLI claudecli.Config
+	// Transport is how: "pipe", "pty" or "stream" (see claudecli.New); empty
+	// means pipe.
+	Transport string
 	// MaxLine caps one line from the host and from the CLI; 0 means
-	// [DefaultMaxLine].
+	// [jsonl.DefaultMaxLine].
 	MaxLine int
 	// Log receives the bridge's logs; nil discards them.
 	Log *slog.Logger
@@ -46,7 +50,14 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	if opts.FlushWait <= 0 {
 		opts.FlushWait = 10 * time.Second
 	}
-	s := &server{opts: opts, log: opts.Log, w: newFrameWriter(out, opts.Log)}
+	if opts.Transport == "" {
+		opts.Transport = claudecli.TransportPipe
+	}
+	transport, err := claudecli.New(opts.Transport, opts.CLI, opts.MaxLine)
+	if err != nil {
+		return err
+	}
+	s := &server{opts: opts, log: opts.Log, w: newFrameWriter(out, opts.Log), transport: transport}
 	s.cwd = opts.CLI.Dir
 	if s.cwd == "" {
 		s.cwd, _ = os.Getwd() // "" only leaves sessionFile empty
@@ -86,13 +97,13 @@ type inLine struct {
 // line too long to keep is reported, not fatal.
 func readLines(in io.Reader, max int, out chan<- inLine) {
 	defer close(out)
-	lr := NewLineReader(in, max)
+	lr := jsonl.NewReader(in, max)
 	for {
 		b, err := lr.Next()
 		switch {
 		case err == nil:
 			out <- inLine{b: append([]byte(nil), b...)}
-		case errors.Is(err, ErrLineTooLong):
+		case errors.Is(err, jsonl.ErrLineTooLong):
 			out <- inLine{err: err}
 		default:
 			return // EOF, or a read error that ends the stream the same way
@@ -105,6 +116,7 @@ type server struct {
 	opts      Options
 	log       *slog.Logger
 	w         *frameWriter
+	transport claudecli.Transport
 	cwd       string
 	configDir string
 
@@ -125,7 +137,7 @@ type server struct {
 
 // run is one prompt from agent_start to agent_end.
 type run struct {
-	proc     *claudecli.Process // nil until started
+	turn     claudecli.Turn // nil until started
 	aborted  bool
 	abortIDs []json.RawMessage // ids of abort commands to answer after agent_end
 }
@@ -201,13 +213,13 @@ func (s *server) prompt(c command) {
 		_, err := os.Stat(sessions.TranscriptPath(s.configDir, s.cwd, s.sessionID))
 		s.sessionExists = err == nil
 	}
-	session, prev := claudecli.Session{ID: s.sessionID, Exists: s.sessionExists}, s.lastProc
+	session := claudecli.Session{ID: s.sessionID, Exists: s.sessionExists}
 	// Acknowledge before agent_start: the run's first frames are queued by
 	// its goroutine, after this response.
 	s.w.send(okResponse(c.id, c.typ, nil))
 	s.mu.Unlock()
 	s.wg.Add(1)
-	go s.runPrompt(r, msg, session, prev)
+	go s.runPrompt(r, msg, session)
 }
 
 // abort ends the running prompt. pi answers after agent_end; when idle, at
@@ -221,22 +233,26 @@ func (s *server) abort(c command) {
 		return
 	}
 	r.abortIDs = append(r.abortIDs, c.id)
-	if !r.aborted {
-		r.aborted = true
-		if r.proc != nil {
-			go r.proc.Stop()
-		}
+	r.interrupt()
+}
+
+// interrupt marks the run aborted and asks the CLI to stop its turn; the
+// run's goroutine ends the run. Called with s.mu held.
+func (r *run) interrupt() {
+	if r.aborted {
+		return
+	}
+	r.aborted = true
+	if r.turn != nil {
+		r.turn.Interrupt()
 	}
 }
 
 func (s *server) newSession(c command) {
 	s.mu.Lock()
 	r := s.run
-	if r != nil && !r.aborted {
-		r.aborted = true
-		if r.proc != nil {
-			go r.proc.Stop()
-		}
+	if r != nil {
+		r.interrupt()
 	}
 	s.mu.Unlock()
 	if r != nil {
@@ -267,25 +283,12 @@ func (s *server) waitIdle() {
 // its transcript.
 func (s *server) shutdown() {
 	s.mu.Lock()
-	if r := s.run; r != nil && !r.aborted {
-		r.aborted = true
-		if r.proc != nil {
-			go r.proc.Stop()
-		}
+	if r := s.run; r != nil {
+		r.interrupt()
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
-	s.mu.Lock()
-	last := s.lastProc
-	s.mu.Unlock()
-	if last != nil {
-		select {
-		case <-last.Done():
-		case <-time.After(s.opts.FlushWait):
-			s.log.Warn("claude did not exit after its turn; stopping it", "pid", last.Pid())
-			last.Stop()
-		}
-	}
+	s.transport.Close(s.opts.FlushWait)
 	s.w.close()
 }
 

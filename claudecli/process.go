@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -101,8 +102,11 @@ func (c *Config) TurnArgs(s Session) []string {
 // has been killed.
 type Process struct {
 	cmd    *exec.Cmd
-	stdout *eofReader
+	stdout *eofReader // the pipe, read by spool
+	spool  *spool
 	stderr *tailBuffer
+	// clean, when set, removes what a terminal adds to each output line.
+	clean func([]byte) []byte
 
 	stderrDone chan struct{}
 	done       chan struct{}
@@ -113,35 +117,62 @@ type Process struct {
 // StartTurn starts a per-turn process (see [Config.TurnArgs]), writes input
 // to its stdin and closes it.
 func StartTurn(cfg Config, session Session, input []byte) (*Process, error) {
-	path, err := Find(cfg.Path)
+	p, stdin, err := startPiped(cfg, cfg.TurnArgs(session))
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(path, cfg.TurnArgs(session)...)
+	go func() {
+		// A write error means the CLI exited before reading its input; the
+		// exit status and stderr tell why.
+		_, _ = stdin.Write(input)
+		_ = stdin.Close()
+	}()
+	return p, nil
+}
+
+// startPiped starts the CLI with args and its stdout on a pipe, and returns
+// the process and the write end of its stdin.
+func startPiped(cfg Config, args []string) (*Process, *os.File, error) {
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating stdout pipe: %w", err)
+	}
+	p, stdin, err := spawn(cfg, args, stdoutR, stdoutW, configureGroup)
+	if err != nil {
+		closeAll(stdoutR, stdoutW)
+		return nil, nil, err
+	}
+	return p, stdin, nil
+}
+
+// spawn starts the CLI with args, stdout on stdoutW (read back from
+// stdoutR), stdin and stderr on pipes, and sys adjusting how it starts (its
+// process group). The child's ends are closed in the parent.
+func spawn(cfg Config, args []string, stdoutR, stdoutW *os.File, sys func(*exec.Cmd)) (*Process, *os.File, error) {
+	path, err := Find(cfg.Path)
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(path, args...)
 	cmd.Dir = cfg.Dir
 	cmd.Env = cfg.Environ()
-	configureGroup(cmd)
+	sys(cmd)
 
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
-		return nil, fmt.Errorf("creating stdin pipe: %w", err)
-	}
-	stdoutR, stdoutW, err := os.Pipe()
-	if err != nil {
-		closeAll(stdinR, stdinW)
-		return nil, fmt.Errorf("creating stdout pipe: %w", err)
+		return nil, nil, fmt.Errorf("creating stdin pipe: %w", err)
 	}
 	stderrR, stderrW, err := os.Pipe()
 	if err != nil {
-		closeAll(stdinR, stdinW, stdoutR, stdoutW)
-		return nil, fmt.Errorf("creating stderr pipe: %w", err)
+		closeAll(stdinR, stdinW)
+		return nil, nil, fmt.Errorf("creating stderr pipe: %w", err)
 	}
 	// The child gets the files themselves, so exec starts no copying
 	// goroutines and Wait never blocks on our readers.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 	if err := cmd.Start(); err != nil {
-		closeAll(stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW)
-		return nil, fmt.Errorf("starting %s: %w", path, err)
+		closeAll(stdinR, stdinW, stderrR, stderrW)
+		return nil, nil, fmt.Errorf("starting %s: %w", path, err)
 	}
 	closeAll(stdinR, stdoutW, stderrW) // the child's ends
 
@@ -152,15 +183,10 @@ func StartTurn(cfg Config, session Session, input []byte) (*Process, error) {
 		stderrDone: make(chan struct{}),
 		done:       make(chan struct{}),
 	}
+	p.spool = newSpool(p.stdout)
 	go p.drainStderr(stderrR, cfg.Log)
-	go func() {
-		// A write error means the CLI exited before reading its input; the
-		// exit status and stderr tell why.
-		_, _ = stdinW.Write(input)
-		_ = stdinW.Close()
-	}()
 	go p.wait()
-	return p, nil
+	return p, stdinW, nil
 }
 
 func closeAll(fs ...*os.File) {
@@ -176,11 +202,7 @@ func (p *Process) wait() {
 	_ = signalGroup(p.cmd, killSignal) // best effort: reap stragglers
 	p.waitErr = err
 	close(p.done)
-	select {
-	case <-p.stdout.eof:
-	case <-time.After(stdoutGrace):
-		_ = p.stdout.f.Close() // unblocks the reader
-	}
+	p.stdout.closeWhenStuck(stdoutGrace)
 	<-p.stderrDone
 }
 
@@ -205,9 +227,9 @@ func (p *Process) drainStderr(r *os.File, log *slog.Logger) {
 // Pid is the process id, which is also its process group id.
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
-// Stdout is the CLI's stdout. Read it until EOF (or any error, which means
-// the same).
-func (p *Process) Stdout() io.Reader { return p.stdout }
+// Stdout is the CLI's stdout, read eagerly into memory (see spool). Read
+// it until EOF (or any error, which means the same).
+func (p *Process) Stdout() io.Reader { return p.spool }
 
 // Done is closed when the process has exited.
 func (p *Process) Done() <-chan struct{} { return p.done }
@@ -216,8 +238,9 @@ func (p *Process) Done() <-chan struct{} { return p.done }
 func (p *Process) Err() error { return p.waitErr }
 
 // ExitDescription says how the process ended and what it last wrote to
-// stderr, for error messages. Valid after Done.
+// stderr, for error messages. It waits for the process to exit.
 func (p *Process) ExitDescription() string {
+	<-p.done
 	select {
 	case <-p.stderrDone:
 	case <-time.After(500 * time.Millisecond):
@@ -257,10 +280,40 @@ type eofReader struct {
 	f       *os.File
 	eof     chan struct{}
 	eofOnce sync.Once
+
+	reading  atomic.Bool  // a Read is blocked in the pipe
+	lastData atomic.Int64 // when a Read last returned data, Unix nanoseconds
+}
+
+// closeWhenStuck is called once the process has exited and its group is
+// gone: the pipe then reaches EOF when drained, unless something that
+// escaped the group still holds its write end. It closes the pipe if a
+// reader sits blocked in Read with no data for grace; a reader that is
+// merely slow (the host reading slowly) loses nothing.
+func (r *eofReader) closeWhenStuck(grace time.Duration) {
+	r.lastData.CompareAndSwap(0, time.Now().UnixNano())
+	tick := time.NewTicker(grace / 4)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.eof:
+			return
+		case <-tick.C:
+			if r.reading.Load() && time.Since(time.Unix(0, r.lastData.Load())) > grace {
+				_ = r.f.Close() // unblocks the reader
+				return
+			}
+		}
+	}
 }
 
 func (r *eofReader) Read(b []byte) (int, error) {
+	r.reading.Store(true)
 	n, err := r.f.Read(b)
+	r.reading.Store(false)
+	if n > 0 {
+		r.lastData.Store(time.Now().UnixNano())
+	}
 	if err != nil {
 		r.eofOnce.Do(func() {
 			close(r.eof)

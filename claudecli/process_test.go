@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -115,4 +116,29 @@ func TestStartTurnMissingBinary(t *testing.T) {
 	_, err := StartTurn(Config{Path: "/nonexistent/claude"}, Session{}, nil)
 	assert.True(t, errors.Is(err, ErrNotFound), "%v", err)
 	assert.True(t, strings.Contains(err.Error(), "/nonexistent/claude"))
+}
+
+func TestSpool(t *testing.T) {
+	s := newSpool(iotest.HalfReader(strings.NewReader(strings.Repeat("0123456789", 100_000))))
+	out, err := io.ReadAll(iotest.OneByteReader(io.LimitReader(s, 10)))
+	require.NoError(t, err)
+	assert.Equal(t, "0123456789", string(out))
+	rest, err := io.ReadAll(s)
+	require.NoError(t, err)
+	assert.Len(t, rest, 999_990)
+	_, err = s.Read(make([]byte, 1))
+	assert.ErrorIs(t, err, io.EOF)
+}
+
+// TestSlowReaderLosesNothing: the process writes and exits while nobody
+// reads; everything is still there afterwards.
+func TestSlowReaderLosesNothing(t *testing.T) {
+	p, err := StartTurn(script(t, "head -c 3000000 /dev/zero | tr '\\\\0' x; echo; echo end\n"), Session{}, nil)
+	require.NoError(t, err)
+	<-p.Done()
+	time.Sleep(3 * stdoutGrace / 2) // past the grace for a stuck pipe
+	out, err := io.ReadAll(p.Stdout())
+	require.NoError(t, err)
+	assert.Equal(t, 3_000_000+5, len(out))
+	assert.True(t, strings.HasSuffix(string(out), "\nend\n"))
 }

@@ -61,9 +61,10 @@ func last(frames []gjson.Result, typ, role string) gjson.Result {
 	return gjson.Result{}
 }
 
-func TestPromptStreamsATextTurn(t *testing.T) {
-	t.Parallel()
-	b := startBridge(t)
+func TestPromptStreamsATextTurn(t *testing.T) { forEachTransport(t, testPromptStreamsATextTurn) }
+
+func testPromptStreamsATextTurn(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
 	before := b.call(map[string]any{"type": "get_state"}).Get("data")
 	assert.Regexp(t, `^[0-9a-f-]{36}$`, before.Get("sessionId").String(), "a session id from the start, as pi has")
 	assert.Equal(t, "default", before.Get("model.id").String())
@@ -121,8 +122,11 @@ func TestPromptStreamsATextTurn(t *testing.T) {
 }
 
 func TestSecondTurnResumesTheSession(t *testing.T) {
-	t.Parallel()
-	b := startBridge(t)
+	forEachTransport(t, testSecondTurnResumesTheSession)
+}
+
+func testSecondTurnResumesTheSession(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
 	b.runPrompt("first [[say:the answer is 42]]")
 	frames := b.runPrompt("second")
 	assert.Equal(t, "echo: second", deltaText(frames))
@@ -140,9 +144,10 @@ func TestSecondTurnResumesTheSession(t *testing.T) {
 	assert.Len(t, b.call(map[string]any{"type": "get_messages"}).Get("data.messages").Array(), 4)
 }
 
-func TestAPIErrorThenRecovery(t *testing.T) {
-	t.Parallel()
-	b := startBridge(t)
+func TestAPIErrorThenRecovery(t *testing.T) { forEachTransport(t, testAPIErrorThenRecovery) }
+
+func testAPIErrorThenRecovery(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
 	frames := b.runPrompt("break [[error:500]]")
 	assert.Equal(t, []string{
 		"agent_start", "turn_start", "message_start:user", "message_end:user",
@@ -157,9 +162,10 @@ func TestAPIErrorThenRecovery(t *testing.T) {
 	assert.Equal(t, "stop", last(frames, "message_end", "assistant").Get("message.stopReason").String())
 }
 
-func TestAbortMidReply(t *testing.T) {
-	t.Parallel()
-	b := startBridge(t)
+func TestAbortMidReply(t *testing.T) { forEachTransport(t, testAbortMidReply) }
+
+func testAbortMidReply(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
 	resp := b.call(map[string]any{"type": "prompt", "message": "talk slowly [[slow:400]]"})
 	require.True(t, resp.Get("success").Bool())
 	b.until(30*time.Second, func(f gjson.Result) bool {
@@ -183,7 +189,7 @@ func TestAbortMidReply(t *testing.T) {
 	assert.Equal(t, "This operation was aborted", end.Get("errorMessage").String())
 	assert.NotEmpty(t, end.Get("content.0.text").String(), "what streamed before the abort is kept")
 
-	b.requireNoLeftovers(b.cmd.Process.Pid)
+	b.requireIdle(tp)
 	reqs := b.srv.MessagesRequests()
 	require.Len(t, reqs, 1)
 	assert.Eventually(t, func() bool { return b.srv.MessagesRequests()[0].Disconnected }, 5*time.Second, 20*time.Millisecond,
@@ -238,8 +244,11 @@ func TestLineOverTheCapIsRefusedAndReadingGoesOn(t *testing.T) {
 }
 
 func TestLongPromptArrivesByteExact(t *testing.T) {
-	t.Parallel()
-	b := startBridge(t)
+	forEachTransport(t, testLongPromptArrivesByteExact)
+}
+
+func testLongPromptArrivesByteExact(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
 	unit := "emoji 😀🎉 \"quotes\" 'single' back\\slash \\n not-a-newline\r\nCRLF line sep\u2028para\u2029 <tag> & done\n"
 	var sb strings.Builder
 	for sb.Len() < 300_000 {
@@ -257,9 +266,10 @@ func TestLongPromptArrivesByteExact(t *testing.T) {
 	assert.Equal(t, prompt, frames[2].Get("message.content.0.text").String())
 }
 
-func TestHugeReplyArrivesIntact(t *testing.T) {
-	t.Parallel()
-	b := startBridge(t)
+func TestHugeReplyArrivesIntact(t *testing.T) { forEachTransport(t, testHugeReplyArrivesIntact) }
+
+func testHugeReplyArrivesIntact(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
 	frames := b.runPrompt("[[huge:2000000]][[chunk:65536]]")
 	want := claudetest.HugeText(2_000_000)
 	got := last(frames, "message_end", "assistant").Get("message.content.0.text").String()
@@ -269,9 +279,10 @@ func TestHugeReplyArrivesIntact(t *testing.T) {
 	assert.True(t, want == b.call(map[string]any{"type": "get_last_assistant_text"}).Get("data.text").String())
 }
 
-func TestStdinClosedWhileIdle(t *testing.T) {
-	t.Parallel()
-	b := startBridge(t)
+func TestStdinClosedWhileIdle(t *testing.T) { forEachTransport(t, testStdinClosedWhileIdle) }
+
+func testStdinClosedWhileIdle(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
 	b.runPrompt("hi")
 	start := time.Now()
 	code, rest := b.closeAndWait(15 * time.Second)
@@ -281,9 +292,10 @@ func TestStdinClosedWhileIdle(t *testing.T) {
 	b.requireNoLeftovers()
 }
 
-func TestStdinClosedWhileStreaming(t *testing.T) {
-	t.Parallel()
-	b := startBridge(t)
+func TestStdinClosedWhileStreaming(t *testing.T) { forEachTransport(t, testStdinClosedWhileStreaming) }
+
+func testStdinClosedWhileStreaming(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
 	resp := b.call(map[string]any{"type": "prompt", "message": "[[slow:400]]"})
 	require.True(t, resp.Get("success").Bool())
 	b.until(30*time.Second, func(f gjson.Result) bool {
@@ -300,9 +312,12 @@ func TestStdinClosedWhileStreaming(t *testing.T) {
 }
 
 func TestMissingCLIIsAnErrorEventNotACrash(t *testing.T) {
-	t.Parallel()
+	forEachTransport(t, testMissingCLIIsAnErrorEventNotACrash)
+}
+
+func testMissingCLIIsAnErrorEventNotACrash(t *testing.T, tp string) {
 	srv := claudetest.Start(t)
-	b := startBridgeOn(t, srv, "/nonexistent/claude")
+	b := startBridgeOn(t, srv, "/nonexistent/claude", "--transport", tp)
 	frames := b.runPrompt("anyone?")
 	end := last(frames, "message_end", "assistant").Get("message")
 	assert.Equal(t, "error", end.Get("stopReason").String())
@@ -310,13 +325,14 @@ func TestMissingCLIIsAnErrorEventNotACrash(t *testing.T) {
 	assert.True(t, b.call(map[string]any{"type": "get_state"}).Get("success").Bool())
 }
 
-func TestCLIExitingWithoutResult(t *testing.T) {
-	t.Parallel()
+func TestCLIExitingWithoutResult(t *testing.T) { forEachTransport(t, testCLIExitingWithoutResult) }
+
+func testCLIExitingWithoutResult(t *testing.T, tp string) {
 	// A "CLI" that writes to stderr and fails at once.
 	fake := t.TempDir() + "/claude"
 	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho 'boom: no credentials' >&2\nexit 3\n"), 0o755))
 	srv := claudetest.Start(t)
-	b := startBridgeOn(t, srv, fake)
+	b := startBridgeOn(t, srv, fake, "--transport", tp)
 	frames := b.runPrompt("hello")
 	end := last(frames, "message_end", "assistant").Get("message")
 	assert.Equal(t, "error", end.Get("stopReason").String())
@@ -330,7 +346,6 @@ func TestFlagErrors(t *testing.T) {
 		{},
 		{"--mode", "json"},
 		{"--mode", "rpc", "--transport", "carrier-pigeon"},
-		{"--mode", "rpc", "--transport", "pty"},
 		{"--mode", "rpc", "--permission-mode", "yolo"},
 		{"--mode", "rpc", "--log-level", "loud"},
 		{"--mode", "rpc", "--cwd", "/nonexistent/dir"},
@@ -367,9 +382,10 @@ func runBinary(t *testing.T, env []string, args ...string) (string, error) {
 	return runBinaryWithStdin(t, env, "", args...)
 }
 
-func TestNewSessionStartsAfresh(t *testing.T) {
-	t.Parallel()
-	b := startBridge(t)
+func TestNewSessionStartsAfresh(t *testing.T) { forEachTransport(t, testNewSessionStartsAfresh) }
+
+func testNewSessionStartsAfresh(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
 	b.runPrompt("remember [[say:noted]]")
 	first := b.call(map[string]any{"type": "get_state"}).Get("data.sessionId").String()
 	require.NotEmpty(t, first)
@@ -392,8 +408,11 @@ func TestNewSessionStartsAfresh(t *testing.T) {
 }
 
 func TestNewSessionWhileStreamingAbortsTheRun(t *testing.T) {
-	t.Parallel()
-	b := startBridge(t)
+	forEachTransport(t, testNewSessionWhileStreamingAbortsTheRun)
+}
+
+func testNewSessionWhileStreamingAbortsTheRun(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
 	require.True(t, b.call(map[string]any{"type": "prompt", "message": "[[slow:400]]"}).Get("success").Bool())
 	b.until(30*time.Second, func(f gjson.Result) bool {
 		return f.Get("assistantMessageEvent.type").String() == "text_delta"
@@ -403,7 +422,7 @@ func TestNewSessionWhileStreamingAbortsTheRun(t *testing.T) {
 	assert.Equal(t, "aborted", last(frames, "message_end", "assistant").Get("message.stopReason").String())
 	assert.Equal(t, "agent_end", frames[len(frames)-2].Get("type").String())
 	assert.Equal(t, int64(0), b.call(map[string]any{"type": "get_state"}).Get("data.messageCount").Int())
-	b.requireNoLeftovers(b.cmd.Process.Pid)
+	b.requireIdle(tp)
 }
 
 // TestChildEnvironment runs a stand-in CLI that records its environment and
@@ -435,9 +454,10 @@ func runBinaryWithStdin(t *testing.T, env []string, stdin string, args ...string
 	return string(out), err
 }
 
-func TestSIGTERMMidTurn(t *testing.T) {
-	t.Parallel()
-	b := startBridge(t)
+func TestSIGTERMMidTurn(t *testing.T) { forEachTransport(t, testSIGTERMMidTurn) }
+
+func testSIGTERMMidTurn(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
 	require.True(t, b.call(map[string]any{"type": "prompt", "message": "[[slow:400]]"}).Get("success").Bool())
 	b.until(30*time.Second, func(f gjson.Result) bool {
 		return f.Get("assistantMessageEvent.type").String() == "text_delta"
@@ -459,9 +479,10 @@ func TestSIGTERMMidTurn(t *testing.T) {
 	b.requireNoLeftovers()
 }
 
-func TestThinkingThenText(t *testing.T) {
-	t.Parallel()
-	b := startBridge(t)
+func TestThinkingThenText(t *testing.T) { forEachTransport(t, testThinkingThenText) }
+
+func testThinkingThenText(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
 	frames := b.runPrompt("[[think:Weighing the options.]][[say:Option B.]][[chunk:5]]")
 	assert.Equal(t, []string{
 		"agent_start", "turn_start", "message_start:user", "message_end:user", "message_start:assistant",
@@ -480,9 +501,10 @@ func TestThinkingThenText(t *testing.T) {
 	}
 }
 
-func TestBashToolCall(t *testing.T) {
-	t.Parallel()
-	b := startBridge(t)
+func TestBashToolCall(t *testing.T) { forEachTransport(t, testBashToolCall) }
+
+func testBashToolCall(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
 	frames := b.runPrompt("[[say:Let me run it.]][[bash:echo hello-from-bash]]")
 	assert.Equal(t, []string{
 		"agent_start", "turn_start", "message_start:user", "message_end:user", "message_start:assistant",

@@ -53,6 +53,20 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// transports are the --transport values every end-to-end test runs on.
+var transports = []string{"pipe", "pty", "stream"}
+
+// forEachTransport runs test once per transport, in parallel.
+func forEachTransport(t *testing.T, test func(t *testing.T, transport string)) {
+	t.Parallel()
+	for _, tp := range transports {
+		t.Run(tp, func(t *testing.T) {
+			t.Parallel()
+			test(t, tp)
+		})
+	}
+}
+
 // rpcProc is a running claude-rpc process under test.
 type rpcProc struct {
 	t      *testing.T
@@ -279,6 +293,30 @@ func (b *rpcProc) requireNoLeftovers(except ...int) {
 		}
 	}
 	b.t.Fatalf("processes left running: %v", left)
+}
+
+// requireIdle checks that, after an aborted turn, nothing runs but the
+// bridge and, on the stream transport, the session's one CLI process (kept
+// warm for the next prompt, no children).
+func (b *rpcProc) requireIdle(transport string) {
+	b.t.Helper()
+	if transport != "stream" {
+		b.requireNoLeftovers(b.cmd.Process.Pid)
+		return
+	}
+	var left []string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		left = nil
+		for _, p := range b.leftovers() {
+			if !strings.HasPrefix(p, strconv.Itoa(b.cmd.Process.Pid)+" ") {
+				left = append(left, p)
+			}
+		}
+		if len(left) <= 1 {
+			return
+		}
+	}
+	b.t.Fatalf("more than the session's CLI process left running: %v", left)
 }
 
 func contains(xs []int, x int) bool {

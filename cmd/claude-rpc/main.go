@@ -30,6 +30,7 @@ import (
 
 	"github.com/claude-rpc/claude-rpc/bridge"
 	"github.com/claude-rpc/claude-rpc/claudecli"
+	"github.com/claude-rpc/claude-rpc/claudecli/jsonl"
 )
 
 // version is set at build time with -ldflags "-X main.version=…"; otherwise
@@ -39,13 +40,6 @@ var version = ""
 // Values the CLI accepts for --permission-mode ("default" is the CLI's
 // older name for "manual").
 var permissionModes = []string{"acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "manual", "plan"}
-
-// transports are the --transport values; only pipe is built so far.
-var transports = map[string]string{
-	"pipe":   "",
-	"pty":    "the pty transport is not available yet (planned); use --transport pipe",
-	"stream": "the stream transport is not available yet (planned); use --transport pipe",
-}
 
 func main() {
 	// stdout carries protocol frames only: keep it for the bridge and send
@@ -112,12 +106,12 @@ func loadConfig(args []string) (*viper.Viper, error) {
 	fs.SortFlags = false
 	fs.String("mode", "", `protocol mode; only "rpc"`)
 	fs.String("claude-path", "", "the Claude CLI to run (default: claude on PATH)")
-	fs.String("transport", "pipe", "how to drive the CLI: pipe (one process per turn)")
+	fs.String("transport", "pipe", "how to drive the CLI: pipe (a process per prompt), pty (the same on a terminal), stream (one process per session)")
 	fs.String("cwd", "", "working directory of the agent (default: the current one)")
 	fs.String("model", "", "model for the CLI (--model), e.g. sonnet or a full model id")
 	fs.String("permission-mode", "default", "the CLI's permission mode: "+strings.Join(permissionModes, ", "))
 	fs.String("log-level", "warn", "log level on stderr: debug, info, warn, error")
-	fs.Int("max-line", bridge.DefaultMaxLine, "longest line accepted from the host or the CLI, in bytes")
+	fs.Int("max-line", jsonl.DefaultMaxLine, "longest line accepted from the host or the CLI, in bytes")
 	fs.String("config", "", "config file (default: claude-rpc/config.{yaml,toml,json} in the user config folder)")
 	fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
@@ -159,13 +153,11 @@ func bridgeOptions(v *viper.Viper, log *slog.Logger) (bridge.Options, error) {
 		return opts, fmt.Errorf(`unknown --mode %q; the only mode is "rpc"`, mode)
 	}
 	t := v.GetString("transport")
-	msg, ok := transports[t]
-	if !ok {
-		return opts, fmt.Errorf("unknown --transport %q; choose pipe", t)
+	// Checked here so a bad value stops the bridge at once, with a message.
+	if _, err := claudecli.New(t, claudecli.Config{}, 0); err != nil {
+		return opts, fmt.Errorf("--transport: %w", err)
 	}
-	if msg != "" {
-		return opts, errors.New(msg)
-	}
+	opts.Transport = t
 	pm := v.GetString("permission-mode")
 	if !slices.Contains(permissionModes, pm) {
 		return opts, fmt.Errorf("unknown --permission-mode %q; choose one of %s", pm, strings.Join(permissionModes, ", "))

@@ -1,4 +1,7 @@
-package bridge
+// Package jsonl reads JSON lines: the host's commands on the bridge's stdin
+// and the CLI's output. Unlike bufio.Scanner it has no practical size limit
+// and survives an over-long line.
+package jsonl
 
 import (
 	"bufio"
@@ -14,33 +17,33 @@ import (
 // cannot take all memory.
 const DefaultMaxLine = 64 << 20
 
-// ErrLineTooLong is returned by [LineReader.Next] for a line longer than its
+// ErrLineTooLong is returned by [Reader.Next] for a line longer than its
 // cap. The line has been skipped; the next call reads the line after it.
 var ErrLineTooLong = errors.New("line too long")
 
-// LineReader splits a stream into lines of JSON. Lines end at LF; a CR before
+// Reader splits a stream into lines of JSON. Lines end at LF; a CR before
 // the LF is dropped; a last line without LF is still a line. Unlike
 // bufio.Scanner it has no practical size limit and survives an over-long
 // line. Not safe for concurrent use.
-type LineReader struct {
+type Reader struct {
 	r   *bufio.Reader
 	max int
 	buf []byte
 }
 
-// NewLineReader returns a reader of lines of at most max bytes (0 means
+// NewReader returns a reader of lines of at most max bytes (0 means
 // [DefaultMaxLine]).
-func NewLineReader(r io.Reader, max int) *LineReader {
+func NewReader(r io.Reader, max int) *Reader {
 	if max <= 0 {
 		max = DefaultMaxLine
 	}
-	return &LineReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+	return &Reader{r: bufio.NewReaderSize(r, 64<<10), max: max}
 }
 
 // Next returns the next line without its line ending. The slice is valid
 // until the next call. At the end of the stream it returns io.EOF; an
 // over-long line gives an error wrapping [ErrLineTooLong].
-func (lr *LineReader) Next() ([]byte, error) {
+func (lr *Reader) Next() ([]byte, error) {
 	const keep = 1 << 20 // give back buffers grown by a huge line
 	if cap(lr.buf) > keep {
 		lr.buf = nil

@@ -1,4 +1,4 @@
-package bridge
+package jsonl
 
 import (
 	"errors"
@@ -14,7 +14,7 @@ import (
 // readAll reads every line, writing errors as "ERR".
 func readAll(t *testing.T, r io.Reader, max int) []string {
 	t.Helper()
-	lr := NewLineReader(r, max)
+	lr := NewReader(r, max)
 	var out []string
 	for {
 		b, err := lr.Next()
@@ -30,7 +30,7 @@ func readAll(t *testing.T, r io.Reader, max int) []string {
 	}
 }
 
-func TestLineReader(t *testing.T) {
+func TestReader(t *testing.T) {
 	long := strings.Repeat("x", 200_000)
 	tests := []struct {
 		name string
@@ -61,17 +61,17 @@ func TestLineReader(t *testing.T) {
 	}
 }
 
-func TestLineReaderReportsSize(t *testing.T) {
-	lr := NewLineReader(strings.NewReader(strings.Repeat("y", 5000)+"\n"), 1000)
+func TestReaderReportsSize(t *testing.T) {
+	lr := NewReader(strings.NewReader(strings.Repeat("y", 5000)+"\n"), 1000)
 	_, err := lr.Next()
 	require.ErrorIs(t, err, ErrLineTooLong)
 	assert.Contains(t, err.Error(), "5000 bytes")
 	assert.Contains(t, err.Error(), "limit of 1000")
 }
 
-func TestLineReaderReadError(t *testing.T) {
+func TestReaderReadError(t *testing.T) {
 	boom := errors.New("boom")
-	lr := NewLineReader(io.MultiReader(strings.NewReader("a\nb"), iotest.ErrReader(boom)), 0)
+	lr := NewReader(io.MultiReader(strings.NewReader("a\nb"), iotest.ErrReader(boom)), 0)
 	b, err := lr.Next()
 	require.NoError(t, err)
 	assert.Equal(t, "a", string(b))
@@ -79,12 +79,12 @@ func TestLineReaderReadError(t *testing.T) {
 	assert.ErrorIs(t, err, boom)
 }
 
-func BenchmarkLineReader(b *testing.B) {
+func BenchmarkReader(b *testing.B) {
 	line := strings.Repeat("z", 300) + "\n"
 	in := strings.Repeat(line, 1000)
 	b.SetBytes(int64(len(in)))
 	for b.Loop() {
-		lr := NewLineReader(strings.NewReader(in), 0)
+		lr := NewReader(strings.NewReader(in), 0)
 		for {
 			if _, err := lr.Next(); err != nil {
 				break
@@ -93,9 +93,9 @@ func BenchmarkLineReader(b *testing.B) {
 	}
 }
 
-// FuzzLineReader checks LineReader against a plain reference: split on LF,
+// FuzzReader checks Reader against a plain reference: split on LF,
 // drop one CR before it, a line longer than max is an error.
-func FuzzLineReader(f *testing.F) {
+func FuzzReader(f *testing.F) {
 	f.Add([]byte("a\r\nb\n\nc"), 3)
 	f.Add([]byte(strings.Repeat("x", 70_000)+"\ny\n"), 65_000)
 	f.Add([]byte("{\"type\":\"prompt\",\"message\":\"\u2028\"}\r\n"), 0)

@@ -1,0 +1,11 @@
+//go:build !unix
+
+package claudecli
+
+import "errors"
+
+const ptySupported = false
+
+func startPTYTurn(Config, Session, []byte) (*Process, error) {
+	return nil, errors.New("the pty transport is not available on this system")
+}

@@ -1,0 +1,327 @@
+package claudecli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/claude-rpc/claude-rpc/claudecli/jsonl"
+)
+
+// InterruptDeadline is how long the stream transport waits for the CLI to
+// end a turn after an interrupt request before it kills the process (the
+// next turn then resumes the session in a new one). A variable for tests.
+var InterruptDeadline = 5 * time.Second
+
+// stream keeps one CLI process per session with stdin open: turns are user
+// lines, and the control protocol (initialize, interrupt) runs over the same
+// pipes. Measured on 2.1.328: the CLI answers each user line with one turn
+// ending in a result line; an interrupt request is confirmed at once and the
+// turn ends with result subtype error_during_execution; a user line sent
+// before that result would be folded into the interrupted turn, so turns are
+// strictly serial.
+type stream struct {
+	cfg     Config
+	maxLine int
+
+	mu   sync.Mutex // guards proc and turn
+	proc *streamProc
+	turn *streamTurn // the current turn, until its result
+}
+
+func newStream(cfg Config, maxLine int) *stream { return &stream{cfg: cfg, maxLine: maxLine} }
+
+func (s *stream) Name() string { return TransportStream }
+
+// streamProc is one persistent CLI process and the goroutine reading it.
+type streamProc struct {
+	p       *Process
+	session string
+	stdin   *lockedWriter
+	lines   chan []byte   // the CLI's output lines that are not control messages
+	dead    chan struct{} // closed when stdout ended
+	seq     atomic.Int64
+
+	mu      sync.Mutex // guards pending
+	pending map[string]chan gjson.Result
+}
+
+// lockedWriter serializes whole-line writes to the CLI's stdin.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.WriteCloser
+}
+
+func (l *lockedWriter) writeLine(b []byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, err := l.w.Write(b)
+	return err
+}
+
+func (l *lockedWriter) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_ = l.w.Close() // best effort
+}
+
+func (s *stream) Turn(session Session, input []byte) (Turn, error) {
+	s.mu.Lock()
+	prev := s.turn
+	s.mu.Unlock()
+	if prev != nil {
+		prev.waitEnded()
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sp := s.proc
+	if sp != nil && (sp.isDead() || sp.session != session.ID) {
+		// Dead (the next turn resumes the session in a new process) or on
+		// another session (new_session, switch): replace it.
+		s.proc = nil
+		go sp.shutdown(flushWait)
+		if !sp.isDead() {
+			<-sp.p.Done()
+		}
+		sp = nil
+	}
+	if sp == nil {
+		var err error
+		if sp, err = s.startProc(session); err != nil {
+			return nil, err
+		}
+		s.proc = sp
+	}
+	t := &streamTurn{sp: sp, ended: make(chan struct{})}
+	if err := sp.stdin.writeLine(input); err != nil {
+		// The process died before taking the line: the turn ends at once
+		// with how it died.
+		t.markEnded()
+		t.dead = true
+		s.turn = nil
+		return t, nil
+	}
+	s.turn = t
+	return t, nil
+}
+
+// startProc starts a persistent process on session and sends initialize.
+func (s *stream) startProc(session Session) (*streamProc, error) {
+	args := s.cfg.TurnArgs(session)
+	p, stdin, err := startPiped(s.cfg, args)
+	if err != nil {
+		return nil, err
+	}
+	sp := &streamProc{
+		p: p, session: session.ID, stdin: &lockedWriter{w: stdin},
+		lines: make(chan []byte, 64), dead: make(chan struct{}),
+		pending: map[string]chan gjson.Result{},
+	}
+	go sp.read(s.maxLine)
+	// The SDKs open with initialize; the answer (commands, models) is not
+	// needed to run a turn, so the first user line follows at once.
+	go func() { _, _ = sp.request(map[string]any{"subtype": "initialize", "hooks": nil}, 30*time.Second) }()
+	return sp, nil
+}
+
+// read owns the process's stdout: control responses go to their requests,
+// every other line to the current turn.
+func (sp *streamProc) read(maxLine int) {
+	defer close(sp.dead)
+	defer close(sp.lines)
+	lr := jsonl.NewReader(sp.p.Stdout(), maxLine)
+	for {
+		line, err := lr.Next()
+		if errors.Is(err, jsonl.ErrLineTooLong) {
+			continue // the turn loses that line; the CLI goes on
+		}
+		if err != nil {
+			return
+		}
+		if bytes.HasPrefix(line, []byte(`{"type":"control_response"`)) {
+			sp.answer(line)
+			continue
+		}
+		if bytes.HasPrefix(line, []byte(`{"type":"control_request"`)) {
+			sp.refuse(line)
+			continue
+		}
+		sp.lines <- append([]byte(nil), line...)
+	}
+}
+
+// answer hands a control response to the request waiting for it.
+func (sp *streamProc) answer(line []byte) {
+	r := gjson.ParseBytes(line).Get("response")
+	id := r.Get("request_id").String()
+	sp.mu.Lock()
+	ch := sp.pending[id]
+	delete(sp.pending, id)
+	sp.mu.Unlock()
+	if ch != nil {
+		ch <- r
+	}
+}
+
+// refuse answers a control request from the CLI that the bridge does not
+// serve yet (can_use_tool without a host UI, MCP calls), so the CLI never
+// waits for an answer that will not come.
+func (sp *streamProc) refuse(line []byte) {
+	id := gjson.GetBytes(line, "request_id").String()
+	resp, _ := json.Marshal(map[string]any{"type": "control_response", "response": map[string]any{
+		"subtype": "error", "request_id": id,
+		"error": "claude-rpc does not handle " + gjson.GetBytes(line, "request.subtype").String() + " requests yet",
+	}})
+	_ = sp.stdin.writeLine(append(resp, '\n')) // a dead process needs no answer
+}
+
+// request sends a control request and waits up to timeout for its response.
+func (sp *streamProc) request(req map[string]any, timeout time.Duration) (gjson.Result, error) {
+	id := "req_" + strconv.FormatInt(sp.seq.Add(1), 10)
+	ch := make(chan gjson.Result, 1)
+	// Register before writing: the response can come before Write returns.
+	sp.mu.Lock()
+	sp.pending[id] = ch
+	sp.mu.Unlock()
+	defer func() {
+		sp.mu.Lock()
+		delete(sp.pending, id)
+		sp.mu.Unlock()
+	}()
+	b, err := json.Marshal(map[string]any{"type": "control_request", "request_id": id, "request": req})
+	if err != nil {
+		return gjson.Result{}, err
+	}
+	if err := sp.stdin.writeLine(append(b, '\n')); err != nil {
+		return gjson.Result{}, fmt.Errorf("sending %v: %w", req["subtype"], err)
+	}
+	select {
+	case r := <-ch:
+		if r.Get("subtype").String() == "error" {
+			return r, fmt.Errorf("claude refused %v: %s", req["subtype"], r.Get("error").String())
+		}
+		return r, nil
+	case <-sp.dead:
+		return gjson.Result{}, fmt.Errorf("claude exited before answering %v", req["subtype"])
+	case <-time.After(timeout):
+		return gjson.Result{}, fmt.Errorf("no answer to %v within %v", req["subtype"], timeout)
+	}
+}
+
+func (sp *streamProc) isDead() bool {
+	select {
+	case <-sp.dead:
+		return true
+	default:
+		return false
+	}
+}
+
+// shutdown ends the process with the ladder: close stdin (the CLI then
+// writes its transcript and exits), wait up to flush, then stop it.
+func (sp *streamProc) shutdown(flush time.Duration) {
+	sp.stdin.close()
+	go func() { // keep draining, so the CLI never blocks on a full pipe
+		for range sp.lines {
+		}
+	}()
+	waitOrStop(sp.p, flush)
+}
+
+func (s *stream) Close(flush time.Duration) {
+	s.mu.Lock()
+	sp := s.proc
+	s.proc = nil
+	s.mu.Unlock()
+	if sp != nil {
+		sp.shutdown(flush)
+	}
+}
+
+// streamTurn is one turn on a persistent process: its lines up to and
+// including the result.
+type streamTurn struct {
+	sp          *streamProc
+	ended       chan struct{} // closed when the turn is over
+	endOnce     sync.Once
+	dead        bool // the process died during the turn
+	interrupted atomic.Bool
+}
+
+func (t *streamTurn) markEnded() { t.endOnce.Do(func() { close(t.ended) }) }
+
+// waitEnded waits for the turn to end; a turn that does not end within the
+// interrupt deadline after its process stopped answering is cut off by
+// killing the process.
+func (t *streamTurn) waitEnded() {
+	select {
+	case <-t.ended:
+		return
+	case <-t.sp.dead:
+	}
+	t.markEnded()
+}
+
+func (t *streamTurn) Next() ([]byte, error) {
+	select {
+	case <-t.ended:
+		return nil, io.EOF
+	default:
+	}
+	line, ok := <-t.sp.lines
+	if !ok {
+		<-t.sp.p.Done()
+		t.dead = true
+		t.markEnded()
+		return nil, io.EOF
+	}
+	if isResult(line) {
+		// The turn's last line: end it now, so the next turn may start as
+		// soon as the bridge has the result.
+		t.markEnded()
+	}
+	return line, nil
+}
+
+// Interrupt sends the interrupt control request; if the turn has not ended
+// within [InterruptDeadline], the process is killed.
+func (t *streamTurn) Interrupt() {
+	if t.interrupted.Swap(true) {
+		return
+	}
+	go func() {
+		if _, err := t.sp.request(map[string]any{"subtype": "interrupt"}, InterruptDeadline); err != nil && !t.sp.isDead() {
+			t.sp.p.Stop()
+			return
+		}
+		select {
+		case <-t.ended:
+		case <-t.sp.dead:
+		case <-time.After(InterruptDeadline):
+			t.sp.p.Stop()
+		}
+	}()
+}
+
+func (t *streamTurn) ExitDescription() string {
+	if !t.dead {
+		return ""
+	}
+	return t.sp.p.ExitDescription()
+}
+
+func (t *streamTurn) Pid() int { return t.sp.p.Pid() }
+
+// isResult reports whether a CLI line is a result line, which ends a turn.
+func isResult(line []byte) bool {
+	return bytes.Contains(line, []byte(`"type":"result"`)) && gjson.GetBytes(line, "type").String() == "result"
+}

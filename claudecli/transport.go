@@ -1,0 +1,166 @@
+package claudecli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/claude-rpc/claude-rpc/claudecli/jsonl"
+)
+
+// Transport runs the turns of one conversation through the CLI. The bridge
+// drives it without knowing which kind runs: start a turn with a user
+// message, read its lines, maybe interrupt it, and close at the end.
+//
+// Turns are serial: [Transport.Turn] waits until the CLI is ready for a new
+// one (the previous per-turn process has written its transcript and exited,
+// or the persistent process has finished the previous turn).
+type Transport interface {
+	// Name is the transport's --transport value.
+	Name() string
+	// Turn starts a turn on session with input, one stream-json user line.
+	Turn(session Session, input []byte) (Turn, error)
+	// Close ends every CLI process with the shutdown ladder and returns when
+	// they have exited. flush bounds how long a process that finished its
+	// turn may take to write its transcript before it is signalled.
+	Close(flush time.Duration)
+}
+
+// Turn is one turn's output. Next and Interrupt may be called from
+// different goroutines; Next from one only.
+type Turn interface {
+	// Next returns the next line the CLI printed for this turn. The slice
+	// is valid until the next call. It returns io.EOF when the turn is
+	// over; a line too long to keep gives an error wrapping
+	// jsonl.ErrLineTooLong, and reading goes on.
+	Next() ([]byte, error)
+	// Interrupt asks the CLI to stop the turn; Next then reaches io.EOF
+	// soon. Safe to call more than once and after the turn ended.
+	Interrupt()
+	// ExitDescription says, after Next returned io.EOF, how the CLI
+	// process that ran the turn ended when it ended abnormally (a per-turn
+	// process without a result, a persistent one that died), and "" when
+	// the turn ended normally.
+	ExitDescription() string
+	// Pid is the CLI process's id, for logs.
+	Pid() int
+}
+
+// Transport names accepted by [New].
+const (
+	TransportPipe   = "pipe"
+	TransportPTY    = "pty"
+	TransportStream = "stream"
+)
+
+// ErrUnknownTransport is returned by [New] for a name it does not know.
+var ErrUnknownTransport = errors.New("unknown transport")
+
+// New returns the transport called name: "pipe", "pty" or "stream".
+func New(name string, cfg Config, maxLine int) (Transport, error) {
+	switch name {
+	case TransportPipe:
+		return &perTurn{cfg: cfg, maxLine: maxLine, name: name, start: StartTurn}, nil
+	case TransportPTY:
+		if !ptySupported {
+			return nil, fmt.Errorf("the pty transport is not available on this system; use pipe or stream")
+		}
+		return &perTurn{cfg: cfg, maxLine: maxLine, name: name, start: startPTYTurn}, nil
+	case TransportStream:
+		return newStream(cfg, maxLine), nil
+	}
+	return nil, fmt.Errorf("%w %q: choose pipe, pty or stream", ErrUnknownTransport, name)
+}
+
+// perTurn runs one CLI process per turn: the pipe and pty transports.
+type perTurn struct {
+	cfg     Config
+	maxLine int
+	name    string
+	start   func(Config, Session, []byte) (*Process, error)
+
+	mu   sync.Mutex // guards last
+	last *Process   // the newest process, maybe still writing its transcript
+}
+
+func (t *perTurn) Name() string { return t.name }
+
+func (t *perTurn) Turn(session Session, input []byte) (Turn, error) {
+	t.mu.Lock()
+	prev := t.last
+	t.mu.Unlock()
+	// The previous turn's process writes its transcript after its result;
+	// resuming before it exits could miss the end of that turn.
+	if prev != nil {
+		waitOrStop(prev, flushWait)
+	}
+	p, err := t.start(t.cfg, session, input)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	t.last = p
+	t.mu.Unlock()
+	return &processTurn{p: p, lr: jsonl.NewReader(p.Stdout(), t.maxLine)}, nil
+}
+
+func (t *perTurn) Close(flush time.Duration) {
+	t.mu.Lock()
+	last := t.last
+	t.mu.Unlock()
+	if last != nil {
+		waitOrStop(last, flush)
+	}
+}
+
+// flushWait bounds how long a turn waits for the previous process to exit.
+var flushWait = 10 * time.Second
+
+// waitOrStop waits up to d for p to exit on its own, then stops it.
+func waitOrStop(p *Process, d time.Duration) {
+	select {
+	case <-p.Done():
+	case <-time.After(d):
+		p.Stop()
+	}
+}
+
+// processTurn is a turn that is a whole process: its lines until EOF.
+type processTurn struct {
+	p         *Process
+	lr        *jsonl.Reader
+	sawResult bool
+}
+
+func (t *processTurn) Next() ([]byte, error) {
+	line, err := t.lr.Next()
+	if errors.Is(err, jsonl.ErrLineTooLong) {
+		return nil, err
+	}
+	if err != nil {
+		<-t.p.Done()
+		return nil, io.EOF
+	}
+	if t.p.clean != nil {
+		if line = t.p.clean(line); len(line) == 0 {
+			return t.Next() // a line that was only terminal noise (the cursor shown again at exit)
+		}
+	}
+	if isResult(line) {
+		t.sawResult = true
+	}
+	return line, nil
+}
+
+func (t *processTurn) Interrupt() { go t.p.Stop() }
+
+func (t *processTurn) ExitDescription() string {
+	if t.sawResult {
+		return ""
+	}
+	return t.p.ExitDescription()
+}
+
+func (t *processTurn) Pid() int { return t.p.Pid() }
