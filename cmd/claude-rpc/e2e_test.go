@@ -544,3 +544,52 @@ func testBashToolCall(t *testing.T, tp string) {
 		[]string{msgs[0].Get("role").String(), msgs[1].Get("role").String(), msgs[2].Get("role").String(), msgs[3].Get("role").String()})
 	assert.Len(t, b.srv.MessagesRequests(), 2, "one model call per turn")
 }
+
+func TestAbortMidToolCall(t *testing.T) { forEachTransport(t, testAbortMidToolCall) }
+
+func testAbortMidToolCall(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
+	require.True(t, b.call(map[string]any{"type": "prompt", "message": "[[bash:sleep 20; echo finished]]"}).Get("success").Bool())
+	b.until(30*time.Second, isType("tool_execution_start"))
+	// The Bash child runs (in a session of its own, as the CLI starts it).
+	require.Eventually(t, func() bool {
+		for _, p := range b.leftovers() {
+			if strings.Contains(p, "sleep 20") {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 20*time.Millisecond, "the Bash tool runs")
+
+	b.sendJSON(map[string]any{"type": "abort", "id": "ab"})
+	frames := b.until(15*time.Second, isResponse("abort"))
+	end := last(frames, "tool_execution_end", "")
+	assert.True(t, end.Get("isError").Bool())
+	assert.Equal(t, "agent_end", frames[len(frames)-2].Get("type").String())
+	b.requireIdle(tp) // the sleep is gone too
+
+	frames = b.runPrompt("next [[say:fine]]")
+	assert.Equal(t, "fine", deltaText(frames))
+}
+
+func TestCLIKilledMidTurn(t *testing.T) { forEachTransport(t, testCLIKilledMidTurn) }
+
+func testCLIKilledMidTurn(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
+	require.True(t, b.call(map[string]any{"type": "prompt", "message": "[[slow:400]]"}).Get("success").Bool())
+	b.until(30*time.Second, func(f gjson.Result) bool {
+		return f.Get("assistantMessageEvent.type").String() == "text_delta"
+	})
+	pids := b.cliPids()
+	require.Len(t, pids, 1)
+	require.NoError(t, syscall.Kill(pids[0], syscall.SIGKILL))
+	frames := b.until(15*time.Second, isType("agent_end"))
+	end := last(frames, "message_end", "assistant").Get("message")
+	assert.Equal(t, "error", end.Get("stopReason").String())
+	assert.Contains(t, end.Get("errorMessage").String(), "killed")
+
+	frames = b.runPrompt("still alive? [[say:yes]]")
+	assert.Equal(t, "yes", deltaText(frames), "the next prompt resumes the session")
+	reqs := b.srv.MessagesRequests()
+	assert.Contains(t, reqs[len(reqs)-1].Messages().Raw, "[[slow:400]]", "the new process resumed the session")
+}

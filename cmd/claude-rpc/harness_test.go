@@ -312,7 +312,7 @@ func (b *rpcProc) requireIdle(transport string) {
 				left = append(left, p)
 			}
 		}
-		if len(left) <= 1 {
+		if len(left) == 0 || len(left) == 1 && strings.Contains(left[0], "--input-format stream-json") {
 			return
 		}
 	}
@@ -326,6 +326,18 @@ func contains(xs []int, x int) bool {
 		}
 	}
 	return false
+}
+
+// cliPids returns the pids of the running CLI processes the bridge started.
+func (b *rpcProc) cliPids() []int {
+	var pids []int
+	for _, p := range b.leftovers() {
+		if strings.Contains(p, "--input-format stream-json") {
+			pid, _ := strconv.Atoi(strings.Fields(p)[0])
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // processesWithEnv returns "pid cmdline" for each live (not zombie) process
