@@ -25,8 +25,8 @@ import (
 type Options struct {
 	// CLI says how to run the Claude CLI.
 	CLI claudecli.Config
-	// Transport is how: "pipe", "pty" or "stream" (see claudecli.New); empty
-	// means pipe.
+	// Transport is how: "stream", "pipe" or "pty" (see claudecli.New);
+	// empty means stream.
 	Transport string
 	// MaxLine caps one line from the host and from the CLI; 0 means
 	// [jsonl.DefaultMaxLine].
@@ -51,7 +51,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 		opts.FlushWait = 10 * time.Second
 	}
 	if opts.Transport == "" {
-		opts.Transport = claudecli.TransportPipe
+		opts.Transport = claudecli.TransportStream
 	}
 	transport, err := claudecli.New(opts.Transport, opts.CLI, opts.MaxLine)
 	if err != nil {

@@ -432,7 +432,7 @@ func TestChildEnvironment(t *testing.T) {
 	fake := t.TempDir() + "/claude"
 	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\nenv > \"$0.env\"\necho \"$@\" > \"$0.args\"\ncat >/dev/null\n"), 0o755))
 	srv := claudetest.Start(t)
-	b := startBridgeEnv(t, srv, fake, []string{"CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=cli"}, "--model", "sonnet", "--permission-mode", "plan")
+	b := startBridgeEnv(t, srv, fake, []string{"CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=cli"}, "--transport", "pipe", "--model", "sonnet", "--permission-mode", "plan")
 	frames := b.runPrompt("hi")
 	assert.Contains(t, last(frames, "message_end", "assistant").Get("message.errorMessage").String(), "claude exited without a result")
 	env, err := os.ReadFile(fake + ".env")

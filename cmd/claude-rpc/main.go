@@ -106,7 +106,7 @@ func loadConfig(args []string) (*viper.Viper, error) {
 	fs.SortFlags = false
 	fs.String("mode", "", `protocol mode; only "rpc"`)
 	fs.String("claude-path", "", "the Claude CLI to run (default: claude on PATH)")
-	fs.String("transport", "pipe", "how to drive the CLI: pipe (a process per prompt), pty (the same on a terminal), stream (one process per session)")
+	fs.String("transport", "stream", "how to drive the CLI: stream (one process per session), pipe (a process per prompt), pty (pipe on a terminal)")
 	fs.String("cwd", "", "working directory of the agent (default: the current one)")
 	fs.String("model", "", "model for the CLI (--model), e.g. sonnet or a full model id")
 	fs.String("permission-mode", "default", "the CLI's permission mode: "+strings.Join(permissionModes, ", "))

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+)
+
+// benchBridge drives a claude-rpc process for benchmarks.
+type benchBridge struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	out   *bufio.Reader
+}
+
+func startBenchBridge(b *testing.B, cli, dir string, env []string, transport string) *benchBridge {
+	b.Helper()
+	cmd := exec.Command(binPath, "--mode", "rpc", "--claude-path", cli, "--cwd", dir, "--transport", transport)
+	cmd.Env = env
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	return &benchBridge{cmd: cmd, stdin: stdin, out: bufio.NewReaderSize(stdout, 1<<20)}
+}
+
+// prompt sends a prompt and returns the time to its agent_end.
+func (bb *benchBridge) prompt(b *testing.B, msg string) time.Duration {
+	start := time.Now()
+	fmt.Fprintf(bb.stdin, "{\"type\":\"prompt\",\"message\":%q}\n", msg)
+	for {
+		line, err := bb.out.ReadString('\n')
+		if err != nil {
+			b.Fatalf("bridge stdout: %v", err)
+		}
+		if strings.HasPrefix(line, `{"type":"agent_end"`) {
+			return time.Since(start)
+		}
+	}
+}
+
+func (bb *benchBridge) close() {
+	_ = bb.stdin.Close()
+	_, _ = io.Copy(io.Discard, bb.out)
+	_ = bb.cmd.Wait()
+}
+
+// BenchmarkTransports measures, alternated within each round so every
+// variant sees the same machine: a raw CLI cold turn; a cold bridge turn on
+// each transport (spawn to exit); and a later turn on each transport in a
+// bridge that already ran one (prompt to agent_end). It reports medians
+// and the ratios the project's goals name.
+//
+//	scripts/bench   (or: go test -run '^$' -bench Transports -benchtime 10x ./cmd/claude-rpc)
+func BenchmarkTransports(b *testing.B) {
+	srv := claudetest.Start(b)
+	cli := claudetest.CLI(b)
+	home, dir := b.TempDir(), b.TempDir()
+	env := srv.CLIEnv(home)
+	const prompt = "benchmark turn [[say:ok]]"
+	userLine := `{"type":"user","message":{"role":"user","content":"` + prompt + `"},"session_id":"default","parent_tool_use_id":null}` + "\n"
+	tps := []string{"pipe", "pty", "stream"}
+
+	warm := map[string]*benchBridge{}
+	for _, tp := range tps {
+		warm[tp] = startBenchBridge(b, cli, dir, env, tp)
+		warm[tp].prompt(b, prompt) // the first turn; later ones are measured
+	}
+	defer func() {
+		for _, bb := range warm {
+			bb.close()
+		}
+	}()
+
+	samples := map[string][]time.Duration{}
+	for b.Loop() {
+		_, exit := timeProcess(b, exec.Command(cli, "-p", "--verbose", "--input-format", "stream-json",
+			"--output-format", "stream-json", "--include-partial-messages", "--permission-mode", "default"),
+			env, dir, userLine, `"type":"result"`)
+		samples["cli-cold"] = append(samples["cli-cold"], exit)
+		for _, tp := range tps {
+			_, exit := timeProcess(b, exec.Command(binPath, "--mode", "rpc", "--claude-path", cli, "--cwd", dir, "--transport", tp),
+				env, dir, `{"type":"prompt","message":"`+prompt+`"}`+"\n", `"type":"agent_end"`)
+			samples[tp+"-cold"] = append(samples[tp+"-cold"], exit)
+			samples[tp+"-later"] = append(samples[tp+"-later"], warm[tp].prompt(b, prompt))
+		}
+	}
+	med := map[string]float64{}
+	for k, v := range samples {
+		slices.Sort(v)
+		med[k] = float64(v[len(v)/2].Microseconds()) / 1000
+		b.ReportMetric(med[k], k+"-ms")
+	}
+	b.ReportMetric(med["pipe-cold"]/med["cli-cold"], "pipe-cold/cli")
+	b.ReportMetric(med["pty-cold"]/med["cli-cold"], "pty-cold/cli")
+	b.ReportMetric(med["stream-cold"]/med["cli-cold"], "stream-cold/cli")
+	b.ReportMetric(med["stream-later"]/med["pipe-later"], "stream-later/pipe-later")
+}
