@@ -24,12 +24,16 @@ func configureGroup(cmd *exec.Cmd) {
 	setParentDeathSignal(cmd.SysProcAttr)
 }
 
+func afterStart(*Process) {}
+
+func afterWait(*Process) {}
+
 // signalGroup signals the child's whole process group.
-func signalGroup(cmd *exec.Cmd, sig syscall.Signal) error {
-	if cmd.Process == nil {
+func signalGroup(p *Process, sig syscall.Signal) error {
+	if p.cmd.Process == nil {
 		return nil
 	}
-	err := syscall.Kill(-cmd.Process.Pid, sig)
+	err := syscall.Kill(-p.cmd.Process.Pid, sig)
 	if errors.Is(err, syscall.ESRCH) {
 		return os.ErrProcessDone
 	}

@@ -107,6 +107,8 @@ type Process struct {
 	stderr *tailBuffer
 	// clean, when set, removes what a terminal adds to each output line.
 	clean func([]byte) []byte
+	// job is the Windows Job Object holding the process tree (0 elsewhere).
+	job uintptr
 
 	stderrDone chan struct{}
 	done       chan struct{}
@@ -184,6 +186,7 @@ func spawn(cfg Config, args []string, stdoutR, stdoutW *os.File, sys func(*exec.
 		done:       make(chan struct{}),
 	}
 	p.spool = newSpool(p.stdout)
+	afterStart(p)
 	go p.drainStderr(stderrR, cfg.Log)
 	go p.wait()
 	return p, stdinW, nil
@@ -199,7 +202,8 @@ func closeAll(fs ...*os.File) {
 // (Bash tool children), so stdout reaches EOF, and closes done.
 func (p *Process) wait() {
 	err := p.cmd.Wait()
-	_ = signalGroup(p.cmd, killSignal) // best effort: reap stragglers
+	_ = signalGroup(p, killSignal) // best effort: reap stragglers
+	afterWait(p)
 	p.waitErr = err
 	close(p.done)
 	p.stdout.closeWhenStuck(stdoutGrace)
@@ -265,11 +269,11 @@ func (p *Process) Stop() {
 			return
 		default:
 		}
-		_ = signalGroup(p.cmd, termSignal)
+		_ = signalGroup(p, termSignal)
 		select {
 		case <-p.done:
 		case <-time.After(StopGrace):
-			_ = signalGroup(p.cmd, killSignal)
+			_ = signalGroup(p, killSignal)
 		}
 	})
 	<-p.done

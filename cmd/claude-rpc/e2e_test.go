@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 // End-to-end tests: the built claude-rpc binary, driven over its stdin and

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command record runs the real, pinned Claude CLI against the fake Anthropic
 // API (claudecli/claudetest) for each scenario and saves what it printed, so
 // tests can replay real CLI output. Recorded files are never edited by hand:
