@@ -69,6 +69,7 @@ func testPromptStreamsATextTurn(t *testing.T, tp string) {
 	b := startBridge(t, "--transport", tp)
 	before := b.call(map[string]any{"type": "get_state"}).Get("data")
 	assert.Regexp(t, `^[0-9a-f-]{36}$`, before.Get("sessionId").String(), "a session id from the start, as pi has")
+	assert.Equal(t, tp, before.Get("transport").String())
 	assert.Equal(t, "default", before.Get("model.id").String())
 	frames := b.runPrompt("hello <b>world</b> & co")
 
