@@ -5,12 +5,14 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"io"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
 )
 
@@ -21,23 +23,13 @@ import (
 //
 //	scripts/bench   (or: go test -run '^$' -bench ColdTurn -benchtime 10x ./cmd/claude-rpc)
 func BenchmarkColdTurn(b *testing.B) {
-	srv := claudetest.Start(b)
-	cli := claudetest.CLI(b)
-	home, dir := b.TempDir(), b.TempDir()
-	env := srv.CLIEnv(home)
-	const prompt = "benchmark turn [[say:ok]]"
-	userLine := `{"type":"user","message":{"role":"user","content":"` + prompt + `"},"session_id":"default","parent_tool_use_id":null}` + "\n"
-
+	cli, dir, env := benchSetup(b)
 	var cliFirst, cliExit, brFirst, brExit time.Duration
 	for b.Loop() {
-		// Raw CLI, the way the pipe transport runs it.
-		f, e := timeProcess(b, exec.Command(cli, "-p", "--verbose", "--input-format", "stream-json",
-			"--output-format", "stream-json", "--include-partial-messages", "--permission-mode", "default"),
-			env, dir, userLine, `"type":"result"`)
+		f, e := timeRawTurn(b, cli, dir, env)
 		cliFirst, cliExit = cliFirst+f, cliExit+e
 		// The bridge, one prompt, then stdin closed.
-		f, e = timeProcess(b, exec.Command(binPath, "--mode", "rpc", "--claude-path", cli, "--cwd", dir),
-			env, dir, `{"type":"prompt","message":"`+prompt+`"}`+"\n", `"type":"agent_end"`)
+		f, e = timeBridgeTurn(b, cli, dir, env, "pipe")
 		brFirst, brExit = brFirst+f, brExit+e
 	}
 	n := float64(b.N)
@@ -48,6 +40,29 @@ func BenchmarkColdTurn(b *testing.B) {
 	b.ReportMetric(ms(brExit), "bridge-exit-ms")
 	b.ReportMetric(float64(brFirst)/float64(cliFirst), "first-ratio")
 	b.ReportMetric(float64(brExit)/float64(cliExit), "exit-ratio")
+}
+
+// benchPrompt is the prompt every benchmark turn sends.
+const benchPrompt = "benchmark turn [[say:ok]]"
+
+// benchSetup serves a fake API and returns the CLI, a working folder and
+// the environment for turns against it.
+func benchSetup(b *testing.B) (cli, dir string, env []string) {
+	srv := claudetest.Start(b)
+	return claudetest.CLI(b), b.TempDir(), srv.CLIEnv(b.TempDir())
+}
+
+// timeRawTurn times one raw CLI turn, run the way the pipe transport runs it.
+func timeRawTurn(b *testing.B, cli, dir string, env []string) (first, exit time.Duration) {
+	cfg := claudecli.Config{PermissionMode: "default"}
+	return timeProcess(b, exec.Command(cli, cfg.TurnArgs(claudecli.Session{})...), env, dir,
+		string(claudecli.UserLine(benchPrompt, nil)), `"type":"result"`)
+}
+
+// timeBridgeTurn times one prompt in a new bridge, stdin closed after it.
+func timeBridgeTurn(b *testing.B, cli, dir string, env []string, transport string) (first, exit time.Duration) {
+	return timeProcess(b, exec.Command(binPath, "--mode", "rpc", "--claude-path", cli, "--cwd", dir, "--transport", transport),
+		env, dir, fmt.Sprintf("{\"type\":\"prompt\",\"message\":%q}\n", benchPrompt), `"type":"agent_end"`)
 }
 
 // timeProcess starts cmd, writes input, waits for a stdout line containing

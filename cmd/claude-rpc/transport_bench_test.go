@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
 )
 
 // benchBridge drives a claude-rpc process for benchmarks.
@@ -69,18 +67,13 @@ func (bb *benchBridge) close() {
 //
 //	scripts/bench   (or: go test -run '^$' -bench Transports -benchtime 10x ./cmd/claude-rpc)
 func BenchmarkTransports(b *testing.B) {
-	srv := claudetest.Start(b)
-	cli := claudetest.CLI(b)
-	home, dir := b.TempDir(), b.TempDir()
-	env := srv.CLIEnv(home)
-	const prompt = "benchmark turn [[say:ok]]"
-	userLine := `{"type":"user","message":{"role":"user","content":"` + prompt + `"},"session_id":"default","parent_tool_use_id":null}` + "\n"
+	cli, dir, env := benchSetup(b)
 	tps := []string{"pipe", "pty", "stream"}
 
 	warm := map[string]*benchBridge{}
 	for _, tp := range tps {
 		warm[tp] = startBenchBridge(b, cli, dir, env, tp)
-		warm[tp].prompt(b, prompt) // the first turn; later ones are measured
+		warm[tp].prompt(b, benchPrompt) // the first turn; later ones are measured
 	}
 	defer func() {
 		for _, bb := range warm {
@@ -90,15 +83,12 @@ func BenchmarkTransports(b *testing.B) {
 
 	samples := map[string][]time.Duration{}
 	for b.Loop() {
-		_, exit := timeProcess(b, exec.Command(cli, "-p", "--verbose", "--input-format", "stream-json",
-			"--output-format", "stream-json", "--include-partial-messages", "--permission-mode", "default"),
-			env, dir, userLine, `"type":"result"`)
+		_, exit := timeRawTurn(b, cli, dir, env)
 		samples["cli-cold"] = append(samples["cli-cold"], exit)
 		for _, tp := range tps {
-			_, exit := timeProcess(b, exec.Command(binPath, "--mode", "rpc", "--claude-path", cli, "--cwd", dir, "--transport", tp),
-				env, dir, `{"type":"prompt","message":"`+prompt+`"}`+"\n", `"type":"agent_end"`)
+			_, exit := timeBridgeTurn(b, cli, dir, env, tp)
 			samples[tp+"-cold"] = append(samples[tp+"-cold"], exit)
-			samples[tp+"-later"] = append(samples[tp+"-later"], warm[tp].prompt(b, prompt))
+			samples[tp+"-later"] = append(samples[tp+"-later"], warm[tp].prompt(b, benchPrompt))
 		}
 	}
 	med := map[string]float64{}
