@@ -18,27 +18,58 @@ import (
 
 func nowMillis() int64 { return time.Now().UnixMilli() }
 
-// runPrompt runs one prompt as a turn of the transport and relays the CLI's
-// lines as events. It owns the run until [server.finish]; after that it
-// drains what the CLI still prints for the turn.
-func (s *server) runPrompt(r *run, text string, session claudecli.Session) {
+// runPrompt runs one prompt: a turn of the transport, and one more for each
+// steering or follow-up message the host queues meanwhile, all inside one
+// agent_start … agent_end. It relays the CLI's lines as events and owns the
+// run until [server.finish]; after that it drains what the CLI still
+// prints for the turn.
+func (s *server) runPrompt(r *run, m message) {
 	defer s.wg.Done()
 	tr := transform.NewTranslator(nowMillis)
-	s.emit(tr.Start(transform.UserMessage([]transform.Content{transform.TextContent(text)}, nowMillis())))
+	tr.SetMoreComing(func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		more := !r.aborted && s.queued()
+		r.closing = !more
+		return more
+	})
+	s.emit(tr.Start(m.userMessage()))
+	for {
+		if !s.runTurn(r, tr, m) {
+			return
+		}
+		// The CLI turn ended and the run goes on with what was queued.
+		s.mu.Lock()
+		next := s.dequeue()
+		s.mu.Unlock()
+		if len(next) == 0 { // taken by a new_session meanwhile
+			s.finish(r, tr, tr.End())
+			return
+		}
+		for _, q := range next {
+			s.emit(tr.Inject(q.userMessage()))
+		}
+		m = joined(next)
+	}
+}
 
+// runTurn runs one CLI turn of the run for m. It reports whether the run
+// goes on with a queued message; otherwise the run is finished.
+func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 	s.mu.Lock()
 	aborted := r.aborted
+	session := s.session()
 	s.mu.Unlock()
 	if aborted {
 		s.finish(r, tr, tr.Abort())
-		return
+		return false
 	}
 	// Turn waits until the CLI is ready (the previous turn fully over).
-	turn, err := s.transport.Turn(session, claudecli.UserLine(text, nil))
+	turn, err := s.transport.Turn(session, claudecli.UserLine(m.text, m.images))
 	if err != nil {
 		s.log.Error("starting claude", "err", err)
 		s.finish(r, tr, tr.Fail("starting claude: "+err.Error()))
-		return
+		return false
 	}
 	s.log.Debug("turn started", "transport", s.transport.Name(), "pid", turn.Pid(), "session", session.ID, "resume", session.Exists)
 	s.mu.Lock()
@@ -83,7 +114,7 @@ func (s *server) runPrompt(r *run, text string, session claudecli.Session) {
 		if !sawSession && tr.SessionID() != "" {
 			sawSession = true
 			s.mu.Lock()
-			s.sessionID, s.sessionExists = tr.SessionID(), true
+			s.sessionID = tr.SessionID()
 			s.mu.Unlock()
 		}
 		if tr.Ended() {
@@ -92,8 +123,18 @@ func (s *server) runPrompt(r *run, text string, session claudecli.Session) {
 		}
 		s.emit(evs)
 	}
-	if tr.Ended() {
-		return
+	switch {
+	case tr.Ended():
+		return false
+	case tr.Between() && turn.ExitDescription() == "":
+		s.mu.Lock()
+		aborted = r.aborted
+		s.mu.Unlock()
+		if aborted {
+			s.finish(r, tr, tr.Abort())
+			return false
+		}
+		return true
 	}
 	desc := turn.ExitDescription()
 	if desc == "" {
@@ -101,6 +142,7 @@ func (s *server) runPrompt(r *run, text string, session claudecli.Session) {
 	}
 	s.log.Warn("claude ended the turn without a result", "pid", turn.Pid(), "exit", desc)
 	s.finish(r, tr, tr.Finish(desc))
+	return false
 }
 
 // emit queues events for the host.
@@ -119,7 +161,7 @@ func (s *server) finish(r *run, tr *transform.Translator, evs []transform.Event)
 	defer s.mu.Unlock()
 	s.messages = append(s.messages, tr.Messages()...)
 	if sid := tr.SessionID(); sid != "" {
-		s.sessionID, s.sessionExists = sid, true
+		s.sessionID = sid
 	}
 	if m := tr.Model(); m != "" {
 		s.model = m
@@ -131,6 +173,14 @@ func (s *server) finish(r *run, tr *transform.Translator, evs []transform.Event)
 	s.emit(evs)
 	for _, id := range r.abortIDs {
 		s.w.send(okResponse(id, "abort", nil))
+	}
+	switch {
+	case r.then != nil: // abort_and_prompt's prompt
+		s.launch(*r.then)
+	case !r.aborted && s.queued():
+		// Queued after the run's last result was read: a new run delivers
+		// them (an aborted run keeps its queue for the next prompt, as pi).
+		s.launch(joined(s.dequeue()))
 	}
 }
 
@@ -186,13 +236,15 @@ func (s *server) state() stateData {
 		Model:                 s.modelInfo(),
 		ThinkingLevel:         "off",
 		IsStreaming:           s.run != nil,
-		SteeringMode:          "one-at-a-time",
-		FollowUpMode:          "one-at-a-time",
-		InterruptMode:         "immediate",
+		SteeringMode:          s.steeringMode,
+		FollowUpMode:          s.followUpMode,
+		InterruptMode:         s.interruptMode,
 		SessionFile:           sessions.TranscriptPath(s.configDir, s.cwd, s.sessionID),
 		SessionID:             s.sessionID,
 		AutoCompactionEnabled: true,
 		MessageCount:          len(s.messages),
+		PendingMessageCount:   len(s.steerQ) + len(s.followQ),
+		QueuedMessageCount:    len(s.steerQ) + len(s.followQ),
 		Transport:             s.transport.Name(),
 	}
 }

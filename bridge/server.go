@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -68,6 +69,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	s.configDir = sessions.ConfigDir(opts.CLI.Environ())
 	s.model = opts.CLI.Model
 	s.sessionID = sessions.NewID()
+	s.steeringMode, s.followUpMode, s.interruptMode = modeOneAtATime, modeOneAtATime, "immediate"
 
 	lines := make(chan inLine, 1)
 	go readLines(in, opts.MaxLine, lines)
@@ -126,18 +128,24 @@ type server struct {
 	// sessionID is the CLI session the next prompt works on. The bridge
 	// chooses it (as pi has a session id from the start) and passes it
 	// with --session-id until the session exists, then --resume.
-	sessionID     string
-	sessionExists bool
-	model         string
-	limits        transform.Limits
-	messages      []transform.Message
-	run           *run               // the running prompt, nil when idle
-	lastProc      *claudecli.Process // the newest CLI process, maybe still exiting
+	sessionID string
+	model     string
+	limits    transform.Limits
+	messages  []transform.Message
+	run       *run // the running prompt, nil when idle
+	// Messages the host sent while a prompt ran, delivered as further turns
+	// of that run (or, after an abort, of the next one), as pi keeps them.
+	steerQ, followQ []message
+	steeringMode    string
+	followUpMode    string
+	interruptMode   string
 }
 
 // run is one prompt from agent_start to agent_end.
 type run struct {
 	turn     claudecli.Turn // nil until started
+	closing  bool           // its last result ended it: messages queued now start a new run
+	then     *message       // abort_and_prompt's prompt, run after this run
 	aborted  bool
 	abortIDs []json.RawMessage // ids of abort commands to answer after agent_end
 }
@@ -155,8 +163,20 @@ func (s *server) handleLine(l inLine) {
 	switch c.typ {
 	case "prompt":
 		s.prompt(c)
+	case "steer":
+		s.enqueue(c, true)
+	case "follow_up":
+		s.enqueue(c, false)
 	case "abort":
 		s.abort(c)
+	case "abort_and_prompt":
+		s.abortAndPrompt(c)
+	case "set_steering_mode":
+		s.setMode(c, &s.steeringMode)
+	case "set_follow_up_mode":
+		s.setMode(c, &s.followUpMode)
+	case "set_interrupt_mode":
+		s.setInterruptMode(c)
 	case "get_state":
 		s.w.send(okResponse(c.id, c.typ, s.state()))
 	case "get_messages":
@@ -181,45 +201,74 @@ func (s *server) handleLine(l inLine) {
 }
 
 func (s *server) prompt(c command) {
-	msg, err := c.str("message")
+	m, err := readMessage(c)
 	if err != nil {
 		s.w.send(errResponse(c.id, c.typ, err.Error()))
 		return
 	}
 	behavior, err := c.optStr("streamingBehavior")
+	if err == nil && behavior != "" && behavior != "steer" && behavior != "followUp" {
+		err = fmt.Errorf("prompt: streamingBehavior must be \"steer\" or \"followUp\", got %q", behavior)
+	}
 	if err != nil {
 		s.w.send(errResponse(c.id, c.typ, err.Error()))
 		return
 	}
-	if imgs := c.raw.Get("images"); imgs.Exists() && len(imgs.Array()) > 0 {
-		s.w.send(errResponse(c.id, c.typ, "claude-rpc does not support images yet"))
-		return
-	}
 	s.mu.Lock()
 	if s.run != nil {
-		s.mu.Unlock()
 		if behavior == "" {
+			s.mu.Unlock()
 			s.w.send(errResponse(c.id, c.typ, "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."))
-		} else {
-			s.w.send(errResponse(c.id, c.typ, "claude-rpc does not support streamingBehavior "+behavior+" yet"))
+			return
 		}
+		s.mu.Unlock()
+		s.enqueue(c, behavior == "steer")
 		return
 	}
-	r := &run{}
-	s.run = r
-	if !s.sessionExists {
-		// A run that failed before the CLI reported its session may still
-		// have created it.
-		_, err := os.Stat(sessions.TranscriptPath(s.configDir, s.cwd, s.sessionID))
-		s.sessionExists = err == nil
-	}
-	session := claudecli.Session{ID: s.sessionID, Exists: s.sessionExists}
+	s.startRun(c, m)
+	s.mu.Unlock()
+}
+
+// startRun starts a run for m and acknowledges c. Called with s.mu held.
+func (s *server) startRun(c command, m message) {
 	// Acknowledge before agent_start: the run's first frames are queued by
 	// its goroutine, after this response.
 	s.w.send(okResponse(c.id, c.typ, nil))
-	s.mu.Unlock()
+	s.launch(m)
+}
+
+// launch starts the run goroutine for m. Called with s.mu held.
+func (s *server) launch(m message) {
+	r := &run{}
+	s.run = r
 	s.wg.Add(1)
-	go s.runPrompt(r, msg, session)
+	go s.runPrompt(r, m)
+}
+
+// session is the CLI session the next turn works on: resumed when the CLI
+// has written its transcript, else created with its id (also after a first
+// turn killed before it wrote anything). Called with s.mu held.
+func (s *server) session() claudecli.Session {
+	return claudecli.Session{ID: s.sessionID, Exists: sessions.Exists(s.configDir, s.cwd, s.sessionID)}
+}
+
+// abortAndPrompt aborts the running prompt, if any, and runs a new one
+// after it. Like prompt, it is acknowledged at once.
+func (s *server) abortAndPrompt(c command) {
+	m, err := readMessage(c)
+	if err != nil {
+		s.w.send(errResponse(c.id, c.typ, err.Error()))
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.run == nil {
+		s.startRun(c, m)
+		return
+	}
+	s.run.then = &m
+	s.run.interrupt()
+	s.w.send(okResponse(c.id, c.typ, nil))
 }
 
 // abort ends the running prompt. pi answers after agent_end; when idle, at
@@ -259,8 +308,9 @@ func (s *server) newSession(c command) {
 		s.waitIdle()
 	}
 	s.mu.Lock()
-	s.sessionID, s.sessionExists = sessions.NewID(), false
+	s.sessionID = sessions.NewID()
 	s.messages = nil
+	s.steerQ, s.followQ = nil, nil
 	s.mu.Unlock()
 	s.w.send(okResponse(c.id, c.typ, map[string]any{"cancelled": false}))
 }

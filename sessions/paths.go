@@ -68,3 +68,16 @@ func NewID() string {
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
+
+// Exists reports whether the CLI has written a transcript for session id:
+// at the path for cwd, or, should the CLI have mapped the folder otherwise,
+// in any project folder. A session the CLI announced but stopped before
+// writing (killed in its first moments) does not exist: resuming it fails
+// with "No conversation found", creating it with --session-id works.
+func Exists(configDir, cwd, id string) bool {
+	if _, err := os.Stat(TranscriptPath(configDir, cwd, id)); err == nil {
+		return true
+	}
+	matches, _ := filepath.Glob(filepath.Join(configDir, "projects", "*", id+".jsonl"))
+	return len(matches) > 0
+}

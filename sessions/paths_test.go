@@ -1,10 +1,12 @@
 package sessions
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestProjectDir(t *testing.T) {
@@ -31,4 +33,14 @@ func TestNewID(t *testing.T) {
 	id := NewID()
 	assert.Regexp(t, `^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`, id)
 	assert.NotEqual(t, id, NewID())
+}
+
+func TestExists(t *testing.T) {
+	cfg := t.TempDir()
+	assert.False(t, Exists(cfg, "/w", "id1"))
+	require.NoError(t, os.MkdirAll(ProjectDir(cfg, "/w"), 0o755))
+	require.NoError(t, os.WriteFile(TranscriptPath(cfg, "/w", "id1"), nil, 0o644))
+	assert.True(t, Exists(cfg, "/w", "id1"))
+	assert.True(t, Exists(cfg, "/elsewhere", "id1"), "found in another project folder")
+	assert.False(t, Exists(cfg, "/w", "id2"))
 }

@@ -66,6 +66,44 @@ type Translator struct {
 	early   []toolResultLine   // tool results that came while their message was open
 
 	afterCompact bool // a compact_boundary was seen: the next synthetic user message is its summary
+
+	// moreComing, when set, is asked at each result whether the run goes
+	// on (queued steering or follow-up messages); then the result ends the
+	// turn but not the run, and [Translator.Inject] opens the next one.
+	moreComing   func() bool
+	between      bool // a result ended a turn of a run that goes on
+	resultFailed bool // the last result was an error
+}
+
+// SetMoreComing sets the function asked at each result whether the run goes
+// on. It is called on the goroutine feeding the translator.
+func (t *Translator) SetMoreComing(f func() bool) { t.moreComing = f }
+
+// Between reports whether a result ended a turn and the run waits for
+// [Translator.Inject] or [Translator.End].
+func (t *Translator) Between() bool { return t.between && !t.ended }
+
+// ResultFailed reports whether the last result line was an error.
+func (t *Translator) ResultFailed() bool { return t.resultFailed }
+
+// Inject continues a run that waits between turns with a user message the
+// bridge delivers (steering or a follow-up): a new turn opens with it.
+func (t *Translator) Inject(user Message) []Event {
+	if t.ended {
+		return nil
+	}
+	t.between = false
+	out := t.turnBoundary(nil)
+	t.messages = append(t.messages, user)
+	return append(out, Event{Type: EventMessageStart, Message: user.Clone()}, Event{Type: EventMessageEnd, Message: user.Clone()})
+}
+
+// End ends a run that waits between turns: agent_end.
+func (t *Translator) End() []Event {
+	if t.ended {
+		return nil
+	}
+	return t.endRun(nil, StopAborted, AbortedMessage)
 }
 
 // assistantState is an assistant message being built from the CLI's lines.
@@ -607,6 +645,14 @@ func (t *Translator) result(out []Event, v gjson.Result) []Event {
 		}
 		out = t.errorMessage(out, StopError, msg)
 	}
+	t.resultFailed = v.Get("is_error").Bool()
+	if !t.resultFailed && t.moreComing != nil && t.moreComing() {
+		out = t.endAssistant(out)
+		out = t.flushPending(out)
+		out = t.endTurn(out)
+		t.between = true
+		return out
+	}
 	return t.endRun(out, StopAborted, AbortedMessage)
 }
 
@@ -742,6 +788,7 @@ func (t *Translator) flushPending(out []Event) []Event {
 // turnBoundary closes the open turn if it already has its assistant message,
 // and opens the next one: each model call is one pi turn.
 func (t *Translator) turnBoundary(out []Event) []Event {
+	t.between = false
 	if t.turnOpen && t.turnAssistant < 0 {
 		return out
 	}

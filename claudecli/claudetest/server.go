@@ -46,8 +46,9 @@ func (r Request) Messages() gjson.Result { return gjson.GetBytes(r.Body, "messag
 
 // LastUserText returns the text the user typed last: the last text block of
 // the last user message that is not one of the <system-reminder> blocks the
-// CLI adds. (After a failed turn the CLI sends the failed prompt and the new
-// one as two blocks of one user message; the new one is last.)
+// CLI adds, nor the "[Image: source: …]" note it adds after an image. (After
+// a failed turn the CLI sends the failed prompt and the new one as two
+// blocks of one user message; the new one is last.)
 func (r Request) LastUserText() string { return lastUserText(r.Body) }
 
 // Server is a fake Anthropic Messages API. Create it with [Start] or [New].
@@ -273,7 +274,8 @@ func lastUserText(body []byte) string {
 		blocks := c.Array()
 		for j := len(blocks) - 1; j >= 0; j-- {
 			b := blocks[j]
-			if t := b.Get("text").String(); b.Get("type").String() == "text" && !strings.HasPrefix(t, "<system-reminder>") {
+			if t := b.Get("text").String(); b.Get("type").String() == "text" &&
+				!strings.HasPrefix(t, "<system-reminder>") && !strings.HasPrefix(t, "[Image: source: ") {
 				return t
 			}
 		}

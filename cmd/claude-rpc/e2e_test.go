@@ -583,6 +583,11 @@ func testCLIKilledMidTurn(t *testing.T, tp string) {
 	b.until(30*time.Second, func(f gjson.Result) bool {
 		return f.Get("assistantMessageEvent.type").String() == "text_delta"
 	})
+	// Kill it once the CLI has written the turn's start to its transcript,
+	// so the resumed session must carry it (a CLI killed earlier has nothing
+	// to resume, and the next turn starts the session afresh).
+	file := b.call(map[string]any{"type": "get_state"}).Get("data.sessionFile").String()
+	require.Eventually(t, func() bool { _, err := os.Stat(file); return err == nil }, 10*time.Second, 10*time.Millisecond)
 	pids := b.cliPids()
 	require.Len(t, pids, 1)
 	require.NoError(t, syscall.Kill(pids[0], syscall.SIGKILL))
@@ -595,4 +600,160 @@ func testCLIKilledMidTurn(t *testing.T, tp string) {
 	assert.Equal(t, "yes", deltaText(frames), "the next prompt resumes the session")
 	reqs := b.srv.MessagesRequests()
 	assert.Contains(t, reqs[len(reqs)-1].Messages().Raw, "[[slow:400]]", "the new process resumed the session")
+}
+
+// startSlowPrompt starts a slow reply and waits until text streams.
+func (b *rpcProc) startSlowPrompt(msg string) {
+	b.t.Helper()
+	require.True(b.t, b.call(map[string]any{"type": "prompt", "message": msg}).Get("success").Bool())
+	b.until(30*time.Second, func(f gjson.Result) bool {
+		return f.Get("assistantMessageEvent.type").String() == "text_delta"
+	})
+}
+
+// userTexts lists the text of the user messages in agent_end's messages.
+func userTexts(agentEnd gjson.Result) []string {
+	var out []string
+	for _, m := range agentEnd.Get("messages").Array() {
+		if m.Get("role").String() == "user" {
+			out = append(out, m.Get("content.0.text").String())
+		}
+	}
+	return out
+}
+
+func TestQueuedMessagesStayInTheRun(t *testing.T) {
+	forEachTransport(t, testQueuedMessagesStayInTheRun)
+}
+
+func testQueuedMessagesStayInTheRun(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
+	b.startSlowPrompt("first [[slow:30]]")
+	assert.True(t, b.call(map[string]any{"type": "follow_up", "message": "follow one [[say:f1]]"}).Get("success").Bool())
+	assert.True(t, b.call(map[string]any{"type": "prompt", "message": "follow two [[say:f2]]", "streamingBehavior": "followUp"}).Get("success").Bool())
+	assert.True(t, b.call(map[string]any{"type": "steer", "message": "steer me [[say:s1]]"}).Get("success").Bool())
+	st := b.call(map[string]any{"type": "get_state"}).Get("data")
+	assert.Equal(t, int64(3), st.Get("pendingMessageCount").Int())
+
+	frames := b.until(60*time.Second, isType("agent_end"))
+	for _, f := range frames {
+		assert.NotEqual(t, "agent_start", f.Get("type").String(), "one run")
+	}
+	end := frames[len(frames)-1]
+	// Steering first, then the follow-ups one at a time (the default mode).
+	assert.Equal(t, []string{"first [[slow:30]]", "steer me [[say:s1]]", "follow one [[say:f1]]", "follow two [[say:f2]]"}, userTexts(end))
+	var replies []string
+	for _, f := range frames {
+		if f.Get("type").String() == "message_end" && f.Get("message.role").String() == "assistant" {
+			replies = append(replies, f.Get("message.content.0.text").String())
+		}
+	}
+	require.Len(t, replies, 4)
+	assert.Equal(t, []string{"s1", "f1", "f2"}, replies[1:])
+	assert.Equal(t, int64(0), b.call(map[string]any{"type": "get_state"}).Get("data.pendingMessageCount").Int())
+	assert.Len(t, b.srv.MessagesRequests(), 4, "one CLI turn per delivered message")
+}
+
+func TestQueueModeAll(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	assert.True(t, b.call(map[string]any{"type": "set_follow_up_mode", "mode": "all"}).Get("success").Bool())
+	st := b.call(map[string]any{"type": "get_state"}).Get("data")
+	assert.Equal(t, "all", st.Get("followUpMode").String())
+	assert.Equal(t, "one-at-a-time", st.Get("steeringMode").String())
+	b.startSlowPrompt("first [[slow:30]]")
+	b.call(map[string]any{"type": "follow_up", "message": "one"})
+	b.call(map[string]any{"type": "follow_up", "message": "two [[say:both]]"})
+	frames := b.until(60*time.Second, isType("agent_end"))
+	assert.Equal(t, []string{"first [[slow:30]]", "one", "two [[say:both]]"}, userTexts(frames[len(frames)-1]))
+	reqs := b.srv.MessagesRequests()
+	require.Len(t, reqs, 2, "both follow-ups in one CLI turn")
+	assert.Equal(t, "one\n\ntwo [[say:both]]", reqs[1].LastUserText())
+}
+
+func TestAbortKeepsTheQueue(t *testing.T) { forEachTransport(t, testAbortKeepsTheQueue) }
+
+func testAbortKeepsTheQueue(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
+	b.startSlowPrompt("[[slow:400]]")
+	b.call(map[string]any{"type": "follow_up", "message": "later [[say:kept]]"})
+	b.sendJSON(map[string]any{"type": "abort", "id": "ab"})
+	frames := b.until(15*time.Second, isResponse("abort"))
+	assert.Equal(t, []string{"[[slow:400]]"}, userTexts(last(frames, "agent_end", "")), "the follow-up is not delivered by an aborted run")
+	assert.Equal(t, int64(1), b.call(map[string]any{"type": "get_state"}).Get("data.pendingMessageCount").Int())
+
+	frames = b.runPrompt("again [[say:again]]")
+	assert.Equal(t, []string{"again [[say:again]]", "later [[say:kept]]"}, userTexts(frames[len(frames)-1]),
+		"the kept follow-up comes with the next run")
+}
+
+func TestAbortAndPrompt(t *testing.T) { forEachTransport(t, testAbortAndPrompt) }
+
+func testAbortAndPrompt(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
+	b.startSlowPrompt("[[slow:400]]")
+	resp := b.call(map[string]any{"type": "abort_and_prompt", "message": "instead [[say:new]]"})
+	assert.True(t, resp.Get("success").Bool())
+	frames := b.until(30*time.Second, isType("agent_end"))
+	assert.Equal(t, "aborted", last(frames, "message_end", "assistant").Get("message.stopReason").String())
+	frames = b.until(30*time.Second, isType("agent_end"))
+	assert.Equal(t, "agent_start", frames[0].Get("type").String())
+	assert.Equal(t, "new", deltaText(frames))
+}
+
+func TestPromptWithImage(t *testing.T) { forEachTransport(t, testPromptWithImage) }
+
+func testPromptWithImage(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
+	// A 1x1 PNG.
+	const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+	resp := b.call(map[string]any{"type": "prompt", "message": "what is this [[say:a dot]]",
+		"images": []any{map[string]any{"type": "image", "data": png, "mimeType": "image/png"}}})
+	require.True(t, resp.Get("success").Bool(), resp.Raw)
+	frames := b.until(60*time.Second, isType("agent_end"))
+	user := frames[2].Get("message")
+	assert.Equal(t, "image", user.Get("content.1.type").String())
+	assert.Equal(t, png, user.Get("content.1.data").String())
+	assert.Equal(t, "a dot", deltaText(frames))
+	reqs := b.srv.MessagesRequests()
+	require.Len(t, reqs, 1)
+	var sawImage bool
+	for _, m := range reqs[0].Messages().Array() {
+		for _, c := range m.Get("content").Array() {
+			if c.Get("type").String() == "image" && c.Get("source.data").String() == png {
+				sawImage = true
+			}
+		}
+	}
+	assert.True(t, sawImage, "the image reaches the API")
+}
+
+func TestQueueCommandErrors(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	for _, tt := range []struct {
+		cmd     map[string]any
+		errPart string
+	}{
+		{map[string]any{"type": "follow_up"}, `"message"`},
+		{map[string]any{"type": "steer", "message": 3}, "string"},
+		{map[string]any{"type": "set_steering_mode", "mode": "some"}, "one-at-a-time"},
+		{map[string]any{"type": "set_follow_up_mode"}, `"mode"`},
+		{map[string]any{"type": "set_interrupt_mode", "mode": "never"}, "immediate"},
+		{map[string]any{"type": "prompt", "message": "x", "streamingBehavior": "later"}, "streamingBehavior"},
+		{map[string]any{"type": "prompt", "message": "x", "images": "cat.png"}, "array"},
+		{map[string]any{"type": "prompt", "message": "x", "images": []any{map[string]any{"data": "AAAA", "mimeType": "image/bmp"}}}, "mimeType"},
+		{map[string]any{"type": "prompt", "message": "x", "images": []any{map[string]any{"data": "!!", "mimeType": "image/png"}}}, "base64"},
+		{map[string]any{"type": "abort_and_prompt"}, `"message"`},
+	} {
+		resp := b.call(tt.cmd)
+		assert.False(t, resp.Get("success").Bool(), "%v", tt.cmd)
+		assert.Contains(t, resp.Get("error").String(), tt.errPart, "%v", tt.cmd)
+	}
+	assert.True(t, b.call(map[string]any{"type": "set_interrupt_mode", "mode": "wait"}).Get("success").Bool())
+	assert.Equal(t, "wait", b.call(map[string]any{"type": "get_state"}).Get("data.interruptMode").String())
+	// steer while idle runs as a prompt
+	require.True(t, b.call(map[string]any{"type": "steer", "message": "idle steer [[say:ran]]"}).Get("success").Bool())
+	frames := b.until(60*time.Second, isType("agent_end"))
+	assert.Equal(t, "ran", deltaText(frames))
 }
