@@ -108,6 +108,7 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 			continue
 		}
 		evs = tr.Append(evs[:0], line)
+		noteRetry(r, evs)
 		if len(evs) == 0 && s.log.Enabled(context.Background(), slog.LevelDebug) && !bytes.HasPrefix(line, []byte(`{"type":"stream_event"`)) {
 			s.log.Debug("claude line not shown", "type", gjson.GetBytes(line, "type").String(), "subtype", gjson.GetBytes(line, "subtype").String())
 		}
@@ -149,6 +150,18 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 func (s *server) emit(evs []transform.Event) {
 	for i := range evs {
 		s.w.send(evs[i])
+	}
+}
+
+// noteRetry keeps r.retrying in step with the retry events, for abort_retry.
+func noteRetry(r *run, evs []transform.Event) {
+	for i := range evs {
+		switch evs[i].Type {
+		case transform.EventAutoRetryStart:
+			r.retrying.Store(true)
+		case transform.EventAutoRetryEnd:
+			r.retrying.Store(false)
+		}
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
@@ -145,6 +146,7 @@ type server struct {
 type run struct {
 	turn     claudecli.Turn // nil until started
 	closing  bool           // its last result ended it: messages queued now start a new run
+	retrying atomic.Bool    // the CLI waits to retry an API call (auto_retry_start shown)
 	then     *message       // abort_and_prompt's prompt, run after this run
 	aborted  bool
 	abortIDs []json.RawMessage // ids of abort commands to answer after agent_end
@@ -177,6 +179,15 @@ func (s *server) handleLine(l inLine) {
 		s.setMode(c, &s.followUpMode)
 	case "set_interrupt_mode":
 		s.setInterruptMode(c)
+	case "set_auto_retry":
+		s.setAutoRetry(c)
+	case "abort_retry":
+		s.mu.Lock()
+		if r := s.run; r != nil && r.retrying.Load() {
+			r.interrupt()
+		}
+		s.mu.Unlock()
+		s.w.send(okResponse(c.id, c.typ, nil))
 	case "get_state":
 		s.w.send(okResponse(c.id, c.typ, s.state()))
 	case "get_messages":

@@ -32,9 +32,16 @@ type stream struct {
 	cfg     Config
 	maxLine int
 
-	mu   sync.Mutex // guards proc and turn
-	proc *streamProc
-	turn *streamTurn // the current turn, until its result
+	mu    sync.Mutex // guards proc, turn, cfg and stale
+	proc  *streamProc
+	turn  *streamTurn // the current turn, until its result
+	stale bool        // cfg changed since proc started
+}
+
+func (s *stream) SetConfig(cfg Config) {
+	s.mu.Lock()
+	s.cfg, s.stale = cfg, true
+	s.mu.Unlock()
 }
 
 func newStream(cfg Config, maxLine int) *stream { return &stream{cfg: cfg, maxLine: maxLine} }
@@ -84,9 +91,10 @@ func (s *stream) Turn(session Session, input []byte) (Turn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sp := s.proc
-	if sp != nil && (sp.isDead() || sp.session != session.ID) {
-		// Dead (the next turn resumes the session in a new process) or on
-		// another session (new_session, switch): replace it.
+	if sp != nil && (sp.isDead() || sp.session != session.ID || s.stale) {
+		// Dead (the next turn resumes the session in a new process), on
+		// another session (new_session, switch) or run differently now
+		// (SetConfig): replace it.
 		s.proc = nil
 		go sp.shutdown(flushWait)
 		if !sp.isDead() {
@@ -94,6 +102,7 @@ func (s *stream) Turn(session Session, input []byte) (Turn, error) {
 		}
 		sp = nil
 	}
+	s.stale = false
 	if sp == nil {
 		var err error
 		if sp, err = s.startProc(session); err != nil {

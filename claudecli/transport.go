@@ -22,6 +22,9 @@ type Transport interface {
 	Name() string
 	// Turn starts a turn on session with input, one stream-json user line.
 	Turn(session Session, input []byte) (Turn, error)
+	// SetConfig changes how the CLI runs from the next turn on (a
+	// persistent process is replaced, resuming its session, before it).
+	SetConfig(cfg Config)
 	// Close ends every CLI process with the shutdown ladder and returns when
 	// they have exited. flush bounds how long a process that finished its
 	// turn may take to write its transcript before it is signalled.
@@ -81,11 +84,17 @@ type perTurn struct {
 	name    string
 	start   func(Config, Session, []byte) (*Process, error)
 
-	mu   sync.Mutex // guards last
+	mu   sync.Mutex // guards last and cfg
 	last *Process   // the newest process, maybe still writing its transcript
 }
 
 func (t *perTurn) Name() string { return t.name }
+
+func (t *perTurn) SetConfig(cfg Config) {
+	t.mu.Lock()
+	t.cfg = cfg
+	t.mu.Unlock()
+}
 
 func (t *perTurn) Turn(session Session, input []byte) (Turn, error) {
 	t.mu.Lock()
@@ -96,7 +105,10 @@ func (t *perTurn) Turn(session Session, input []byte) (Turn, error) {
 	if prev != nil {
 		waitOrStop(prev, flushWait)
 	}
-	p, err := t.start(t.cfg, session, input)
+	t.mu.Lock()
+	cfg := t.cfg
+	t.mu.Unlock()
+	p, err := t.start(cfg, session, input)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,9 @@ const (
 
 	EventToolExecutionStart = "tool_execution_start"
 	EventToolExecutionEnd   = "tool_execution_end"
+
+	EventAutoRetryStart = "auto_retry_start"
+	EventAutoRetryEnd   = "auto_retry_end"
 )
 
 // Types of pi's AssistantMessageEvent, carried by message_update.
@@ -52,6 +55,20 @@ type Event struct {
 	Args       json.RawMessage
 	Result     *ToolResult
 	IsError    bool
+
+	// Retry describes auto_retry_start and auto_retry_end.
+	Retry *Retry
+}
+
+// Retry is what pi's auto_retry_start (Attempt, MaxAttempts, DelayMs,
+// ErrorMessage) and auto_retry_end (Success, Attempt, FinalError) carry.
+type Retry struct {
+	Attempt      int
+	MaxAttempts  int
+	DelayMs      int64
+	ErrorMessage string
+	Success      bool
+	FinalError   string
 }
 
 // ToolResult is the result of tool_execution_end: what the tool returned
@@ -120,6 +137,23 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			Result     *ToolResult `json:"result"`
 			IsError    bool        `json:"isError"`
 		}{e.Type, e.ToolCallID, e.ToolName, e.Result, e.IsError})
+	case EventAutoRetryStart:
+		r := e.Retry
+		return marshalNoEscape(struct {
+			Type         string `json:"type"`
+			Attempt      int    `json:"attempt"`
+			MaxAttempts  int    `json:"maxAttempts"`
+			DelayMs      int64  `json:"delayMs"`
+			ErrorMessage string `json:"errorMessage"`
+		}{e.Type, r.Attempt, r.MaxAttempts, r.DelayMs, r.ErrorMessage})
+	case EventAutoRetryEnd:
+		r := e.Retry
+		return marshalNoEscape(struct {
+			Type       string `json:"type"`
+			Success    bool   `json:"success"`
+			Attempt    int    `json:"attempt"`
+			FinalError string `json:"finalError,omitempty"`
+		}{e.Type, r.Success, r.Attempt, r.FinalError})
 	case EventMessageUpdate:
 		return marshalNoEscape(struct { // pi's key order
 			Type    string          `json:"type"`

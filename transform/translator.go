@@ -3,6 +3,7 @@ package transform
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"unsafe"
 
@@ -73,6 +74,8 @@ type Translator struct {
 	moreComing   func() bool
 	between      bool // a result ended a turn of a run that goes on
 	resultFailed bool // the last result was an error
+
+	retry int // the CLI's API retry attempt in progress, 0 when none
 }
 
 // SetMoreComing sets the function asked at each result whether the run goes
@@ -197,6 +200,16 @@ func (t *Translator) Append(dst []Event, line []byte) []Event {
 			}
 		case "compact_boundary":
 			t.afterCompact = true
+		case "api_retry":
+			// Printed before each wait between attempts (the failed
+			// attempts themselves are not shown).
+			t.retry = int(v.Get("attempt").Int())
+			msg := v.Get("error").String()
+			if st := v.Get("error_status").Int(); st != 0 {
+				msg = strconv.FormatInt(st, 10) + " " + msg
+			}
+			out = append(out, Event{Type: EventAutoRetryStart, Retry: &Retry{Attempt: t.retry,
+				MaxAttempts: int(v.Get("max_retries").Int()), DelayMs: v.Get("retry_delay_ms").Int(), ErrorMessage: msg}})
 		}
 		return out
 	case "assistant":
@@ -269,6 +282,7 @@ func (t *Translator) streamEvent(out []Event, ev string) []Event {
 		return true
 	})
 	if typ == "message_start" {
+		out = t.endRetry(out, true, "")
 		out = t.endAssistant(out)
 		out = t.turnBoundary(out)
 		m := gjson.Parse(message)
@@ -407,7 +421,9 @@ func (t *Translator) assistant(out []Event, v gjson.Result) []Event {
 	m := v.Get("message")
 	id := m.Get("id").String()
 	if v.Get("is_api_error_message").Bool() || v.Get("error").Exists() && m.Get("model").String() == "<synthetic>" {
-		return t.errorMessage(out, StopError, m.Get("content.0.text").String())
+		text := m.Get("content.0.text").String()
+		out = t.endRetry(out, false, text)
+		return t.errorMessage(out, StopError, text)
 	}
 	if c := t.cur; c != nil && c.streamed && id == c.id {
 		idx := c.complete
@@ -423,6 +439,7 @@ func (t *Translator) assistant(out []Event, v gjson.Result) []Event {
 	}
 	// Not streamed: build the message from complete lines, one block each.
 	if t.cur == nil {
+		out = t.endRetry(out, true, "")
 		out = t.turnBoundary(out)
 		t.cur = t.newAssistant(id, m.Get("model").String(), false)
 		addUsage(&t.cur.msg.Usage, m.Get("usage"))
@@ -797,6 +814,17 @@ func (t *Translator) turnBoundary(out []Event) []Event {
 	return append(out, Event{Type: EventTurnStart})
 }
 
+// endRetry ends the CLI's API retries, if any: the next attempt streamed
+// (success) or the last one failed.
+func (t *Translator) endRetry(out []Event, success bool, finalError string) []Event {
+	if t.retry == 0 {
+		return out
+	}
+	r := &Retry{Success: success, Attempt: t.retry, FinalError: finalError}
+	t.retry = 0
+	return append(out, Event{Type: EventAutoRetryEnd, Retry: r})
+}
+
 // closeRunning gives every tool call still waiting for its result an error
 // result saying why: in pi's event grammar each tool_execution_start has its
 // end before the turn ends.
@@ -829,6 +857,7 @@ func (t *Translator) endTurn(out []Event) []Event {
 // endRun ends what is still open and emits agent_end. A message still open
 // ends with stop and errMsg; a tool still running gets an error result.
 func (t *Translator) endRun(out []Event, stop, errMsg string) []Event {
+	out = t.endRetry(out, false, errMsg)
 	if t.cur != nil {
 		t.cur.msg.StopReason, t.cur.msg.ErrorMessage = stop, errMsg
 		out = t.endAssistant(out)

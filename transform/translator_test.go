@@ -266,6 +266,7 @@ func checkGrammar(t testing.TB, evs []Event) {
 	var open *Message            // the message between its start and end
 	calls := map[string]string{} // tool calls of the run's assistant messages: id → name
 	started := map[string]bool{} // tool_execution_start seen, no end yet
+	retrying := false            // auto_retry_start seen, no end yet
 	var runMsgs []Message
 	text := map[int]*strings.Builder{} // streamed text per content index of the open message
 	for i, e := range evs {
@@ -276,6 +277,7 @@ func checkGrammar(t testing.TB, evs []Event) {
 		case EventAgentEnd:
 			require.Equal(t, len(evs)-1, i, where)
 			require.False(t, inTurn, "%s: turn still open", where)
+			require.False(t, retrying, "%s: retry still open", where)
 			require.Equal(t, len(runMsgs), len(e.Messages), "%s: agent_end carries the run's messages", where)
 		case EventTurnStart:
 			require.False(t, inTurn, where)
@@ -329,6 +331,13 @@ func checkGrammar(t testing.TB, evs []Event) {
 			}
 			runMsgs = append(runMsgs, e.Message)
 			open = nil
+		case EventAutoRetryStart:
+			require.Nil(t, open, where)
+			require.Positive(t, e.Retry.Attempt, where)
+			retrying = true
+		case EventAutoRetryEnd:
+			require.True(t, retrying, "%s: end without start", where)
+			retrying = false
 		case EventToolExecutionStart:
 			require.True(t, inTurn, where)
 			require.Nil(t, open, where)

@@ -28,6 +28,11 @@ type Script struct {
 	// Status, when not zero, makes the reply an HTTP error with that status
 	// and "x-should-retry: false", so the CLI fails the turn at once.
 	Status int
+	// Flaky, when not zero, fails the first Flaky attempts at this reply
+	// with status FlakyStatus and "x-should-retry: true", so the CLI
+	// retries; the attempt after them gets the reply.
+	Flaky       int
+	FlakyStatus int
 	// Blocks are the reply's content, streamed in order.
 	Blocks []Block
 	// StopReason is the API stop_reason; empty means "end_turn", or
@@ -55,6 +60,7 @@ func (s Script) Text() string {
 // argument ends at the first "]]".
 //
 //	[[error:529]]        reply with that HTTP status and an Anthropic error body
+//	[[flaky:529:2]]      fail the first 2 attempts with 529 (retryable), then reply
 //	[[think:text]]       start the reply with a thinking block
 //	[[say:text]]         reply with exactly "text" (default: "echo: " + the user's text)
 //	[[huge:N]]           reply with N bytes of [HugeText]
@@ -66,7 +72,7 @@ func (s Script) Text() string {
 //
 // After the CLI ran tools (the last user message carries tool results, and
 // no text), the reply is "tool said: " followed by the results' text.
-var markerRE = regexp.MustCompile(`\[\[(error|think|say|huge|slow|tool|bash|stop|chunk)(?::(.*?))?\]\]`)
+var markerRE = regexp.MustCompile(`\[\[(error|flaky|think|say|huge|slow|tool|bash|stop|chunk)(?::(.*?))?\]\]`)
 
 // SlowDelay is the pause between deltas of a [[slow]] reply.
 const SlowDelay = 50 * time.Millisecond
@@ -84,6 +90,15 @@ func ParseScript(userText string) Script {
 			s.Status = n
 			if s.Status < 400 {
 				s.Status = 500
+			}
+		case "flaky":
+			st, times, _ := strings.Cut(arg, ":")
+			s.FlakyStatus, _ = strconv.Atoi(st)
+			if s.FlakyStatus < 400 {
+				s.FlakyStatus = 529
+			}
+			if s.Flaky, _ = strconv.Atoi(times); s.Flaky <= 0 {
+				s.Flaky = 1
 			}
 		case "think":
 			thinking = append(thinking, Block{Type: "thinking", Text: arg})

@@ -58,8 +58,9 @@ type Server struct {
 	hs *http.Server
 	ln net.Listener
 
-	mu   sync.Mutex
-	reqs []*Request
+	mu    sync.Mutex
+	reqs  []*Request
+	tries map[string]int // attempts at a flaky reply, by the user's text
 	// done is closed when the server shuts down, which ends slow replies.
 	done chan struct{}
 	wg   sync.WaitGroup
@@ -89,7 +90,7 @@ func New() (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listening on 127.0.0.1: %w", err)
 	}
-	s := &Server{URL: "http://" + ln.Addr().String(), ln: ln, done: make(chan struct{})}
+	s := &Server{URL: "http://" + ln.Addr().String(), ln: ln, done: make(chan struct{}), tries: map[string]int{}}
 	s.hs = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	s.wg.Add(1)
 	go func() {
@@ -195,6 +196,20 @@ func (s *Server) serveMessages(w http.ResponseWriter, hr *http.Request, req *Req
 		script = ParseScript(lastUserText(req.Body))
 	}
 	s.update(req, func(r *Request) { r.Script = script })
+	if script.Flaky > 0 && gjson.GetBytes(req.Body, "stream").Bool() {
+		key := lastUserText(req.Body)
+		s.mu.Lock()
+		s.tries[key]++
+		n := s.tries[key]
+		s.mu.Unlock()
+		if n <= script.Flaky {
+			w.Header().Set("x-should-retry", "true")
+			w.Header().Set("retry-after-ms", "50") // keep the CLI's backoff short in tests
+			writeError(w, script.FlakyStatus, errorType(script.FlakyStatus), fmt.Sprintf("fake API flaky error %d (attempt %d)", script.FlakyStatus, n))
+			s.update(req, func(r *Request) { r.Completed = true })
+			return
+		}
+	}
 	if script.Status != 0 {
 		w.Header().Set("x-should-retry", "false")
 		writeError(w, script.Status, errorType(script.Status), fmt.Sprintf("fake API error %d", script.Status))

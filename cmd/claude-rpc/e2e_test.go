@@ -757,3 +757,60 @@ func TestQueueCommandErrors(t *testing.T) {
 	frames := b.until(60*time.Second, isType("agent_end"))
 	assert.Equal(t, "ran", deltaText(frames))
 }
+
+func TestAutoRetryEvents(t *testing.T) { forEachTransport(t, testAutoRetryEvents) }
+
+func testAutoRetryEvents(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
+	frames := b.runPrompt("flaky [[flaky:529:1]][[say:made it]]")
+	var start, end gjson.Result
+	for _, f := range frames {
+		switch f.Get("type").String() {
+		case "auto_retry_start":
+			start = f
+		case "auto_retry_end":
+			end = f
+		}
+	}
+	require.True(t, start.Exists(), "auto_retry_start")
+	assert.Equal(t, int64(1), start.Get("attempt").Int())
+	assert.Positive(t, start.Get("maxAttempts").Int())
+	assert.Positive(t, start.Get("delayMs").Int())
+	assert.Equal(t, "529 overloaded", start.Get("errorMessage").String())
+	require.True(t, end.Exists(), "auto_retry_end")
+	assert.True(t, end.Get("success").Bool())
+	assert.Equal(t, "made it", deltaText(frames))
+	assert.Len(t, b.srv.MessagesRequests(), 2, "the failed attempt and the retry")
+}
+
+func TestSetAutoRetry(t *testing.T) { forEachTransport(t, testSetAutoRetry) }
+
+func testSetAutoRetry(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
+	b.runPrompt("warm up [[say:ok]]") // a stream process exists: the change must replace it
+	assert.True(t, b.call(map[string]any{"type": "set_auto_retry", "enabled": false}).Get("success").Bool())
+	frames := b.runPrompt("flaky [[flaky:529:1]][[say:no]]")
+	assert.Equal(t, "error", last(frames, "message_end", "assistant").Get("message.stopReason").String())
+	for _, f := range frames {
+		assert.NotEqual(t, "auto_retry_start", f.Get("type").String(), "no retries")
+	}
+	assert.True(t, b.call(map[string]any{"type": "set_auto_retry", "enabled": true}).Get("success").Bool())
+	frames = b.runPrompt("flaky again [[flaky:529:1]][[say:yes]]")
+	assert.Equal(t, "yes", deltaText(frames))
+	assert.False(t, b.call(map[string]any{"type": "set_auto_retry", "enabled": "no"}).Get("success").Bool())
+}
+
+func TestAbortRetry(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	require.True(t, b.call(map[string]any{"type": "prompt", "message": "[[flaky:529:9]][[say:never]]"}).Get("success").Bool())
+	b.until(30*time.Second, isType("auto_retry_start"))
+	assert.True(t, b.call(map[string]any{"type": "abort_retry"}).Get("success").Bool())
+	frames := b.until(15*time.Second, isType("agent_end"))
+	end := last(frames, "auto_retry_end", "")
+	require.True(t, end.Exists())
+	assert.False(t, end.Get("success").Bool())
+	frames = b.runPrompt("after [[say:fine]]")
+	assert.Equal(t, "fine", deltaText(frames))
+	assert.True(t, b.call(map[string]any{"type": "abort_retry"}).Get("success").Bool(), "nothing to abort: still success")
+}

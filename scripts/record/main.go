@@ -42,6 +42,8 @@ type scenario struct {
 	// setup, when set, is a first prompt run in its own process; the
 	// recorded one then resumes its session.
 	setup string
+	// env is added to the CLI's environment.
+	env []string
 	// killAt, when set, interrupts the process (SIGTERM to its group, as
 	// the pipe transport's abort does) once it printed a line containing
 	// this; the recording ends there.
@@ -68,6 +70,8 @@ var scenarios = []scenario{
 	{name: "interrupt-mid-tool", prompt: "[[bash:sleep 20; echo finished]]", killAt: `"subtype":"task_started"`},
 	{name: "api-error-500", prompt: "fail [[error:500]]"},
 	{name: "api-error-529", prompt: "overloaded [[error:529]]"},
+	{name: "api-retry-then-success", prompt: "flaky [[flaky:529:2]][[say:made it]]"},
+	{name: "api-retry-exhausted", prompt: "flaky [[flaky:529:5]][[say:never]]", env: []string{"CLAUDE_CODE_MAX_RETRIES=2"}},
 	{name: "compact", setup: "Remember the word pelican. [[say:Noted: pelican.]]", prompt: "/compact"},
 	{name: "huge-reply", prompt: "[[huge:2000000]]"},
 }
@@ -114,7 +118,7 @@ func record(srv *claudetest.Server, cli, out string, sc scenario) error {
 		return err
 	}
 	defer os.RemoveAll(home)
-	cfg := claudecli.Config{Path: cli, Dir: home, Env: srv.CLIEnv(home), PermissionMode: "default", ExtraArgs: sc.args}
+	cfg := claudecli.Config{Path: cli, Dir: home, Env: append(srv.CLIEnv(home), sc.env...), PermissionMode: "default", ExtraArgs: sc.args}
 	var session claudecli.Session
 	if sc.setup != "" {
 		stdout, err := runCLI(cfg, session, false, claudecli.UserLine(sc.setup, nil), "")
