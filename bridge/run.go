@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -79,18 +80,36 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 	}
 	s.mu.Unlock()
 
+	// The watchdog: a turn during which the CLI prints nothing for
+	// IdleTimeout is stopped (an API or a process that hangs).
+	var watchdog *time.Timer
+	if d := s.opts.IdleTimeout; d > 0 {
+		watchdog = time.AfterFunc(d, func() {
+			s.log.Error("claude printed nothing for too long; stopping the turn", "idle", d, "pid", turn.Pid())
+			r.idle.Store(true)
+			turn.Interrupt()
+		})
+		defer watchdog.Stop()
+	}
+
 	sawSession := false
 	var evs []transform.Event // reused: emit encodes each event before the next line
 	for {
 		line, err := turn.Next()
+		if watchdog != nil {
+			watchdog.Reset(s.opts.IdleTimeout)
+		}
 		if !tr.Ended() {
 			s.mu.Lock()
 			aborted = r.aborted
 			s.mu.Unlock()
-			if aborted {
+			switch {
+			case aborted:
 				// pi ends an aborted run at once; what the CLI prints
 				// while it stops is drained unseen.
 				s.finish(r, tr, tr.Abort())
+			case r.idle.Load():
+				s.finish(r, tr, tr.Fail(fmt.Sprintf("claude printed nothing for %v; the turn was stopped (--idle-timeout)", s.opts.IdleTimeout)))
 			}
 		}
 		if errors.Is(err, jsonl.ErrLineTooLong) {

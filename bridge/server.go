@@ -39,6 +39,9 @@ type Options struct {
 	// has finished its turn write its transcript before stopping it; 0 means
 	// 10 seconds.
 	FlushWait time.Duration
+	// IdleTimeout stops a turn during which the CLI printed nothing for
+	// that long, ending the run with an error; 0 never does.
+	IdleTimeout time.Duration
 }
 
 // Serve reads commands from in and writes responses and events to out until
@@ -147,6 +150,7 @@ type run struct {
 	turn     claudecli.Turn // nil until started
 	closing  bool           // its last result ended it: messages queued now start a new run
 	retrying atomic.Bool    // the CLI waits to retry an API call (auto_retry_start shown)
+	idle     atomic.Bool    // the watchdog stopped the turn: the CLI printed nothing for IdleTimeout
 	then     *message       // abort_and_prompt's prompt, run after this run
 	aborted  bool
 	abortIDs []json.RawMessage // ids of abort commands to answer after agent_end

@@ -42,6 +42,8 @@ type Script struct {
 	Chunk int
 	// Delay is the pause before each delta.
 	Delay time.Duration
+	// Stall is a pause before the first event, as of an API that hangs.
+	Stall time.Duration
 }
 
 // Text returns the script's text blocks, joined.
@@ -69,10 +71,11 @@ func (s Script) Text() string {
 //	[[bash:command]]     shorthand for [[tool:Bash:{"command":"command","description":"…"}]]
 //	[[stop:reason]]      the API stop_reason (e.g. max_tokens)
 //	[[chunk:N]]          send text and tool input in deltas of N bytes (default 1000)
+//	[[stall:MS]]         wait MS milliseconds before the first event
 //
 // After the CLI ran tools (the last user message carries tool results, and
 // no text), the reply is "tool said: " followed by the results' text.
-var markerRE = regexp.MustCompile(`\[\[(error|flaky|think|say|huge|slow|tool|bash|stop|chunk)(?::(.*?))?\]\]`)
+var markerRE = regexp.MustCompile(`\[\[(error|flaky|think|say|huge|slow|tool|bash|stop|chunk|stall)(?::(.*?))?\]\]`)
 
 // SlowDelay is the pause between deltas of a [[slow]] reply.
 const SlowDelay = 50 * time.Millisecond
@@ -128,6 +131,8 @@ func ParseScript(userText string) Script {
 			if n > 0 {
 				s.Chunk = n
 			}
+		case "stall":
+			s.Stall = time.Duration(n) * time.Millisecond
 		}
 	}
 	if reply == nil && len(tools) == 0 {
@@ -244,6 +249,15 @@ func chunks(s string, n int) []string {
 // returns an error when the client goes away or the server stops first.
 func (s Script) stream(ctx context.Context, stop <-chan struct{}, w *sseWriter, model string, inTokens int) error {
 	id := fmt.Sprintf("msg_fake%04d", msgSeq.Add(1))
+	if s.Stall > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-stop:
+			return errStopped
+		case <-time.After(s.Stall):
+		}
+	}
 	emit := func(name string, data map[string]any) error {
 		data["type"] = name
 		return w.event(name, data)

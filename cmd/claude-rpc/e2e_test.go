@@ -353,6 +353,8 @@ func TestFlagErrors(t *testing.T) {
 		{"--mode", "rpc", "--log-level", "loud"},
 		{"--mode", "rpc", "--cwd", "/nonexistent/dir"},
 		{"--mode", "rpc", "stray"},
+		{"--mode", "rpc", "--idle-timeout", "soon"},
+		{"--mode", "rpc", "--idle-timeout", "-1s"},
 	} {
 		out, err := runBinary(t, nil, args...)
 		var exitErr interface{ ExitCode() int }
@@ -813,4 +815,33 @@ func TestAbortRetry(t *testing.T) {
 	frames = b.runPrompt("after [[say:fine]]")
 	assert.Equal(t, "fine", deltaText(frames))
 	assert.True(t, b.call(map[string]any{"type": "abort_retry"}).Get("success").Bool(), "nothing to abort: still success")
+}
+
+func TestIdleTimeout(t *testing.T) { forEachTransport(t, testIdleTimeout) }
+
+func testIdleTimeout(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp, "--idle-timeout", "1s")
+	start := time.Now()
+	frames := b.runPrompt("hang [[stall:20000]][[say:late]]")
+	end := last(frames, "message_end", "assistant").Get("message")
+	assert.Equal(t, "error", end.Get("stopReason").String())
+	assert.Contains(t, end.Get("errorMessage").String(), "claude printed nothing for 1s")
+	assert.Less(t, time.Since(start), 15*time.Second)
+	b.requireIdle(tp)
+	frames = b.runPrompt("and now [[say:quick]]")
+	assert.Equal(t, "quick", deltaText(frames))
+}
+
+// TestSilentCLI: a "CLI" that reads stdin and never prints nor answers
+// control requests; the watchdog, then the interrupt deadline, end the turn.
+func TestSilentCLI(t *testing.T) { forEachTransport(t, testSilentCLI) }
+
+func testSilentCLI(t *testing.T, tp string) {
+	fake := t.TempDir() + "/claude"
+	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\ncat >/dev/null\n"), 0o755))
+	b := startBridgeOn(t, claudetest.Start(t), fake, "--transport", tp, "--idle-timeout", "1s")
+	frames := b.runPrompt("anyone?")
+	assert.Equal(t, "error", last(frames, "message_end", "assistant").Get("message.stopReason").String())
+	b.requireIdle("pipe") // nothing of it is left, whichever the transport
+	assert.True(t, b.call(map[string]any{"type": "get_state"}).Get("success").Bool())
 }

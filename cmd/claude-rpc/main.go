@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/lmittmann/tint"
 	"github.com/spf13/pflag"
@@ -112,6 +113,7 @@ func loadConfig(args []string) (*viper.Viper, error) {
 	fs.String("permission-mode", "default", "the CLI's permission mode: "+strings.Join(permissionModes, ", "))
 	fs.String("log-level", "warn", "log level on stderr: debug, info, warn, error")
 	fs.Int("max-line", jsonl.DefaultMaxLine, "longest line accepted from the host or the CLI, in bytes")
+	fs.Duration("idle-timeout", 15*time.Minute, "stop a turn when the CLI prints nothing for this long (0: never)")
 	fs.String("config", "", "config file (default: claude-rpc/config.{yaml,toml,json} in the user config folder)")
 	fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
@@ -192,6 +194,9 @@ func bridgeOptions(v *viper.Viper, log *slog.Logger) (bridge.Options, error) {
 		Log:            log,
 	}
 	opts.MaxLine = maxLine
+	if opts.IdleTimeout = v.GetDuration("idle-timeout"); opts.IdleTimeout < 0 {
+		return opts, fmt.Errorf("--idle-timeout must not be negative, got %v", opts.IdleTimeout)
+	}
 	opts.Log = log
 	return opts, nil
 }
