@@ -124,6 +124,19 @@ func (s *server) setInterruptMode(c command) {
 // while a prompt runs the message waits in its queue; when idle it runs as
 // a prompt.
 func (s *server) enqueue(c command, steer bool) {
+	s.withMessage(c, func(m message) {
+		if steer {
+			s.steerQ = append(s.steerQ, m)
+		} else {
+			s.followQ = append(s.followQ, m)
+		}
+		s.w.send(okResponse(c.id, c.typ, nil))
+	})
+}
+
+// withMessage reads c's message (answering c when it is bad); when idle it
+// runs the message as a prompt, else it calls busy with s.mu held.
+func (s *server) withMessage(c command, busy func(message)) {
 	m, err := readMessage(c)
 	if err != nil {
 		s.w.send(errResponse(c.id, c.typ, err.Error()))
@@ -135,12 +148,7 @@ func (s *server) enqueue(c command, steer bool) {
 		s.startRun(c, m)
 		return
 	}
-	if steer {
-		s.steerQ = append(s.steerQ, m)
-	} else {
-		s.followQ = append(s.followQ, m)
-	}
-	s.w.send(okResponse(c.id, c.typ, nil))
+	busy(m)
 }
 
 // queued reports whether messages wait. Called with s.mu held.

@@ -270,20 +270,11 @@ func (s *server) session() claudecli.Session {
 // abortAndPrompt aborts the running prompt, if any, and runs a new one
 // after it. Like prompt, it is acknowledged at once.
 func (s *server) abortAndPrompt(c command) {
-	m, err := readMessage(c)
-	if err != nil {
-		s.w.send(errResponse(c.id, c.typ, err.Error()))
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.run == nil {
-		s.startRun(c, m)
-		return
-	}
-	s.run.then = &m
-	s.run.interrupt()
-	s.w.send(okResponse(c.id, c.typ, nil))
+	s.withMessage(c, func(m message) {
+		s.run.then = &m
+		s.run.interrupt()
+		s.w.send(okResponse(c.id, c.typ, nil))
+	})
 }
 
 // abort ends the running prompt. pi answers after agent_end; when idle, at

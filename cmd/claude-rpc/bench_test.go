@@ -65,11 +65,9 @@ func timeBridgeTurn(b *testing.B, cli, dir string, env []string, transport strin
 		env, dir, fmt.Sprintf("{\"type\":\"prompt\",\"message\":%q}\n", benchPrompt), `"type":"agent_end"`)
 }
 
-// timeProcess starts cmd, writes input, waits for a stdout line containing
-// marker, closes stdin, and waits for exit.
-func timeProcess(b *testing.B, cmd *exec.Cmd, env []string, dir, input, marker string) (first, exit time.Duration) {
+// pipes connects cmd's stdin and stdout.
+func pipes(b *testing.B, cmd *exec.Cmd) (io.WriteCloser, io.ReadCloser) {
 	b.Helper()
-	cmd.Env, cmd.Dir = env, dir
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -78,6 +76,15 @@ func timeProcess(b *testing.B, cmd *exec.Cmd, env []string, dir, input, marker s
 	if err != nil {
 		b.Fatal(err)
 	}
+	return stdin, stdout
+}
+
+// timeProcess starts cmd, writes input, waits for a stdout line containing
+// marker, closes stdin, and waits for exit.
+func timeProcess(b *testing.B, cmd *exec.Cmd, env []string, dir, input, marker string) (first, exit time.Duration) {
+	b.Helper()
+	cmd.Env, cmd.Dir = env, dir
+	stdin, stdout := pipes(b, cmd)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	start := time.Now()

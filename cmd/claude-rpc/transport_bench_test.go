@@ -24,14 +24,7 @@ func startBenchBridge(b *testing.B, cli, dir string, env []string, transport str
 	b.Helper()
 	cmd := exec.Command(binPath, "--mode", "rpc", "--claude-path", cli, "--cwd", dir, "--transport", transport)
 	cmd.Env = env
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
+	stdin, stdout := pipes(b, cmd)
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
