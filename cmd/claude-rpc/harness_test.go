@@ -155,6 +155,20 @@ func startBridgeEnv(t *testing.T, srv *claudetest.Server, cli string, env []stri
 			_ = b.cmd.Process.Kill()
 			t.Errorf("claude-rpc did not exit within 20s of its stdin closing")
 		}
+		// Every test: once the bridge has exited, nothing it started runs.
+		var left []string
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			if left = b.leftovers(); len(left) == 0 {
+				break
+			}
+		}
+		if len(left) > 0 {
+			t.Errorf("processes left running after claude-rpc exited: %v", left)
+			for _, p := range left { // do not leave them to the next test
+				pid, _ := strconv.Atoi(strings.Fields(p)[0])
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
 		if t.Failed() {
 			t.Logf("claude-rpc stderr:\n%s", tail(b.stderr.String(), 4000))
 		}
