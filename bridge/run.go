@@ -273,6 +273,7 @@ func (s *server) state() stateData {
 		InterruptMode:         s.interruptMode,
 		SessionFile:           sessions.TranscriptPath(s.configDir, s.cwd, s.sessionID),
 		SessionID:             s.sessionID,
+		SessionName:           s.sessionName,
 		AutoCompactionEnabled: true,
 		MessageCount:          len(s.messages),
 		PendingMessageCount:   len(s.steerQ) + len(s.followQ),

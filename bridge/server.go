@@ -132,11 +132,12 @@ type server struct {
 	// sessionID is the CLI session the next prompt works on. The bridge
 	// chooses it (as pi has a session id from the start) and passes it
 	// with --session-id until the session exists, then --resume.
-	sessionID string
-	model     string
-	limits    transform.Limits
-	messages  []transform.Message
-	run       *run // the running prompt, nil when idle
+	sessionID   string
+	sessionName string
+	model       string
+	limits      transform.Limits
+	messages    []transform.Message
+	run         *run // the running prompt, nil when idle
 	// Messages the host sent while a prompt ran, delivered as further turns
 	// of that run (or, after an abort, of the next one), as pi keeps them.
 	steerQ, followQ []message
@@ -183,6 +184,10 @@ func (s *server) handleLine(l inLine) {
 		s.setMode(c, &s.followUpMode)
 	case "set_interrupt_mode":
 		s.setInterruptMode(c)
+	case "set_session_name":
+		s.setSessionName(c)
+	case "get_session_stats":
+		s.w.send(okResponse(c.id, c.typ, s.stats()))
 	case "set_auto_retry":
 		s.setAutoRetry(c)
 	case "abort_retry":
@@ -264,7 +269,7 @@ func (s *server) launch(m message) {
 // has written its transcript, else created with its id (also after a first
 // turn killed before it wrote anything). Called with s.mu held.
 func (s *server) session() claudecli.Session {
-	return claudecli.Session{ID: s.sessionID, Exists: sessions.Exists(s.configDir, s.cwd, s.sessionID)}
+	return claudecli.Session{ID: s.sessionID, Exists: sessions.Exists(s.configDir, s.cwd, s.sessionID), Name: s.sessionName}
 }
 
 // abortAndPrompt aborts the running prompt, if any, and runs a new one
@@ -314,7 +319,7 @@ func (s *server) newSession(c command) {
 		s.waitIdle()
 	}
 	s.mu.Lock()
-	s.sessionID = sessions.NewID()
+	s.sessionID, s.sessionName = sessions.NewID(), ""
 	s.messages = nil
 	s.steerQ, s.followQ = nil, nil
 	s.mu.Unlock()

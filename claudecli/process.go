@@ -75,6 +75,9 @@ func (c *Config) Environ() []string {
 type Session struct {
 	ID     string
 	Exists bool
+	// Name, when set, is the session's display name (--name; the CLI
+	// keeps it in the transcript as its custom title).
+	Name string
 }
 
 // TurnArgs returns the command line of a per-turn process: print mode with
@@ -93,6 +96,9 @@ func (c *Config) TurnArgs(s Session) []string {
 		args = append(args, "--resume", s.ID)
 	case s.ID != "":
 		args = append(args, "--session-id", s.ID)
+	}
+	if s.Name != "" {
+		args = append(args, "--name", s.Name)
 	}
 	return append(args, c.ExtraArgs...)
 }

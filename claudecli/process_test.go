@@ -26,6 +26,7 @@ func TestTurnArgs(t *testing.T) {
 		c.TurnArgs(Session{ID: "abc", Exists: true}))
 	assert.Equal(t, []string{"--session-id", "abc"}, (&Config{}).TurnArgs(Session{ID: "abc"})[7:])
 	assert.Len(t, (&Config{}).TurnArgs(Session{}), 7)
+	assert.Equal(t, []string{"--resume", "abc", "--name", "My work"}, (&Config{}).TurnArgs(Session{ID: "abc", Exists: true, Name: "My work"})[7:])
 }
 
 func TestUserLine(t *testing.T) {

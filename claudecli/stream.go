@@ -52,6 +52,7 @@ func (s *stream) Name() string { return TransportStream }
 type streamProc struct {
 	p       *Process
 	session string
+	name    string // the session's display name it was started with
 	stdin   *lockedWriter
 	lines   chan []byte   // the CLI's output lines that are not control messages
 	dead    chan struct{} // closed when stdout ended
@@ -91,10 +92,10 @@ func (s *stream) Turn(session Session, input []byte) (Turn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sp := s.proc
-	if sp != nil && (sp.isDead() || sp.session != session.ID || s.stale) {
+	if sp != nil && (sp.isDead() || sp.session != session.ID || sp.name != session.Name || s.stale) {
 		// Dead (the next turn resumes the session in a new process), on
 		// another session (new_session, switch) or run differently now
-		// (SetConfig): replace it.
+		// (SetConfig, a new name): replace it.
 		s.proc = nil
 		go sp.shutdown(flushWait)
 		if !sp.isDead() {
@@ -131,7 +132,7 @@ func (s *stream) startProc(session Session) (*streamProc, error) {
 		return nil, err
 	}
 	sp := &streamProc{
-		p: p, session: session.ID, stdin: &lockedWriter{w: stdin},
+		p: p, session: session.ID, name: session.Name, stdin: &lockedWriter{w: stdin},
 		lines: make(chan []byte, 64), dead: make(chan struct{}),
 		pending: map[string]chan gjson.Result{},
 	}

@@ -845,3 +845,35 @@ func testSilentCLI(t *testing.T, tp string) {
 	b.requireIdle("pipe") // nothing of it is left, whichever the transport
 	assert.True(t, b.call(map[string]any{"type": "get_state"}).Get("success").Bool())
 }
+
+func TestSessionNameAndStats(t *testing.T) { forEachTransport(t, testSessionNameAndStats) }
+
+func testSessionNameAndStats(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
+	empty := b.call(map[string]any{"type": "set_session_name", "name": "  "})
+	assert.False(t, empty.Get("success").Bool())
+	assert.Equal(t, "Session name cannot be empty", empty.Get("error").String())
+	b.runPrompt("warm up [[say:ok]]") // on stream, the name must reach a process that already runs
+	require.True(t, b.call(map[string]any{"type": "set_session_name", "name": "Build fixer"}).Get("success").Bool())
+	st := b.call(map[string]any{"type": "get_state"}).Get("data")
+	assert.Equal(t, "Build fixer", st.Get("sessionName").String())
+	b.runPrompt("[[bash:echo counted]]")
+
+	stats := b.call(map[string]any{"type": "get_session_stats"}).Get("data")
+	assert.Equal(t, st.Get("sessionId").String(), stats.Get("sessionId").String())
+	assert.Equal(t, int64(2), stats.Get("userMessages").Int())
+	assert.Equal(t, int64(3), stats.Get("assistantMessages").Int())
+	assert.Equal(t, int64(1), stats.Get("toolCalls").Int())
+	assert.Equal(t, int64(1), stats.Get("toolResults").Int())
+	assert.Equal(t, int64(6), stats.Get("totalMessages").Int())
+	tok := stats.Get("tokens")
+	assert.Positive(t, tok.Get("input").Int())
+	assert.Positive(t, tok.Get("output").Int())
+	assert.Equal(t, tok.Get("input").Int()+tok.Get("output").Int()+tok.Get("cacheRead").Int()+tok.Get("cacheWrite").Int(), tok.Get("total").Int())
+	assert.Positive(t, stats.Get("cost").Float())
+
+	// The CLI keeps the name as the session's title.
+	transcript, err := os.ReadFile(stats.Get("sessionFile").String())
+	require.NoError(t, err)
+	assert.Contains(t, string(transcript), `"customTitle":"Build fixer"`)
+}
