@@ -60,13 +60,16 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 	s.mu.Lock()
 	aborted := r.aborted
 	session := s.session()
+	// As in pi, bash commands the host ran reach the model with the next
+	// message, not as messages of their own.
+	text := s.takeBashContext() + m.text
 	s.mu.Unlock()
 	if aborted {
 		s.finish(r, tr, tr.Abort())
 		return false
 	}
 	// Turn waits until the CLI is ready (the previous turn fully over).
-	turn, err := s.transport.Turn(session, claudecli.UserLine(m.text, m.images))
+	turn, err := s.transport.Turn(session, claudecli.UserLine(text, m.images))
 	if err != nil {
 		s.log.Error("starting claude", "err", err)
 		s.finish(r, tr, tr.Fail("starting claude: "+err.Error()))

@@ -144,6 +144,8 @@ type server struct {
 	steeringMode    string
 	followUpMode    string
 	interruptMode   string
+	bash            *bashRun // the running bash command
+	bashContext     []string // bash executions for the next prompt's context
 }
 
 // run is one prompt from agent_start to agent_end.
@@ -184,6 +186,10 @@ func (s *server) handleLine(l inLine) {
 		s.setMode(c, &s.followUpMode)
 	case "set_interrupt_mode":
 		s.setInterruptMode(c)
+	case "bash":
+		s.runBash(c)
+	case "abort_bash":
+		s.abortBash(c)
 	case "set_session_name":
 		s.setSessionName(c)
 	case "get_session_stats":
@@ -322,6 +328,7 @@ func (s *server) newSession(c command) {
 	s.sessionID, s.sessionName = sessions.NewID(), ""
 	s.messages = nil
 	s.steerQ, s.followQ = nil, nil
+	s.bashContext = nil
 	s.mu.Unlock()
 	s.w.send(okResponse(c.id, c.typ, map[string]any{"cancelled": false}))
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
 )
 
 const (
@@ -38,4 +39,19 @@ func signalGroup(p *Process, sig syscall.Signal) error {
 		return os.ErrProcessDone
 	}
 	return err
+}
+
+// PrepareGroup makes cmd, a command of the bridge's own (the bash command),
+// start in a process group of its own, and cancelling its context kill the
+// whole group.
+func PrepareGroup(cmd *exec.Cmd) {
+	configureGroup(cmd)
+	cmd.Cancel = func() error {
+		err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		if errors.Is(err, syscall.ESRCH) {
+			return os.ErrProcessDone
+		}
+		return err
+	}
+	cmd.WaitDelay = 2 * time.Second // a grandchild holding the output cannot hang Wait
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/windows"
@@ -79,4 +80,11 @@ func signalGroup(p *Process, _ signal) error {
 		return os.ErrProcessDone
 	}
 	return err
+}
+
+// PrepareGroup makes cmd start in a console process group of its own;
+// cancelling its context kills it (exec's default).
+func PrepareGroup(cmd *exec.Cmd) {
+	configureGroup(cmd)
+	cmd.WaitDelay = 2 * time.Second
 }

@@ -110,7 +110,7 @@ type Process struct {
 	cmd    *exec.Cmd
 	stdout *eofReader // the pipe, read by spool
 	spool  *spool
-	stderr *tailBuffer
+	stderr *Tail
 	// clean, when set, removes what a terminal adds to each output line.
 	clean func([]byte) []byte
 	// job is the Windows Job Object holding the process tree (0 elsewhere).
@@ -187,7 +187,7 @@ func spawn(cfg Config, args []string, stdoutR, stdoutW *os.File, sys func(*exec.
 	p := &Process{
 		cmd:        cmd,
 		stdout:     &eofReader{f: stdoutR, eof: make(chan struct{})},
-		stderr:     &tailBuffer{max: 4096},
+		stderr:     NewTail(4096),
 		stderrDone: make(chan struct{}),
 		done:       make(chan struct{}),
 	}

@@ -37,7 +37,7 @@ func TestUserLine(t *testing.T) {
 }
 
 func TestTailBuffer(t *testing.T) {
-	tb := &tailBuffer{max: 5}
+	tb := NewTail(5)
 	_, _ = tb.Write([]byte("abc"))
 	_, _ = tb.Write([]byte("defg"))
 	assert.Equal(t, "cdefg", tb.String())

@@ -2,15 +2,16 @@ package claudecli
 
 import "sync"
 
-// tailBuffer keeps the last max bytes written to it: the end of a child's
-// stderr, for error messages. Safe for concurrent use.
-type tailBuffer struct {
+// Tail keeps the last bytes written to it (the end of a child's stderr, for
+// error messages; the end of a bash command's output). Safe for concurrent
+// use.
+type Tail struct {
 	mu  sync.Mutex // guards buf
 	max int
 	buf []byte
 }
 
-func (t *tailBuffer) Write(p []byte) (int, error) {
+func (t *Tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(p) >= t.max {
@@ -24,7 +25,11 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (t *tailBuffer) String() string {
+// NewTail returns a Tail that keeps the last max bytes.
+func NewTail(max int) *Tail { return &Tail{max: max} }
+
+// String returns the bytes kept.
+func (t *Tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.buf)

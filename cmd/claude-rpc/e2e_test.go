@@ -877,3 +877,63 @@ func testSessionNameAndStats(t *testing.T, tp string) {
 	require.NoError(t, err)
 	assert.Contains(t, string(transcript), `"customTitle":"Build fixer"`)
 }
+
+func TestBashCommand(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	res := b.call(map[string]any{"type": "bash", "command": "echo hi; echo oops >&2; pwd; exit 3"})
+	require.True(t, res.Get("success").Bool(), res.Raw)
+	d := res.Get("data")
+	assert.Equal(t, "hi\noops\n"+b.dir+"\n", d.Get("output").String(), "stdout and stderr, in the session's folder")
+	assert.Equal(t, int64(3), d.Get("exitCode").Int())
+	assert.False(t, d.Get("cancelled").Bool())
+	assert.False(t, d.Get("truncated").Bool())
+
+	frames := b.runPrompt("what happened? [[say:it failed]]")
+	assert.Equal(t, "what happened? [[say:it failed]]", frames[2].Get("message.content.0.text").String(), "the host sees its prompt as sent")
+	reqs := b.srv.MessagesRequests()
+	sent := reqs[len(reqs)-1].LastUserText()
+	assert.True(t, strings.HasPrefix(sent, "Ran `echo hi; echo oops >&2; pwd; exit 3`\n```\nhi\noops\n"), sent)
+	assert.Contains(t, sent, "Command exited with code 3")
+	assert.True(t, strings.HasSuffix(sent, "what happened? [[say:it failed]]"))
+	b.runPrompt("again [[say:ok]]")
+	reqs = b.srv.MessagesRequests()
+	assert.Equal(t, "again [[say:ok]]", reqs[len(reqs)-1].LastUserText(), "the context goes with one prompt only")
+}
+
+func TestBashLongOutputAndAbort(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	d := b.call(map[string]any{"type": "bash", "command": "head -c 200000 /dev/zero | tr '\\0' x; echo; echo end"}).Get("data")
+	assert.True(t, d.Get("truncated").Bool())
+	assert.Len(t, d.Get("output").String(), 50<<10)
+	assert.True(t, strings.HasSuffix(d.Get("output").String(), "x\nend\n"))
+	full, err := os.ReadFile(d.Get("fullOutputPath").String())
+	require.NoError(t, err)
+	assert.Len(t, full, 200_000+5)
+	_ = os.Remove(d.Get("fullOutputPath").String())
+
+	b.sendJSON(map[string]any{"type": "bash", "id": "long", "command": "sleep 30 & sleep 31; echo never"})
+	require.Eventually(t, func() bool {
+		for _, p := range b.leftovers() {
+			if strings.Contains(p, "sleep 31") {
+				return true
+			}
+		}
+		return false
+	}, 10*time.Second, 20*time.Millisecond)
+	busy := b.call(map[string]any{"type": "bash", "command": "true"})
+	assert.False(t, busy.Get("success").Bool(), "one bash command at a time")
+	b.sendJSON(map[string]any{"type": "abort_bash", "id": "ab"})
+	frames := b.until(10*time.Second, isResponse("abort_bash"))
+	require.Len(t, frames, 2)
+	assert.Equal(t, "long", frames[0].Get("id").String())
+	assert.True(t, frames[0].Get("data.cancelled").Bool())
+	assert.NotContains(t, frames[0].Get("data.output").String(), "never")
+	b.requireNoLeftovers(b.cmd.Process.Pid) // both sleeps are gone
+
+	bad := b.call(map[string]any{"type": "bash"})
+	assert.False(t, bad.Get("success").Bool())
+	assert.Contains(t, bad.Get("error").String(), `"command"`)
+	assert.True(t, b.call(map[string]any{"type": "abort_bash"}).Get("success").Bool(), "nothing to abort: still success")
+}
