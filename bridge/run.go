@@ -27,12 +27,12 @@ func nowMillis() int64 { return time.Now().UnixMilli() }
 func (s *server) runPrompt(r *run, m message) {
 	defer s.wg.Done()
 	tr := transform.NewTranslator(nowMillis)
+	// Messages queued after this answer (between the last result and
+	// finish) are delivered by a new run that finish starts.
 	tr.SetMoreComing(func() bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		more := !r.aborted && s.queued()
-		r.closing = !more
-		return more
+		return !r.aborted && s.queued()
 	})
 	s.emit(tr.Start(m.userMessage()))
 	for {

@@ -151,7 +151,6 @@ type server struct {
 // run is one prompt from agent_start to agent_end.
 type run struct {
 	turn     claudecli.Turn // nil until started
-	closing  bool           // its last result ended it: messages queued now start a new run
 	retrying atomic.Bool    // the CLI waits to retry an API call (auto_retry_start shown)
 	idle     atomic.Bool    // the watchdog stopped the turn: the CLI printed nothing for IdleTimeout
 	then     *message       // abort_and_prompt's prompt, run after this run
