@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -294,18 +293,12 @@ func (s *server) modelInfo() modelInfo {
 	if id == "" {
 		id = "default"
 	}
-	baseURL := "https://api.anthropic.com"
-	for _, kv := range s.opts.CLI.Environ() {
-		if v, ok := strings.CutPrefix(kv, "ANTHROPIC_BASE_URL="); ok && v != "" {
-			baseURL = v
-		}
-	}
 	limits := s.limits
 	if limits.ContextWindow == 0 {
 		limits = transform.Limits{ContextWindow: 200_000, MaxTokens: 32_000}
 	}
 	return modelInfo{
-		ID: id, Name: id, API: transform.API, Provider: transform.Provider, BaseURL: baseURL,
+		ID: id, Name: id, API: transform.API, Provider: transform.Provider, BaseURL: s.baseURL,
 		Reasoning: true, Input: []string{"text", "image"},
 		ContextWindow: limits.ContextWindow, MaxTokens: limits.MaxTokens,
 	}

@@ -70,7 +70,15 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	if abs, err := filepath.Abs(s.cwd); err == nil {
 		s.cwd = abs
 	}
-	s.configDir = sessions.ConfigDir(opts.CLI.Environ())
+	// What the CLI's environment says is fixed for the bridge's life.
+	env := opts.CLI.Environ()
+	s.configDir = sessions.ConfigDir(env)
+	s.baseURL = "https://api.anthropic.com"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "ANTHROPIC_BASE_URL="); ok && v != "" {
+			s.baseURL = v
+		}
+	}
 	s.model = opts.CLI.Model
 	s.sessionID = sessions.NewID()
 	s.steeringMode, s.followUpMode, s.interruptMode = modeOneAtATime, modeOneAtATime, "immediate"
@@ -125,6 +133,7 @@ type server struct {
 	transport claudecli.Transport
 	cwd       string
 	configDir string
+	baseURL   string // the API the CLI talks to, for get_state's model
 
 	wg sync.WaitGroup // run goroutines
 

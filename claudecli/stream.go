@@ -269,9 +269,8 @@ type streamTurn struct {
 
 func (t *streamTurn) markEnded() { t.endOnce.Do(func() { close(t.ended) }) }
 
-// waitEnded waits for the turn to end; a turn that does not end within the
-// interrupt deadline after its process stopped answering is cut off by
-// killing the process.
+// waitEnded waits for the turn to end, or its process to die. (A turn that
+// will not end is cut off by Interrupt's deadline, which kills the process.)
 func (t *streamTurn) waitEnded() {
 	select {
 	case <-t.ended:
