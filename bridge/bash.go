@@ -152,10 +152,15 @@ func bashContextText(cmdline string, res bashResult) string {
 // takeBashContext returns the bash executions since the last prompt as
 // context for the CLI, and forgets them. Called with s.mu held.
 func (s *server) takeBashContext() string {
+	text := s.bashContextText()
+	s.bashContext = nil
+	return text
+}
+
+// bashContextText is what [server.takeBashContext] returns, kept.
+func (s *server) bashContextText() string {
 	if len(s.bashContext) == 0 {
 		return ""
 	}
-	text := strings.Join(s.bashContext, "\n\n") + "\n\n"
-	s.bashContext = nil
-	return text
+	return strings.Join(s.bashContext, "\n\n") + "\n\n"
 }

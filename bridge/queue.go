@@ -127,6 +127,9 @@ func (s *server) enqueue(c command, steer bool) {
 	s.withMessage(c, func(m message) {
 		if steer {
 			s.steerQ = append(s.steerQ, m)
+			if s.run.turn != nil {
+				s.handOver(s.run)
+			}
 		} else {
 			s.followQ = append(s.followQ, m)
 		}

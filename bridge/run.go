@@ -27,11 +27,22 @@ func (s *server) runPrompt(r *run, m message) {
 	defer s.wg.Done()
 	tr := transform.NewTranslator(nowMillis)
 	// Messages queued after this answer (between the last result and
-	// finish) are delivered by a new run that finish starts.
-	tr.SetMoreComing(func() bool {
+	// finish) are delivered by a new run that finish starts. Steering
+	// messages already handed to the CLI run whatever the result was: the
+	// CLI runs them next.
+	tr.SetMoreComing(func(failed bool) bool {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		return !r.aborted && s.queued()
+		return !r.aborted && (len(r.handed) > 0 || !failed && s.queued())
+	})
+	tr.SetSteered(func(uuid string) (transform.Message, bool) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		m, ok := r.started(uuid)
+		if ok {
+			s.handOver(r) // one-at-a-time: the next one for the next boundary
+		}
+		return m.userMessage(), ok
 	})
 	s.emit(tr.Start(m.userMessage()))
 	for {
@@ -80,6 +91,7 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 	if r.aborted {
 		turn.Interrupt()
 	}
+	s.handOver(r) // steering that came while the CLI started
 	s.mu.Unlock()
 
 	// The watchdog: a turn during which the CLI prints nothing for
@@ -194,6 +206,13 @@ func (s *server) finish(r *run, tr *transform.Translator, evs []transform.Event)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.messages = append(s.messages, tr.Messages()...)
+	// Handed to the CLI and never started (the run was aborted, the CLI
+	// died): back to the front of the queue, as pi keeps an aborted run's
+	// queue.
+	for i := len(r.handed) - 1; i >= 0; i-- {
+		s.steerQ = append([]message{r.handed[i].m}, s.steerQ...)
+	}
+	r.handed = nil
 	if sid := tr.SessionID(); sid != "" {
 		s.sessionID = sid
 	}
@@ -278,8 +297,8 @@ func (s *server) state() stateData {
 		SessionName:           s.sessionName,
 		AutoCompactionEnabled: true,
 		MessageCount:          len(s.messages),
-		PendingMessageCount:   len(s.steerQ) + len(s.followQ),
-		QueuedMessageCount:    len(s.steerQ) + len(s.followQ),
+		PendingMessageCount:   s.pending(),
+		QueuedMessageCount:    s.pending(),
 		Transport:             s.transport.Name(),
 	}
 }

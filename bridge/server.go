@@ -163,6 +163,7 @@ type run struct {
 	retrying atomic.Bool    // the CLI waits to retry an API call (auto_retry_start shown)
 	idle     atomic.Bool    // the watchdog stopped the turn: the CLI printed nothing for IdleTimeout
 	then     *message       // abort_and_prompt's prompt, run after this run
+	handed   []handedMsg    // steering messages the CLI holds and has not started
 	aborted  bool
 	abortIDs []json.RawMessage // ids of abort commands to answer after agent_end
 }

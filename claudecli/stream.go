@@ -25,9 +25,9 @@ var InterruptDeadline = 5 * time.Second
 // lines, and the control protocol (initialize, interrupt) runs over the same
 // pipes. Measured on 2.1.328: the CLI answers each user line with one turn
 // ending in a result line; an interrupt request is confirmed at once and the
-// turn ends with result subtype error_during_execution; a user line sent
-// before that result would be folded into the interrupted turn, so turns are
-// strictly serial.
+// turn ends with result subtype error_during_execution. Turns are serial: a
+// user line sent before the result belongs to the running turn (see
+// [Steerer]), which is how steering reaches the model mid-turn.
 type stream struct {
 	cfg     Config
 	maxLine int
@@ -53,32 +53,13 @@ type streamProc struct {
 	p       *Process
 	session string
 	name    string // the session's display name it was started with
-	stdin   *lockedWriter
+	stdin   *inbox
 	lines   chan []byte   // the CLI's output lines that are not control messages
 	dead    chan struct{} // closed when stdout ended
 	seq     atomic.Int64
 
 	mu      sync.Mutex // guards pending
 	pending map[string]chan gjson.Result
-}
-
-// lockedWriter serializes whole-line writes to the CLI's stdin.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.WriteCloser
-}
-
-func (l *lockedWriter) writeLine(b []byte) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	_, err := l.w.Write(b)
-	return err
-}
-
-func (l *lockedWriter) close() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	_ = l.w.Close() // best effort
 }
 
 func (s *stream) Turn(session Session, input []byte) (Turn, error) {
@@ -111,15 +92,10 @@ func (s *stream) Turn(session Session, input []byte) (Turn, error) {
 		}
 		s.proc = sp
 	}
-	t := &streamTurn{sp: sp, ended: make(chan struct{})}
-	if err := sp.stdin.writeLine(input); err != nil {
-		// The process died before taking the line: the turn ends at once
-		// with how it died.
-		t.markEnded()
-		t.dead = true
-		s.turn = nil
-		return t, nil
-	}
+	t := &streamTurn{sp: sp, ended: make(chan struct{}), handed: map[string]bool{}}
+	// A process that dies before reading the line ends the turn through
+	// Next, with how it died.
+	sp.stdin.send(input)
 	s.turn = t
 	return t, nil
 }
@@ -132,7 +108,7 @@ func (s *stream) startProc(session Session) (*streamProc, error) {
 		return nil, err
 	}
 	sp := &streamProc{
-		p: p, session: session.ID, name: session.Name, stdin: &lockedWriter{w: stdin},
+		p: p, session: session.ID, name: session.Name, stdin: newInbox(stdin),
 		lines: make(chan []byte, 64), dead: make(chan struct{}),
 		pending: map[string]chan gjson.Result{},
 	}
@@ -191,7 +167,7 @@ func (sp *streamProc) refuse(line []byte) {
 		"subtype": "error", "request_id": id,
 		"error": "claude-rpc does not handle " + gjson.GetBytes(line, "request.subtype").String() + " requests yet",
 	}})
-	_ = sp.stdin.writeLine(append(resp, '\n')) // a dead process needs no answer
+	sp.stdin.send(append(resp, '\n')) // a dead process needs no answer
 }
 
 // request sends a control request and waits up to timeout for its response.
@@ -211,8 +187,8 @@ func (sp *streamProc) request(req map[string]any, timeout time.Duration) (gjson.
 	if err != nil {
 		return gjson.Result{}, err
 	}
-	if err := sp.stdin.writeLine(append(b, '\n')); err != nil {
-		return gjson.Result{}, fmt.Errorf("sending %v: %w", req["subtype"], err)
+	if !sp.stdin.send(append(b, '\n')) {
+		return gjson.Result{}, fmt.Errorf("sending %v: the CLI's input is closed", req["subtype"])
 	}
 	select {
 	case r := <-ch:
@@ -258,13 +234,17 @@ func (s *stream) Close(flush time.Duration) {
 }
 
 // streamTurn is one turn on a persistent process: its lines up to and
-// including the result.
+// including the result that leaves no steering message behind.
 type streamTurn struct {
 	sp          *streamProc
 	ended       chan struct{} // closed when the turn is over
 	endOnce     sync.Once
 	dead        bool // the process died during the turn
 	interrupted atomic.Bool
+
+	mu        sync.Mutex      // guards handed and unstarted, and ends the turn
+	handed    map[string]bool // uuids of steering lines sent → taken up by the CLI
+	unstarted int             // handed lines the CLI has not started
 }
 
 func (t *streamTurn) markEnded() { t.endOnce.Do(func() { close(t.ended) }) }
@@ -293,22 +273,85 @@ func (t *streamTurn) Next() ([]byte, error) {
 		t.markEnded()
 		return nil, io.EOF
 	}
-	if isResult(line) {
-		// The turn's last line: end it now, so the next turn may start as
+	switch {
+	case isLifecycle(line):
+		t.noteLifecycle(line)
+	case isResult(line):
+		// The turn's last line, unless a steering line waits to run as the
+		// CLI's next command: end it now, so the next turn may start as
 		// soon as the bridge has the result.
-		t.markEnded()
+		t.mu.Lock()
+		if t.unstarted == 0 {
+			t.markEnded()
+		}
+		t.mu.Unlock()
 	}
 	return line, nil
 }
 
+// Steerer is a [Turn] that takes user messages while it runs (the stream
+// transport). Measured on 2.1.328: a user line sent during a turn is
+// queued by the CLI; at the next tool boundary it is folded into the same
+// model call as the tool results, else the CLI runs it as its next command
+// right after the turn's result. Either way its lines belong to this turn,
+// which ends at the first result after which no handed line waits.
+type Steerer interface {
+	// Steer sends input, a user line made by [UserLineID] with uuid. It
+	// reports false, sending nothing, when the turn is over or being
+	// interrupted. The CLI's command_lifecycle line with state "started"
+	// for uuid tells when the model gets it.
+	Steer(uuid string, input []byte) bool
+}
+
+func (t *streamTurn) Steer(uuid string, input []byte) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	select {
+	case <-t.ended:
+		return false
+	default:
+	}
+	if t.interrupted.Load() || t.handed[uuid] || !t.sp.stdin.send(input) {
+		return false
+	}
+	t.handed[uuid] = false
+	t.unstarted++
+	return true
+}
+
+// noteLifecycle follows the handed lines: started (or cancelled, by an
+// interrupt) means the CLI no longer holds them in its queue.
+func (t *streamTurn) noteLifecycle(line []byte) {
+	v := gjson.GetManyBytes(line, "command_uuid", "state")
+	if st := v[1].String(); st != "started" && st != "cancelled" && st != "completed" {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if taken, ok := t.handed[v[0].String()]; ok && !taken {
+		t.handed[v[0].String()] = true
+		t.unstarted--
+	}
+}
+
+// isLifecycle reports whether a CLI line is a command_lifecycle line.
+func isLifecycle(line []byte) bool {
+	return bytes.HasPrefix(line, []byte(`{"type":"command_lifecycle"`))
+}
+
 // Interrupt sends the interrupt control request; if the turn has not ended
-// within [InterruptDeadline], the process is killed.
+// within [InterruptDeadline], the process is killed. Steering lines the CLI
+// has not started are cancelled with it (cancel_queued, advertised as
+// interrupt_cancel_queued_v1): without that the CLI would run them as its
+// next command after the interrupted one.
 func (t *streamTurn) Interrupt() {
+	t.mu.Lock() // no Steer between the decision and the request
+	defer t.mu.Unlock()
 	if t.interrupted.Swap(true) {
 		return
 	}
 	go func() {
-		if _, err := t.sp.request(map[string]any{"subtype": "interrupt"}, InterruptDeadline); err != nil && !t.sp.isDead() {
+		if _, err := t.sp.request(map[string]any{"subtype": "interrupt", "cancel_queued": true}, InterruptDeadline); err != nil && !t.sp.isDead() {
 			t.sp.p.Stop()
 			return
 		}

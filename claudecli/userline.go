@@ -14,7 +14,13 @@ type Image struct {
 // UserLine encodes a user message as one line of the CLI's stream-json
 // input, newline included. Text-only messages are sent as a plain string;
 // with images, as content blocks.
-func UserLine(text string, images []Image) []byte {
+func UserLine(text string, images []Image) []byte { return UserLineID(text, images, "") }
+
+// UserLineID is [UserLine] with the message's uuid. The CLI reports the
+// progress of a message that has one in command_lifecycle lines (queued,
+// started, completed, cancelled), which is how a message handed to it
+// mid-turn is followed (see [Steerer]).
+func UserLineID(text string, images []Image, uuid string) []byte {
 	type source struct {
 		Type      string `json:"type"`
 		MediaType string `json:"media_type"`
@@ -44,7 +50,8 @@ func UserLine(text string, images []Image) []byte {
 		} `json:"message"`
 		SessionID       string  `json:"session_id"`
 		ParentToolUseID *string `json:"parent_tool_use_id"`
-	}{Type: "user", SessionID: "default"}
+		UUID            string  `json:"uuid,omitempty"`
+	}{Type: "user", SessionID: "default", UUID: uuid}
 	line.Message.Role = "user"
 	line.Message.Content = content
 	var buf bytes.Buffer

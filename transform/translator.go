@@ -71,16 +71,31 @@ type Translator struct {
 	// moreComing, when set, is asked at each result whether the run goes
 	// on (queued steering or follow-up messages); then the result ends the
 	// turn but not the run, and [Translator.Inject] opens the next one.
-	moreComing   func() bool
-	between      bool // a result ended a turn of a run that goes on
-	resultFailed bool // the last result was an error
+	moreComing func(failed bool) bool
+	// steered, when set, gives the steering message the bridge handed to
+	// the CLI under a uuid, asked when the CLI starts it.
+	steered      func(uuid string) (Message, bool)
+	deferred     []Message // steering messages started while a message or tools were open
+	between      bool      // a result ended a turn of a run that goes on
+	resultFailed bool      // the last result was an error
 
 	retry int // the CLI's API retry attempt in progress, 0 when none
 }
 
 // SetMoreComing sets the function asked at each result whether the run goes
-// on. It is called on the goroutine feeding the translator.
-func (t *Translator) SetMoreComing(f func() bool) { t.moreComing = f }
+// on; failed tells whether the result was an error (then only messages the
+// CLI already holds keep the run going). It is called on the goroutine
+// feeding the translator.
+func (t *Translator) SetMoreComing(f func(failed bool) bool) { t.moreComing = f }
+
+// SetSteered sets the function that gives the user message the bridge sent
+// the CLI mid-turn under a uuid ([claudecli.Steerer]). When the CLI's
+// command_lifecycle line says it started that message, the message is shown
+// where the model gets it: at the tool boundary it was folded into (a new
+// turn after the tool results), or as the next turn after a result. It is
+// called on the goroutine feeding the translator; ok is false for a uuid
+// that is not one of the bridge's steering messages.
+func (t *Translator) SetSteered(f func(uuid string) (m Message, ok bool)) { t.steered = f }
 
 // Between reports whether a result ended a turn and the run waits for
 // [Translator.Inject] or [Translator.End].
@@ -95,10 +110,31 @@ func (t *Translator) Inject(user Message) []Event {
 	if t.ended {
 		return nil
 	}
-	t.between = false
-	out := t.turnBoundary(nil)
+	return t.userMessage(t.turnBoundary(nil), user)
+}
+
+// userMessage shows a user message the bridge delivered.
+func (t *Translator) userMessage(out []Event, user Message) []Event {
 	t.messages = append(t.messages, user)
 	return append(out, Event{Type: EventMessageStart, Message: user.Clone()}, Event{Type: EventMessageEnd, Message: user.Clone()})
+}
+
+// steer shows a steering message the CLI started: now if the run is between
+// model calls, else (a message streaming, tools running) at the next turn
+// boundary.
+func (t *Translator) steer(out []Event, v gjson.Result) []Event {
+	if t.steered == nil || v.Get("state").String() != "started" {
+		return out
+	}
+	m, ok := t.steered(v.Get("command_uuid").String())
+	switch {
+	case !ok:
+		return out
+	case t.cur != nil || len(t.running) > 0:
+		t.deferred = append(t.deferred, m)
+		return out
+	}
+	return t.userMessage(t.turnBoundary(out), m)
 }
 
 // End ends a run that waits between turns: agent_end.
@@ -218,6 +254,8 @@ func (t *Translator) Append(dst []Event, line []byte) []Event {
 		return t.user(out, v)
 	case "result":
 		return t.result(out, v)
+	case "command_lifecycle":
+		return t.steer(out, v)
 	}
 	return out
 }
@@ -663,7 +701,7 @@ func (t *Translator) result(out []Event, v gjson.Result) []Event {
 		out = t.errorMessage(out, StopError, msg)
 	}
 	t.resultFailed = v.Get("is_error").Bool()
-	if !t.resultFailed && t.moreComing != nil && t.moreComing() {
+	if t.moreComing != nil && t.moreComing(t.resultFailed) {
 		out = t.endAssistant(out)
 		out = t.flushPending(out)
 		out = t.endTurn(out)
@@ -806,12 +844,22 @@ func (t *Translator) flushPending(out []Event) []Event {
 // and opens the next one: each model call is one pi turn.
 func (t *Translator) turnBoundary(out []Event) []Event {
 	t.between = false
-	if t.turnOpen && t.turnAssistant < 0 {
-		return out
+	if !t.turnOpen || t.turnAssistant >= 0 {
+		out = t.endTurn(out)
+		t.turnOpen = true
+		out = append(out, Event{Type: EventTurnStart})
 	}
-	out = t.endTurn(out)
-	t.turnOpen = true
-	return append(out, Event{Type: EventTurnStart})
+	return t.flushDeferred(out)
+}
+
+// flushDeferred shows the steering messages the CLI started while the model
+// or tools were busy: the model got them with the call that comes next.
+func (t *Translator) flushDeferred(out []Event) []Event {
+	for _, m := range t.deferred {
+		out = t.userMessage(out, m)
+	}
+	t.deferred = nil
+	return out
 }
 
 // endRetry ends the CLI's API retries, if any: the next attempt streamed
@@ -863,6 +911,11 @@ func (t *Translator) endRun(out []Event, stop, errMsg string) []Event {
 		out = t.endAssistant(out)
 	}
 	out = t.flushPending(out)
+	if len(t.deferred) > 0 {
+		// Started by the CLI, so part of the conversation, though the
+		// run ends before the model answers them.
+		out = t.flushDeferred(t.closeRunning(out, ToolAbortedMessage))
+	}
 	if t.turnOpen && t.turnAssistant < 0 {
 		// pi's turns always have their assistant message; a run that ends
 		// without one (a slash command that printed nothing) gets an empty

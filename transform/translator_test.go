@@ -22,6 +22,9 @@ type recording struct {
 	name   string
 	prompt string
 	lines  [][]byte
+	// steer and steerUUID are a message sent mid-turn, if any (the
+	// input's second line).
+	steer, steerUUID string
 }
 
 func recordings(t testing.TB) []recording {
@@ -36,11 +39,17 @@ func recordings(t testing.TB) []recording {
 		require.NoError(t, err)
 		stdout, err := os.ReadFile(filepath.Join(filepath.Dir(in), name+".jsonl"))
 		require.NoError(t, err)
-		out = append(out, recording{
+		in := bytes.Split(bytes.TrimSuffix(input, []byte("\n")), []byte("\n"))
+		rec := recording{
 			name:   name,
-			prompt: gjson.GetBytes(input, "message.content").String(),
+			prompt: gjson.GetBytes(in[0], "message.content").String(),
 			lines:  bytes.Split(bytes.TrimSuffix(stdout, []byte("\n")), []byte("\n")),
-		})
+		}
+		if len(in) > 1 {
+			rec.steer = gjson.GetBytes(in[1], "message.content").String()
+			rec.steerUUID = gjson.GetBytes(in[1], "uuid").String()
+		}
+		out = append(out, rec)
 	}
 	return out
 }
@@ -56,6 +65,19 @@ func clock() func() int64 {
 func translate(rec recording, lines [][]byte, end func(*Translator) []Event) []Event {
 	now := clock()
 	tr := NewTranslator(now)
+	if rec.steer != "" {
+		// As the bridge does: the run goes on while the CLI holds the
+		// steering message, which is shown when the CLI starts it.
+		held := true
+		tr.SetMoreComing(func(bool) bool { return held })
+		tr.SetSteered(func(uuid string) (Message, bool) {
+			if uuid != rec.steerUUID || !held {
+				return Message{}, false
+			}
+			held = false
+			return UserMessage([]Content{TextContent(rec.steer)}, now()), true
+		})
+	}
 	evs := tr.Start(UserMessage([]Content{TextContent(rec.prompt)}, now()))
 	for _, l := range lines {
 		evs = append(evs, tr.Line(l)...)
@@ -165,9 +187,13 @@ func TestEveryPrefixEndsWellFormed(t *testing.T) {
 				{"fail", func(tr *Translator) []Event { return tr.Fail("line too long") }},
 			} {
 				t.Run(fmt.Sprintf("%s/%d/%s", rec.name, n, end.name), func(t *testing.T) {
-					evs := translate(rec, rec.lines[:n], end.f)
+					var ended bool
+					evs := translate(rec, rec.lines[:n], func(tr *Translator) []Event {
+						ended = tr.Ended()
+						return end.f(tr)
+					})
 					checkGrammar(t, evs)
-					if n < len(rec.lines) { // no result line: the ending shows
+					if !ended { // no final result line: the ending shows
 						m := lastAssistant(evs)
 						require.NotNil(t, m)
 						want := map[string]string{"finish": StopError, "abort": StopAborted, "fail": StopError}[end.name]

@@ -279,6 +279,9 @@ func lastUserText(body []byte) string {
 	msgs := gjson.GetBytes(body, "messages").Array()
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := msgs[i]
+		if text, ok := midTurnText(m); ok {
+			return text
+		}
 		if m.Get("role").String() != "user" {
 			continue
 		}
@@ -305,6 +308,9 @@ func lastUserText(body []byte) string {
 func lastToolResults(body []byte) ([]string, bool) {
 	msgs := gjson.GetBytes(body, "messages").Array()
 	for i := len(msgs) - 1; i >= 0; i-- {
+		if _, ok := midTurnText(msgs[i]); ok {
+			return nil, false // the model answers the user's message
+		}
 		if msgs[i].Get("role").String() != "user" {
 			continue
 		}
@@ -368,4 +374,32 @@ func (s *sseWriter) event(name string, v any) error {
 	}
 	s.f.Flush()
 	return nil
+}
+
+// Measured on 2.1.328: a user message that reaches the CLI mid-turn is sent
+// to the model as a system message that quotes it between these.
+const (
+	midTurnPrefix = "The user sent a new message while you were working:\n"
+	midTurnSuffix = "\n\nThis is how Claude Code surfaces messages"
+)
+
+// midTurnText returns the user's text of a mid-turn system message.
+func midTurnText(m gjson.Result) (string, bool) {
+	if m.Get("role").String() != "system" {
+		return "", false
+	}
+	text := m.Get("content.0.text").String()
+	if m.Get("content").Type == gjson.String {
+		text = m.Get("content").String()
+	}
+	// Several at one boundary come in one system message: the last counts.
+	i := strings.LastIndex(text, midTurnPrefix)
+	if i < 0 || !strings.HasPrefix(text, midTurnPrefix) {
+		return "", false
+	}
+	rest := text[i+len(midTurnPrefix):]
+	if i := strings.Index(rest, midTurnSuffix); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest, true
 }

@@ -17,6 +17,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"os/exec"
@@ -48,7 +49,14 @@ type scenario struct {
 	// the pipe transport's abort does) once it printed a line containing
 	// this; the recording ends there.
 	killAt string
+	// steer, when set, is a user message sent mid-turn (the stream
+	// transport's steering) once the CLI printed a line containing
+	// steerAt; stdin is closed at the first result after the CLI started it.
+	steer, steerAt string
 }
+
+// steerUUID is the uuid the recorded steering messages carry.
+const steerUUID = "57ee5000-0000-4000-8000-000000000001"
 
 var scenarios = []scenario{
 	{name: "text", prompt: "Say hello [[say:Hello there, <friend> & co!]][[chunk:4]]"},
@@ -74,6 +82,8 @@ var scenarios = []scenario{
 	{name: "api-retry-exhausted", prompt: "flaky [[flaky:529:5]][[say:never]]", env: []string{"CLAUDE_CODE_MAX_RETRIES=2"}},
 	{name: "compact", setup: "Remember the word pelican. [[say:Noted: pelican.]]", prompt: "/compact"},
 	{name: "huge-reply", prompt: "[[huge:2000000]]"},
+	{name: "steer-at-tool-boundary", prompt: "[[bash:sleep 1; echo slept]]", steerAt: `"type":"assistant"`, steer: "change course [[say:steered]]"},
+	{name: "steer-after-reply", prompt: "[[slow:20]]", steerAt: `"text":"word "`, steer: "and then [[say:steered]]"},
 }
 
 func main() {
@@ -121,7 +131,7 @@ func record(srv *claudetest.Server, cli, out string, sc scenario) error {
 	cfg := claudecli.Config{Path: cli, Dir: home, Env: append(srv.CLIEnv(home), sc.env...), PermissionMode: "default", ExtraArgs: sc.args}
 	var session claudecli.Session
 	if sc.setup != "" {
-		stdout, err := runCLI(cfg, session, false, claudecli.UserLine(sc.setup, nil), "")
+		stdout, err := runCLI(cfg, session, false, claudecli.UserLine(sc.setup, nil), "", "", nil)
 		if err != nil {
 			return fmt.Errorf("setup: %w", err)
 		}
@@ -132,10 +142,15 @@ func record(srv *claudetest.Server, cli, out string, sc scenario) error {
 		}
 	}
 	input := claudecli.UserLine(sc.prompt, nil)
-	stdout, err := runCLI(cfg, session, sc.noPartial, input, sc.killAt)
+	var steer []byte
+	if sc.steer != "" {
+		steer = claudecli.UserLineID(sc.steer, nil, steerUUID)
+	}
+	stdout, err := runCLI(cfg, session, sc.noPartial, input, sc.killAt, sc.steerAt, steer)
 	if err != nil {
 		return err
 	}
+	input = append(input, steer...)
 	if err := os.WriteFile(filepath.Join(out, sc.name+".input.jsonl"), input, 0o644); err != nil {
 		return err
 	}
@@ -143,8 +158,9 @@ func record(srv *claudetest.Server, cli, out string, sc scenario) error {
 }
 
 // runCLI runs one CLI process the way the pipe transport does and returns
-// its stdout.
-func runCLI(cfg claudecli.Config, session claudecli.Session, noPartial bool, input []byte, killAt string) ([]byte, error) {
+// its stdout. With steer, stdin stays open as in the stream transport: steer
+// is sent once a line contains steerAt.
+func runCLI(cfg claudecli.Config, session claudecli.Session, noPartial bool, input []byte, killAt, steerAt string, steer []byte) ([]byte, error) {
 	args := cfg.TurnArgs(session)
 	if noPartial {
 		args = slicesDelete(args, "--include-partial-messages")
@@ -152,7 +168,15 @@ func runCLI(cfg claudecli.Config, session claudecli.Session, noPartial bool, inp
 	cmd := exec.Command(cfg.Path, args...)
 	cmd.Dir, cmd.Env = cfg.Dir, cfg.Environ()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Stdin = bytes.NewReader(input)
+	var stdin io.WriteCloser
+	if steer == nil {
+		cmd.Stdin = bytes.NewReader(input)
+	} else {
+		var err error
+		if stdin, err = cmd.StdinPipe(); err != nil {
+			return nil, err
+		}
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	pipe, err := cmd.StdoutPipe()
@@ -162,6 +186,12 @@ func runCLI(cfg claudecli.Config, session claudecli.Session, noPartial bool, inp
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
+	if stdin != nil {
+		if _, err := stdin.Write(input); err != nil {
+			return nil, err
+		}
+	}
+	steerStarted := false
 	var stdout bytes.Buffer
 	r := bufio.NewReaderSize(pipe, 1<<20)
 	for {
@@ -170,6 +200,19 @@ func runCLI(cfg claudecli.Config, session claudecli.Session, noPartial bool, inp
 		if killAt != "" && bytes.Contains(line, []byte(killAt)) {
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 			killAt = ""
+		}
+		switch {
+		case stdin == nil:
+		case steerAt != "" && bytes.Contains(line, []byte(steerAt)):
+			if _, err := stdin.Write(steer); err != nil {
+				return nil, err
+			}
+			steerAt = ""
+		case bytes.Contains(line, []byte(`"command_uuid":"`+steerUUID+`","state":"started"`)):
+			steerStarted = true
+		case steerStarted && gjson.GetBytes(line, "type").String() == "result":
+			stdin.Close()
+			stdin = nil
 		}
 		if err != nil {
 			break

@@ -1,0 +1,160 @@
+//go:build linux
+
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+)
+
+// requestsEndingWith lists the indexes of the API requests whose last user
+// text is text: the model calls that delivered it.
+func requestsEndingWith(reqs []claudetest.Request, text string) []int {
+	var out []int
+	for i, r := range reqs {
+		if r.LastUserText() == text {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// assistantTexts lists the first text of each assistant message_end.
+func assistantTexts(frames []gjson.Result) []string {
+	var out []string
+	for _, f := range frames {
+		if f.Get("type").String() == "message_end" && f.Get("message.role").String() == "assistant" {
+			out = append(out, f.Get("message.content.0.text").String())
+		}
+	}
+	return out
+}
+
+func TestSteerDuringToolCall(t *testing.T) { forEachTransport(t, testSteerDuringToolCall) }
+
+// A steer sent while a tool runs reaches the model in the same run. On the
+// stream transport it goes with the tool's result, in the same model call
+// (pi's tool boundary); the per-turn transports deliver it when the CLI
+// turn ends, as a model call of its own.
+func testSteerDuringToolCall(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
+	require.True(t, b.call(map[string]any{"type": "prompt", "message": "[[bash:sleep 1.5; echo slept]]"}).Get("success").Bool())
+	b.until(30*time.Second, isType("tool_execution_start"))
+	steer := "change course [[say:steered]]"
+	require.True(t, b.call(map[string]any{"type": "steer", "message": steer}).Get("success").Bool())
+	assert.Equal(t, int64(1), b.call(map[string]any{"type": "get_state"}).Get("data.pendingMessageCount").Int())
+
+	frames := b.until(60*time.Second, isType("agent_end"))
+	for _, f := range frames {
+		assert.NotEqual(t, "agent_start", f.Get("type").String(), "one run")
+	}
+	end := frames[len(frames)-1]
+	assert.Equal(t, []string{"[[bash:sleep 1.5; echo slept]]", steer}, userTexts(end))
+	reqs := b.srv.MessagesRequests()
+	require.Len(t, requestsEndingWith(reqs, steer), 1, "the steer reached the API once")
+	assert.Equal(t, int64(0), b.call(map[string]any{"type": "get_state"}).Get("data.pendingMessageCount").Int())
+
+	if tp != "stream" {
+		assert.Len(t, reqs, 3, "tool call, its answer, then the steer as a CLI turn of its own")
+		assert.Equal(t, []string{"tool said: slept", "steered"}, assistantTexts(frames))
+		return
+	}
+	// Stream: the steer went with the tool result, in the same model call
+	// (the CLI quotes it in a system message after the result).
+	require.Len(t, reqs, 2, "the tool call, then tool result and steer in one model call")
+	msgs := reqs[1].Messages().Array()
+	require.GreaterOrEqual(t, len(msgs), 2)
+	assert.Contains(t, msgs[len(msgs)-2].Get("content").Raw, `"tool_result"`)
+	assert.Contains(t, msgs[len(msgs)-1].Get("content").Raw, "change course")
+	// The host sees it where the model got it: a new turn after the tool
+	// results, before the answer.
+	sh := shape(frames)
+	i := indexOf(sh, "message_end:toolResult")
+	require.GreaterOrEqual(t, i, 0, "%v", sh)
+	assert.Equal(t, []string{"message_end:toolResult", "turn_end", "turn_start", "message_start:user", "message_end:user", "message_start:assistant"}, sh[i:i+6])
+	assert.Equal(t, []string{"steered"}, assistantTexts(frames))
+}
+
+func indexOf(list []string, s string) int {
+	for i, v := range list {
+		if v == s {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestSteeringModesAtToolBoundary(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"one-at-a-time", "all"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			testSteeringMode(t, mode)
+		})
+	}
+}
+
+// On the stream transport, two steers sent during a tool call: in "all"
+// mode both go with the tool result; one at a time, the first does and the
+// second follows the answer to it, as pi delivers one per boundary.
+func testSteeringMode(t *testing.T, mode string) {
+	b := startBridge(t, "--transport", "stream")
+	require.True(t, b.call(map[string]any{"type": "set_steering_mode", "mode": mode}).Get("success").Bool())
+	prompt := "[[bash:sleep 1.5; echo slept]]"
+	require.True(t, b.call(map[string]any{"type": "prompt", "message": prompt}).Get("success").Bool())
+	b.until(30*time.Second, isType("tool_execution_start"))
+	s1, s2 := "steer one [[say:one]]", "steer two [[say:two]]"
+	require.True(t, b.call(map[string]any{"type": "steer", "message": s1}).Get("success").Bool())
+	require.True(t, b.call(map[string]any{"type": "steer", "message": s2}).Get("success").Bool())
+	frames := b.until(60*time.Second, isType("agent_end"))
+	assert.Equal(t, []string{prompt, s1, s2}, userTexts(frames[len(frames)-1]))
+	reqs := b.srv.MessagesRequests()
+	// body is the part of request i after the last tool result.
+	body := func(i int) string {
+		raw := reqs[i].Messages().Raw
+		return raw[strings.LastIndex(raw, "tool_result"):]
+	}
+	if mode == "all" {
+		require.Len(t, reqs, 2, "both steers with the tool result")
+		assert.Contains(t, body(1), "steer one")
+		assert.Contains(t, body(1), "steer two")
+		assert.Equal(t, []string{"two"}, assistantTexts(frames))
+		return
+	}
+	require.Len(t, reqs, 3, "one steer per boundary")
+	assert.Contains(t, body(1), "steer one")
+	assert.NotContains(t, body(1), "steer two")
+	assert.Equal(t, s2, reqs[2].LastUserText())
+	assert.Equal(t, []string{"one", "two"}, assistantTexts(frames))
+}
+
+func TestAbortKeepsAHandedSteer(t *testing.T) { forEachTransport(t, testAbortKeepsAHandedSteer) }
+
+// A steer the CLI holds when the run is aborted is not run by the CLI: it
+// stays queued, as pi keeps an aborted run's queue, and comes with the next
+// prompt, once.
+func testAbortKeepsAHandedSteer(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
+	b.startSlowPrompt("[[slow:400]]")
+	steer := "kept steer [[say:kept]]"
+	require.True(t, b.call(map[string]any{"type": "steer", "message": steer}).Get("success").Bool())
+	b.sendJSON(map[string]any{"type": "abort", "id": "ab"})
+	frames := b.until(15*time.Second, isResponse("abort"))
+	assert.Equal(t, []string{"[[slow:400]]"}, userTexts(last(frames, "agent_end", "")))
+	assert.Equal(t, int64(1), b.call(map[string]any{"type": "get_state"}).Get("data.pendingMessageCount").Int())
+	time.Sleep(300 * time.Millisecond) // time for a CLI that would run it anyway
+	assert.Empty(t, requestsEndingWith(b.srv.MessagesRequests(), steer), "the CLI dropped it with the interrupt")
+
+	frames = b.runPrompt("again [[say:again]]")
+	assert.Equal(t, []string{"again [[say:again]]", steer}, userTexts(frames[len(frames)-1]))
+	assert.Equal(t, []string{"again", "kept"}, assistantTexts(frames))
+	assert.Len(t, requestsEndingWith(b.srv.MessagesRequests(), steer), 1, "delivered once")
+	assert.False(t, strings.Contains(b.stderr.String(), "panic"))
+}
