@@ -30,6 +30,10 @@ type Config struct {
 	// when set.
 	Model          string
 	PermissionMode string
+	// Effort is passed as --effort when set: low, medium, high, xhigh or
+	// max (the CLI's levels on 2.1.328; it sets the API's
+	// output_config.effort for adaptive-thinking models).
+	Effort string
 	// ExtraArgs are appended to every command line.
 	ExtraArgs []string
 	// Log receives the CLI's stderr lines at debug level; nil discards them.
@@ -87,6 +91,9 @@ func (c *Config) TurnArgs(s Session) []string {
 		"--output-format", "stream-json", "--include-partial-messages"}
 	if c.Model != "" {
 		args = append(args, "--model", c.Model)
+	}
+	if c.Effort != "" {
+		args = append(args, "--effort", c.Effort)
 	}
 	if c.PermissionMode != "" {
 		args = append(args, "--permission-mode", c.PermissionMode)

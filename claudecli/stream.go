@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -32,16 +33,46 @@ type stream struct {
 	cfg     Config
 	maxLine int
 
-	mu    sync.Mutex // guards proc, turn, cfg and stale
+	mu    sync.Mutex // guards proc, turn, cfg, stale and live
 	proc  *streamProc
 	turn  *streamTurn // the current turn, until its result
 	stale bool        // cfg changed since proc started
+	// live are control requests that bring the running process in step
+	// with cfg (a new model or effort) before the next turn, instead of a
+	// new process.
+	live []map[string]any
 }
 
+// SetConfig takes effect at the next turn. A new model or effort level is
+// applied to the running process with the control protocol's set_model and
+// apply_flag_settings (checked on 2.1.328: the next API request carries
+// them); any other change replaces the process, resuming the session.
 func (s *stream) SetConfig(cfg Config) {
 	s.mu.Lock()
-	s.cfg, s.stale = cfg, true
-	s.mu.Unlock()
+	defer s.mu.Unlock()
+	old := s.cfg
+	s.cfg = cfg
+	if s.proc == nil || s.stale {
+		return
+	}
+	base, next := old, cfg
+	base.Model, base.Effort, next.Model, next.Effort = "", "", "", ""
+	if !sameConfig(base, next) || cfg.Model == "" && old.Model != "" || cfg.Effort == "" && old.Effort != "" {
+		s.stale, s.live = true, nil
+		return
+	}
+	if cfg.Model != old.Model {
+		s.live = append(s.live, map[string]any{"subtype": "set_model", "model": cfg.Model})
+	}
+	if cfg.Effort != old.Effort {
+		s.live = append(s.live, map[string]any{"subtype": "apply_flag_settings", "settings": map[string]any{"effortLevel": cfg.Effort}})
+	}
+}
+
+// sameConfig reports whether two configs start the same process.
+func sameConfig(a, b Config) bool {
+	return a.Path == b.Path && a.Dir == b.Dir && a.Model == b.Model && a.Effort == b.Effort &&
+		a.PermissionMode == b.PermissionMode && slices.Equal(a.Env, b.Env) && slices.Equal(a.ExtraArgs, b.ExtraArgs)
 }
 
 func newStream(cfg Config, maxLine int) *stream { return &stream{cfg: cfg, maxLine: maxLine} }
@@ -73,18 +104,26 @@ func (s *stream) Turn(session Session, input []byte) (Turn, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sp := s.proc
-	if sp != nil && (sp.isDead() || sp.session != session.ID || sp.name != session.Name || s.stale) {
-		// Dead (the next turn resumes the session in a new process), on
-		// another session (new_session, switch) or run differently now
-		// (SetConfig, a new name): replace it.
+	// Dead (the next turn resumes the session in a new process), on
+	// another session (new_session, switch) or run differently now
+	// (SetConfig, a new name): replace it.
+	replace := sp != nil && (sp.isDead() || sp.session != session.ID || sp.name != session.Name || s.stale)
+	for _, req := range s.live {
+		if replace {
+			break
+		}
+		// Not applied: a new process gets it on its command line.
+		_, err := sp.request(req, 10*time.Second)
+		replace = err != nil
+	}
+	if replace {
 		s.proc = nil
 		go sp.shutdown(flushWait)
-		if !sp.isDead() {
-			<-sp.p.Done()
-		}
+		<-sp.p.Done()
 		sp = nil
 	}
 	s.stale = false
+	s.live = nil
 	if sp == nil {
 		var err error
 		if sp, err = s.startProc(session); err != nil {

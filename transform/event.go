@@ -17,6 +17,9 @@ const (
 
 	EventAutoRetryStart = "auto_retry_start"
 	EventAutoRetryEnd   = "auto_retry_end"
+
+	EventAutoCompactionStart = "auto_compaction_start"
+	EventAutoCompactionEnd   = "auto_compaction_end"
 )
 
 // Types of pi's AssistantMessageEvent, carried by message_update.
@@ -58,6 +61,28 @@ type Event struct {
 
 	// Retry describes auto_retry_start and auto_retry_end.
 	Retry *Retry
+	// Compaction describes auto_compaction_end: nil when it failed.
+	Compaction *Compaction
+	// Reason is auto_compaction_start's reason; ErrorMessage says why an
+	// auto_compaction_end has no result, Aborted that the run ended first.
+	Reason, ErrorMessage string
+	Aborted              bool
+}
+
+// Compaction is pi's CompactionResult, from the CLI's compact_boundary and
+// the summary that follows it. The CLI keeps no entry id for the first
+// message kept, so FirstKeptEntryID is its boundary's uuid.
+type Compaction struct {
+	Summary          string             `json:"summary"`
+	FirstKeptEntryID string             `json:"firstKeptEntryId"`
+	TokensBefore     int64              `json:"tokensBefore"`
+	Details          *CompactionDetails `json:"details"`
+}
+
+// CompactionDetails are the CLI's figures for a compaction.
+type CompactionDetails struct {
+	Trigger     string `json:"trigger"`
+	TokensAfter int64  `json:"tokensAfter"`
 }
 
 // Retry is what pi's auto_retry_start (Attempt, MaxAttempts, DelayMs,
@@ -154,6 +179,19 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			Attempt    int    `json:"attempt"`
 			FinalError string `json:"finalError,omitempty"`
 		}{e.Type, r.Success, r.Attempt, r.FinalError})
+	case EventAutoCompactionStart:
+		return marshalNoEscape(struct {
+			Type   string `json:"type"`
+			Reason string `json:"reason"`
+		}{e.Type, e.Reason})
+	case EventAutoCompactionEnd:
+		return marshalNoEscape(struct {
+			Type         string      `json:"type"`
+			Result       *Compaction `json:"result"`
+			Aborted      bool        `json:"aborted"`
+			WillRetry    bool        `json:"willRetry"`
+			ErrorMessage string      `json:"errorMessage,omitempty"`
+		}{e.Type, e.Compaction, e.Aborted, false, e.ErrorMessage})
 	case EventMessageUpdate:
 		return marshalNoEscape(struct { // pi's key order
 			Type    string          `json:"type"`

@@ -67,6 +67,11 @@ type Translator struct {
 	early   []toolResultLine   // tool results that came while their message was open
 
 	afterCompact bool // a compact_boundary was seen: the next synthetic user message is its summary
+	compacting   bool // auto_compaction_start shown, its end not yet
+	// manualCompact: the run is /compact, whose compaction is its reply,
+	// not an automatic one.
+	manualCompact bool
+	compaction    *Compaction // the last compaction, its summary once seen
 
 	// moreComing, when set, is asked at each result whether the run goes
 	// on (queued steering or follow-up messages); then the result ends the
@@ -174,6 +179,9 @@ type Limits struct {
 	MaxTokens     int64
 }
 
+// Compaction returns the last compaction the CLI reported, nil if none.
+func (t *Translator) Compaction() *Compaction { return t.compaction }
+
 // Limits returns what the CLI's result reported for the run's model; zero
 // until then.
 func (t *Translator) Limits() Limits { return t.limits }
@@ -188,6 +196,9 @@ func (t *Translator) Messages() []Message { return t.messages }
 // the user message's message_start and message_end.
 func (t *Translator) Start(user Message) []Event {
 	t.messages = append(t.messages, user)
+	if len(user.Content) > 0 {
+		t.manualCompact = strings.HasPrefix(user.Content[0].Text, "/compact")
+	}
 	t.turnOpen = true
 	return []Event{
 		{Type: EventAgentStart},
@@ -236,6 +247,21 @@ func (t *Translator) Append(dst []Event, line []byte) []Event {
 			}
 		case "compact_boundary":
 			t.afterCompact = true
+			md := v.Get("compact_metadata")
+			t.compaction = &Compaction{FirstKeptEntryID: v.Get("uuid").String(), TokensBefore: md.Get("pre_tokens").Int(),
+				Details: &CompactionDetails{Trigger: md.Get("trigger").String(), TokensAfter: md.Get("post_tokens").Int()}}
+		case "status":
+			// The CLI compacts on its own (or for /compact): start, then a
+			// status with its outcome; a success is followed by the
+			// boundary and the summary.
+			switch {
+			case v.Get("status").String() == "compacting" && !t.manualCompact:
+				t.compacting = true
+				out = append(out, Event{Type: EventAutoCompactionStart, Reason: "threshold"})
+			case t.compacting && v.Get("compact_result").String() == "failed":
+				t.compacting = false
+				out = append(out, Event{Type: EventAutoCompactionEnd, ErrorMessage: "compaction failed: " + v.Get("compact_error").String()})
+			}
 		case "api_retry":
 			// Printed before each wait between attempts (the failed
 			// attempts themselves are not shown).
@@ -590,6 +616,13 @@ func (t *Translator) user(out []Event, v gjson.Result) []Event {
 		return out // the CLI echoing a message we sent
 	case t.afterCompact && v.Get("isSynthetic").Bool():
 		t.afterCompact = false // the compaction summary: context for the model, not a message of this run
+		if c := t.compaction; c != nil {
+			c.Summary = text
+			if t.compacting {
+				t.compacting = false
+				out = append(out, Event{Type: EventAutoCompactionEnd, Compaction: c})
+			}
+		}
 		return out
 	case text == "":
 		return out
@@ -906,6 +939,10 @@ func (t *Translator) endTurn(out []Event) []Event {
 // ends with stop and errMsg; a tool still running gets an error result.
 func (t *Translator) endRun(out []Event, stop, errMsg string) []Event {
 	out = t.endRetry(out, false, errMsg)
+	if t.compacting {
+		t.compacting = false
+		out = append(out, Event{Type: EventAutoCompactionEnd, Aborted: true, ErrorMessage: errMsg})
+	}
 	if t.cur != nil {
 		t.cur.msg.StopReason, t.cur.msg.ErrorMessage = stop, errMsg
 		out = t.endAssistant(out)
