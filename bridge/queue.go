@@ -193,20 +193,3 @@ func joined(ms []message) message {
 	}
 	return message{text: strings.Join(texts, "\n\n"), images: images}
 }
-
-// setAutoRetry handles set_auto_retry: from the next turn on, the CLI
-// retries failed API calls as it was started to (its default is 10 times)
-// or not at all (CLAUDE_CODE_MAX_RETRIES=0).
-func (s *server) setAutoRetry(c command) {
-	v := c.raw.Get("enabled")
-	if !v.IsBool() {
-		s.w.send(errResponse(c.id, c.typ, fmt.Sprintf("%s: field \"enabled\" must be a boolean, got %s", c.typ, jsonKind(v))))
-		return
-	}
-	cfg := s.opts.CLI
-	if !v.Bool() {
-		cfg.Env = append(cfg.Environ(), "CLAUDE_CODE_MAX_RETRIES=0") // the last value of a key wins
-	}
-	s.transport.SetConfig(cfg)
-	s.w.send(okResponse(c.id, c.typ, nil))
-}

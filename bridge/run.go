@@ -287,15 +287,16 @@ func (s *server) state() stateData {
 	defer s.mu.Unlock()
 	return stateData{
 		Model:                 s.modelInfo(),
-		ThinkingLevel:         "off",
-		IsStreaming:           s.run != nil,
+		ThinkingLevel:         s.thinkingLevel(),
+		IsStreaming:           s.run != nil && !s.run.compact,
+		IsCompacting:          s.run != nil && s.run.compact,
 		SteeringMode:          s.steeringMode,
 		FollowUpMode:          s.followUpMode,
 		InterruptMode:         s.interruptMode,
 		SessionFile:           sessions.TranscriptPath(s.configDir, s.cwd, s.sessionID),
 		SessionID:             s.sessionID,
 		SessionName:           s.sessionName,
-		AutoCompactionEnabled: true,
+		AutoCompactionEnabled: !s.settings.noAutoCompact,
 		MessageCount:          len(s.messages),
 		PendingMessageCount:   s.pending(),
 		QueuedMessageCount:    s.pending(),
@@ -312,6 +313,11 @@ func (s *server) modelInfo() modelInfo {
 	if id == "" {
 		id = "default"
 	}
+	return s.describeModel(id)
+}
+
+// describeModel is pi's Model for a model id, with the limits known so far.
+func (s *server) describeModel(id string) modelInfo {
 	limits := s.limits
 	if limits.ContextWindow == 0 {
 		limits = transform.Limits{ContextWindow: 200_000, MaxTokens: 32_000}

@@ -153,8 +153,10 @@ type server struct {
 	steeringMode    string
 	followUpMode    string
 	interruptMode   string
-	bash            *bashRun // the running bash command
-	bashContext     []string // bash executions for the next prompt's context
+	settings        cliSettings
+	info            *claudecli.Info // what the CLI said about itself, once asked
+	bash            *bashRun        // the running bash command
+	bashContext     []string        // bash executions for the next prompt's context
 }
 
 // run is one prompt from agent_start to agent_end.
@@ -164,6 +166,7 @@ type run struct {
 	idle     atomic.Bool    // the watchdog stopped the turn: the CLI printed nothing for IdleTimeout
 	then     *message       // abort_and_prompt's prompt, run after this run
 	handed   []handedMsg    // steering messages the CLI holds and has not started
+	compact  bool           // a compact command's turn, not a prompt
 	aborted  bool
 	abortIDs []json.RawMessage // ids of abort commands to answer after agent_end
 }
@@ -204,7 +207,23 @@ func (s *server) handleLine(l inLine) {
 	case "get_session_stats":
 		s.w.send(okResponse(c.id, c.typ, s.stats()))
 	case "set_auto_retry":
-		s.setAutoRetry(c)
+		s.setFlag(c, func(st *cliSettings, on bool) { st.noRetry = !on })
+	case "set_auto_compaction":
+		s.setFlag(c, func(st *cliSettings, on bool) { st.noAutoCompact = !on })
+	case "get_available_models":
+		s.getAvailableModels(c)
+	case "set_model":
+		s.setModel(c)
+	case "cycle_model":
+		s.cycleModel(c)
+	case "set_thinking_level":
+		s.setThinkingLevel(c)
+	case "cycle_thinking_level":
+		s.cycleThinkingLevel(c)
+	case "get_commands":
+		s.getCommands(c)
+	case "compact":
+		s.compact(c)
 	case "abort_retry":
 		s.mu.Lock()
 		if r := s.run; r != nil && r.retrying.Load() {

@@ -22,7 +22,7 @@ type handedMsg struct {
 // CLI turn ends. Called with s.mu held.
 func (s *server) handOver(r *run) {
 	st, ok := r.turn.(claudecli.Steerer)
-	if !ok || r.aborted {
+	if !ok || r.aborted || r.compact {
 		return
 	}
 	for len(s.steerQ) > 0 && (s.steeringMode == modeAll || len(r.handed) == 0) {

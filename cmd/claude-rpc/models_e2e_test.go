@@ -1,0 +1,205 @@
+//go:build linux
+
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+)
+
+// lastRequest is the body of the fake API's last Messages request.
+func (b *rpcProc) lastRequest() gjson.Result {
+	b.t.Helper()
+	reqs := b.srv.MessagesRequests()
+	require.NotEmpty(b.t, reqs)
+	return gjson.ParseBytes(reqs[len(reqs)-1].Body)
+}
+
+func TestModelsAndCommandsFromTheCLI(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, "--transport", "pipe")
+	models := b.call(map[string]any{"type": "get_available_models"})
+	require.True(t, models.Get("success").Bool(), models.Raw)
+	byID := map[string]gjson.Result{}
+	for _, m := range models.Get("data.models").Array() {
+		assert.Equal(t, "anthropic", m.Get("provider").String())
+		assert.NotContains(t, byID, m.Get("id").String(), "one entry per model")
+		byID[m.Get("id").String()] = m
+	}
+	// What CLI 2.1.328 offers: its default (Opus 5.5) and the aliases.
+	require.Contains(t, byID, "claude-opus-5-5", models.Raw)
+	assert.Equal(t, "Opus", byID["claude-opus-5-5"].Get("name").String())
+	assert.Equal(t, 4.0, byID["claude-opus-5-5"].Get("cost.input").Float())
+	assert.Equal(t, 20.0, byID["claude-opus-5-5"].Get("cost.output").Float())
+	assert.Contains(t, byID, "claude-sonnet-5-5")
+
+	cmds := b.call(map[string]any{"type": "get_commands"})
+	require.True(t, cmds.Get("success").Bool(), cmds.Raw)
+	names := map[string]bool{}
+	for _, c := range cmds.Get("data.commands").Array() {
+		assert.Equal(t, "prompt", c.Get("source").String())
+		names[c.Get("name").String()] = true
+	}
+	assert.True(t, names["compact"] && names["model"], "the CLI's built-in commands are listed: %s", cmds.Raw)
+	assert.Empty(t, b.srv.MessagesRequests(), "asking the CLI costs no API call")
+}
+
+func TestSetModel(t *testing.T) { forEachTransport(t, testSetModel) }
+
+func testSetModel(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
+	b.runPrompt("first [[say:one]]")
+	assert.Equal(t, "claude-opus-5-5", b.lastRequest().Get("model").String())
+
+	resp := b.call(map[string]any{"type": "set_model", "provider": "anthropic", "modelId": "sonnet"})
+	require.True(t, resp.Get("success").Bool(), resp.Raw)
+	assert.Equal(t, "claude-sonnet-5-5", resp.Get("data.id").String())
+	assert.Equal(t, "claude-sonnet-5-5", b.call(map[string]any{"type": "get_state"}).Get("data.model.id").String())
+	b.runPrompt("second [[say:two]]")
+	assert.Equal(t, "claude-sonnet-5-5", b.lastRequest().Get("model").String(), "the next turn runs the new model")
+	assert.Contains(t, b.lastRequest().Get("messages").Raw, "first [[say:one]]", "same conversation")
+
+	for _, bad := range []map[string]any{
+		{"type": "set_model", "provider": "openai", "modelId": "gpt-5"},
+		{"type": "set_model", "provider": "anthropic", "modelId": "claude-nonexistent-1"},
+		{"type": "set_model", "provider": "anthropic"},
+	} {
+		r := b.call(bad)
+		assert.False(t, r.Get("success").Bool(), r.Raw)
+		assert.NotEmpty(t, r.Get("error").String())
+	}
+	r := b.call(map[string]any{"type": "set_model", "provider": "anthropic", "modelId": "claude-nonexistent-1"})
+	assert.Contains(t, r.Get("error").String(), "claude-opus-5-5", "the error lists the known models")
+	assert.Equal(t, "claude-sonnet-5-5", b.call(map[string]any{"type": "get_state"}).Get("data.model.id").String(), "a refused change changes nothing")
+
+	cyc := b.call(map[string]any{"type": "cycle_model"})
+	require.True(t, cyc.Get("success").Bool(), cyc.Raw)
+	next := cyc.Get("data.model.id").String()
+	assert.NotEqual(t, "claude-sonnet-5-5", next)
+	assert.Equal(t, "medium", cyc.Get("data.thinkingLevel").String())
+	b.runPrompt("third [[say:three]]")
+	assert.Equal(t, next, b.lastRequest().Get("model").String())
+}
+
+func TestThinkingLevel(t *testing.T) { forEachTransport(t, testThinkingLevel) }
+
+func testThinkingLevel(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
+	assert.Equal(t, "medium", b.call(map[string]any{"type": "get_state"}).Get("data.thinkingLevel").String())
+	b.runPrompt("first [[say:one]]")
+	assert.Equal(t, "medium", b.lastRequest().Get("output_config.effort").String(), "the CLI's default effort")
+
+	require.True(t, b.call(map[string]any{"type": "set_thinking_level", "level": "high"}).Get("success").Bool())
+	assert.Equal(t, "high", b.call(map[string]any{"type": "get_state"}).Get("data.thinkingLevel").String())
+	b.runPrompt("second [[say:two]]")
+	assert.Equal(t, "high", b.lastRequest().Get("output_config.effort").String())
+
+	cyc := b.call(map[string]any{"type": "cycle_thinking_level"})
+	assert.Equal(t, "xhigh", cyc.Get("data.level").String(), cyc.Raw)
+	b.runPrompt("third [[say:three]]")
+	assert.Equal(t, "xhigh", b.lastRequest().Get("output_config.effort").String())
+
+	for _, bad := range []map[string]any{
+		{"type": "set_thinking_level", "level": "extreme"},
+		{"type": "set_thinking_level"},
+		{"type": "set_thinking_level", "level": 3},
+	} {
+		r := b.call(bad)
+		assert.False(t, r.Get("success").Bool(), r.Raw)
+		assert.NotEmpty(t, r.Get("error").String())
+	}
+	assert.Equal(t, "xhigh", b.call(map[string]any{"type": "get_state"}).Get("data.thinkingLevel").String())
+}
+
+func TestCompact(t *testing.T) { forEachTransport(t, testCompact) }
+
+func testCompact(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
+	b.runPrompt("[[bash:echo one]]")
+	b.runPrompt("second [[say:two]]")
+	before := b.lastRequest()
+
+	b.sendJSON(map[string]any{"type": "compact", "id": "c1", "customInstructions": "keep it short"})
+	var resp gjson.Result
+	for _, f := range b.until(60*time.Second, isResponse("compact")) {
+		assert.NotContains(t, []string{"agent_start", "message_start"}, f.Get("type").String(), "compact shows no run")
+		resp = f
+	}
+	require.True(t, resp.Get("success").Bool(), resp.Raw)
+	assert.Contains(t, resp.Get("data.summary").String(), "summary")
+	assert.Positive(t, resp.Get("data.tokensBefore").Int())
+	assert.NotEmpty(t, resp.Get("data.firstKeptEntryId").String())
+	assert.Contains(t, b.lastRequest().Raw, "keep it short", "the instructions reached the summarizing call")
+	assert.False(t, b.call(map[string]any{"type": "get_state"}).Get("data.isCompacting").Bool())
+
+	b.runPrompt("third [[say:three]]")
+	// The next request carries the summary instead of the turns. (Its
+	// bytes need not shrink here: the fake API's summary quotes the whole
+	// summarizing prompt.)
+	after := b.lastRequest()
+	assert.Contains(t, before.Get("messages").Raw, `"tool_use"`)
+	assert.NotContains(t, after.Get("messages").Raw, `"tool_use"`, "the tool call is summarized away")
+	assert.Less(t, len(after.Get("messages").Array()), len(before.Get("messages").Array()))
+	assert.Contains(t, after.Get("messages").Raw, "This session is being continued")
+}
+
+func TestCompactErrors(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, "--transport", "stream")
+	r := b.call(map[string]any{"type": "compact", "customInstructions": 5})
+	assert.False(t, r.Get("success").Bool(), r.Raw)
+	b.startSlowPrompt("[[slow:200]]")
+	r = b.call(map[string]any{"type": "compact"})
+	assert.False(t, r.Get("success").Bool(), r.Raw)
+	assert.Contains(t, r.Get("error").String(), "busy")
+	b.sendJSON(map[string]any{"type": "abort", "id": "ab"})
+	b.until(15*time.Second, isResponse("abort"))
+	r = b.call(map[string]any{"type": "new_session"})
+	require.True(t, r.Get("success").Bool())
+	r = b.call(map[string]any{"type": "compact"})
+	assert.False(t, r.Get("success").Bool(), "nothing to compact in a new session: %s", r.Raw)
+	b.runPrompt("still fine [[say:ok]]")
+}
+
+func TestAutoCompactionEvents(t *testing.T) {
+	t.Parallel()
+	srv := claudetest.Start(t)
+	// The CLI compacts once the context passes 1% of the window.
+	b := startBridgeEnv(t, srv, claudetest.CLI(t), []string{"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=1"}, "--transport", "stream")
+	b.runPrompt("[[bash:echo one]]")
+	var start, end gjson.Result
+	for i := 0; i < 3 && !end.Exists(); i++ {
+		for _, f := range b.runPrompt("more [[say:fine]]") {
+			switch f.Get("type").String() {
+			case "auto_compaction_start":
+				start = f
+			case "auto_compaction_end":
+				if f.Get("result").IsObject() {
+					end = f
+				}
+			}
+		}
+	}
+	require.True(t, end.Exists(), "the CLI compacted on its own")
+	assert.Equal(t, "threshold", start.Get("reason").String())
+	assert.Contains(t, end.Get("result.summary").String(), "summary")
+	assert.Positive(t, end.Get("result.tokensBefore").Int())
+	assert.False(t, end.Get("aborted").Bool())
+
+	// Turned off, the CLI does not compact.
+	require.True(t, b.call(map[string]any{"type": "set_auto_compaction", "enabled": false}).Get("success").Bool())
+	assert.False(t, b.call(map[string]any{"type": "get_state"}).Get("data.autoCompactionEnabled").Bool())
+	for i := 0; i < 2; i++ {
+		for _, f := range b.runPrompt("again [[say:fine]]") {
+			assert.NotEqual(t, "auto_compaction_start", f.Get("type").String())
+		}
+	}
+	r := b.call(map[string]any{"type": "set_auto_compaction", "enabled": "no"})
+	assert.False(t, r.Get("success").Bool(), r.Raw)
+}
