@@ -38,21 +38,12 @@ func (s *server) runCompact(r *run, c command, text string) {
 	res, err := s.compactTurn(r, text)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.run = nil
 	if err != nil {
 		s.w.send(errResponse(c.id, c.typ, err.Error()))
 	} else {
 		s.w.send(okResponse(c.id, c.typ, res))
 	}
-	for _, id := range r.abortIDs {
-		s.w.send(okResponse(id, "abort", nil))
-	}
-	switch {
-	case r.then != nil: // abort_and_prompt's prompt
-		s.launch(*r.then)
-	case !r.aborted && s.queued():
-		s.launch(joined(s.dequeue()))
-	}
+	s.ended(r)
 }
 
 // compactTurn runs /compact and reads the compaction off the CLI's lines.

@@ -222,8 +222,14 @@ func (s *server) finish(r *run, tr *transform.Translator, evs []transform.Event)
 	if l := tr.Limits(); l.ContextWindow > 0 {
 		s.limits = l
 	}
-	s.run = nil
 	s.emit(evs)
+	s.ended(r)
+}
+
+// ended makes the bridge idle after r, whose last frames are queued:
+// answers its abort commands and starts what waits. Called with s.mu held.
+func (s *server) ended(r *run) {
+	s.run = nil
 	for _, id := range r.abortIDs {
 		s.w.send(okResponse(id, "abort", nil))
 	}
