@@ -20,6 +20,7 @@ type cliSettings struct {
 	thinkingLevel string // pi's level; "" for the CLI's default
 	noRetry       bool   // set_auto_retry false: CLAUDE_CODE_MAX_RETRIES=0
 	noAutoCompact bool   // set_auto_compaction false: DISABLE_AUTO_COMPACT=1
+	hostTools     []hostTool
 }
 
 // cliConfig is the CLI's config with the host's settings. Called with s.mu
@@ -30,6 +31,10 @@ func (s *server) cliConfig() claudecli.Config {
 		cfg.Model = s.settings.model
 	}
 	cfg.Effort = effortOf[s.settings.thinkingLevel]
+	cfg.Host, cfg.AskPermissions = s.hostRequest, s.opts.Ask
+	if len(s.settings.hostTools) > 0 {
+		cfg.SDKServers = []string{hostServer}
+	}
 	var env []string
 	if s.settings.noRetry {
 		env = append(env, "CLAUDE_CODE_MAX_RETRIES=0")

@@ -230,6 +230,7 @@ func (s *server) finish(r *run, tr *transform.Translator, evs []transform.Event)
 // answers its abort commands and starts what waits. Called with s.mu held.
 func (s *server) ended(r *run) {
 	s.run = nil
+	s.cancelWaiting()
 	for _, id := range r.abortIDs {
 		s.w.send(okResponse(id, "abort", nil))
 	}

@@ -42,6 +42,11 @@ type Options struct {
 	// IdleTimeout stops a turn during which the CLI printed nothing for
 	// that long, ending the run with an error; 0 never does.
 	IdleTimeout time.Duration
+	// Ask puts the CLI's permission prompts and AskUserQuestion to the
+	// host as extension_ui_request (stream transport); AskTimeout bounds
+	// the wait for an answer (then: denied); 0 waits as long as the turn.
+	Ask        bool
+	AskTimeout time.Duration
 }
 
 // Serve reads commands from in and writes responses and events to out until
@@ -62,7 +67,8 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	if err != nil {
 		return err
 	}
-	s := &server{opts: opts, log: opts.Log, w: newFrameWriter(out, opts.Log), transport: transport}
+	s := &server{opts: opts, log: opts.Log, w: newFrameWriter(out, opts.Log), transport: transport, waiting: map[string]*waiter{}}
+	transport.SetConfig(s.cliConfig()) // with the host's side of the control protocol
 	s.cwd = opts.CLI.Dir
 	if s.cwd == "" {
 		s.cwd, _ = os.Getwd() // "" only leaves sessionFile empty
@@ -156,7 +162,11 @@ type server struct {
 	settings        cliSettings
 	info            *claudecli.Info // what the CLI said about itself, once asked
 	bash            *bashRun        // the running bash command
-	bashContext     []string        // bash executions for the next prompt's context
+	// waiting are the requests to the host waiting for its answer, by id
+	// (ui_N: extension_ui_request, host_N: host_tool_call).
+	waiting        map[string]*waiter
+	uiSeq, hostSeq int
+	bashContext    []string // bash executions for the next prompt's context
 }
 
 // run is one prompt from agent_start to agent_end.
@@ -243,7 +253,11 @@ func (s *server) handleLine(l inLine) {
 	case "new_session":
 		s.newSession(c)
 	case "extension_ui_response":
-		s.log.Debug("ignoring extension_ui_response: no UI request is pending", "id", string(c.id))
+		s.uiResponse(c)
+	case "host_tool_result", "host_tool_update":
+		s.hostToolAnswer(c)
+	case "set_host_tools":
+		s.setHostTools(c)
 	default:
 		if piCommands[c.typ] {
 			s.w.send(errResponse(c.id, c.typ, "claude-rpc does not support "+c.typ+" yet"))

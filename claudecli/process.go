@@ -34,6 +34,15 @@ type Config struct {
 	// max (the CLI's levels on 2.1.328; it sets the API's
 	// output_config.effort for adaptive-thinking models).
 	Effort string
+	// AskPermissions makes the CLI ask Host before a tool it may not run
+	// on its own (--permission-prompt-tool stdio) instead of refusing it.
+	AskPermissions bool
+	// SDKServers are MCP servers Host serves over the control protocol
+	// (mcp_message requests); their tools run without asking.
+	SDKServers []string
+	// Host answers the CLI's control requests (stream transport). Nil
+	// refuses them.
+	Host Host
 	// ExtraArgs are appended to every command line.
 	ExtraArgs []string
 	// Log receives the CLI's stderr lines at debug level; nil discards them.
@@ -98,6 +107,10 @@ func (c *Config) TurnArgs(s Session) []string {
 	if c.PermissionMode != "" {
 		args = append(args, "--permission-mode", c.PermissionMode)
 	}
+	if c.AskPermissions {
+		args = append(args, "--permission-prompt-tool", "stdio")
+	}
+	args = append(args, sdkServerArgs(c.SDKServers)...)
 	switch {
 	case s.ID != "" && s.Exists:
 		args = append(args, "--resume", s.ID)

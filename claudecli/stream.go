@@ -2,6 +2,7 @@ package claudecli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -72,7 +73,8 @@ func (s *stream) SetConfig(cfg Config) {
 // sameConfig reports whether two configs start the same process.
 func sameConfig(a, b Config) bool {
 	return a.Path == b.Path && a.Dir == b.Dir && a.Model == b.Model && a.Effort == b.Effort &&
-		a.PermissionMode == b.PermissionMode && slices.Equal(a.Env, b.Env) && slices.Equal(a.ExtraArgs, b.ExtraArgs)
+		a.PermissionMode == b.PermissionMode && a.AskPermissions == b.AskPermissions &&
+		slices.Equal(a.SDKServers, b.SDKServers) && slices.Equal(a.Env, b.Env) && slices.Equal(a.ExtraArgs, b.ExtraArgs)
 }
 
 func newStream(cfg Config, maxLine int) *stream { return &stream{cfg: cfg, maxLine: maxLine} }
@@ -89,8 +91,11 @@ type streamProc struct {
 	dead    chan struct{} // closed when stdout ended
 	seq     atomic.Int64
 
-	mu      sync.Mutex // guards pending
-	pending map[string]chan gjson.Result
+	host Host // answers the CLI's control requests; nil refuses them
+
+	mu       sync.Mutex // guards pending and inflight
+	pending  map[string]chan gjson.Result
+	inflight map[string]context.CancelFunc // CLI requests being answered
 }
 
 func (s *stream) Turn(session Session, input []byte) (Turn, error) {
@@ -149,7 +154,8 @@ func (s *stream) startProc(session Session) (*streamProc, error) {
 	sp := &streamProc{
 		p: p, session: session.ID, name: session.Name, stdin: newInbox(stdin),
 		lines: make(chan []byte, 64), dead: make(chan struct{}),
-		pending: map[string]chan gjson.Result{},
+		pending: map[string]chan gjson.Result{}, inflight: map[string]context.CancelFunc{},
+		host: s.cfg.Host,
 	}
 	go sp.read(s.maxLine)
 	// The SDKs open with initialize; the answer (commands, models) is not
@@ -161,6 +167,7 @@ func (s *stream) startProc(session Session) (*streamProc, error) {
 // read owns the process's stdout: control responses go to their requests,
 // every other line to the current turn.
 func (sp *streamProc) read(maxLine int) {
+	defer sp.cancel("") // nobody is left to answer
 	defer close(sp.dead)
 	defer close(sp.lines)
 	lr := jsonl.NewReader(sp.p.Stdout(), maxLine)
@@ -177,7 +184,11 @@ func (sp *streamProc) read(maxLine int) {
 			continue
 		}
 		if bytes.HasPrefix(line, []byte(`{"type":"control_request"`)) {
-			sp.refuse(line)
+			sp.serve(line)
+			continue
+		}
+		if bytes.HasPrefix(line, []byte(`{"type":"control_cancel_request"`)) {
+			sp.cancel(gjson.GetBytes(line, "request_id").String())
 			continue
 		}
 		sp.lines <- append([]byte(nil), line...)
@@ -197,16 +208,60 @@ func (sp *streamProc) answer(line []byte) {
 	}
 }
 
-// refuse answers a control request from the CLI that the bridge does not
-// serve yet (can_use_tool without a host UI, MCP calls), so the CLI never
-// waits for an answer that will not come.
-func (sp *streamProc) refuse(line []byte) {
-	id := gjson.GetBytes(line, "request_id").String()
-	resp, _ := json.Marshal(map[string]any{"type": "control_response", "response": map[string]any{
-		"subtype": "error", "request_id": id,
-		"error": "claude-rpc does not handle " + gjson.GetBytes(line, "request.subtype").String() + " requests yet",
-	}})
-	sp.stdin.send(append(resp, '\n')) // a dead process needs no answer
+// serve answers a control request from the CLI on a goroutine of its own:
+// the host may wait for a person. Without a host it is refused at once, so
+// the CLI never waits for an answer that will not come.
+func (sp *streamProc) serve(line []byte) {
+	v := gjson.ParseBytes(line)
+	req := ControlRequest{ID: v.Get("request_id").String(), Subtype: v.Get("request.subtype").String(), Request: v.Get("request")}
+	if sp.host == nil {
+		sp.respond(req.ID, nil, fmt.Errorf("claude-rpc does not handle %s requests here", req.Subtype))
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	sp.mu.Lock()
+	sp.inflight[req.ID] = cancel
+	sp.mu.Unlock()
+	go func() {
+		defer cancel()
+		resp, err := sp.host(ctx, req)
+		sp.mu.Lock()
+		_, live := sp.inflight[req.ID]
+		delete(sp.inflight, req.ID)
+		sp.mu.Unlock()
+		if live && ctx.Err() == nil { // a withdrawn request gets no answer
+			sp.respond(req.ID, resp, err)
+		}
+	}()
+}
+
+// cancel withdraws a request being answered (id "" withdraws them all).
+func (sp *streamProc) cancel(id string) {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	for rid, cancel := range sp.inflight {
+		if id == "" || rid == id {
+			cancel()
+			delete(sp.inflight, rid)
+		}
+	}
+}
+
+// respond writes the answer to the CLI's request id.
+func (sp *streamProc) respond(id string, resp any, err error) {
+	if resp == nil {
+		resp = map[string]any{}
+	}
+	r := map[string]any{"subtype": "success", "request_id": id, "response": resp}
+	if err != nil {
+		r = map[string]any{"subtype": "error", "request_id": id, "error": err.Error()}
+	}
+	b, merr := json.Marshal(map[string]any{"type": "control_response", "response": r})
+	if merr != nil {
+		b, _ = json.Marshal(map[string]any{"type": "control_response", "response": map[string]any{
+			"subtype": "error", "request_id": id, "error": "claude-rpc could not encode its answer: " + merr.Error()}})
+	}
+	sp.stdin.send(append(b, '\n')) // a dead process needs no answer
 }
 
 // request sends a control request and waits up to timeout for its response.

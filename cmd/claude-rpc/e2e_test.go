@@ -355,6 +355,8 @@ func TestFlagErrors(t *testing.T) {
 		{"--mode", "rpc", "stray"},
 		{"--mode", "rpc", "--idle-timeout", "soon"},
 		{"--mode", "rpc", "--idle-timeout", "-1s"},
+		{"--mode", "rpc", "--ask", "--transport", "pipe"},
+		{"--mode", "rpc", "--ask-timeout", "-5s"},
 	} {
 		out, err := runBinary(t, nil, args...)
 		var exitErr interface{ ExitCode() int }

@@ -114,6 +114,8 @@ func loadConfig(args []string) (*viper.Viper, error) {
 	fs.String("log-level", "warn", "log level on stderr: debug, info, warn, error")
 	fs.Int("max-line", jsonl.DefaultMaxLine, "longest line accepted from the host or the CLI, in bytes")
 	fs.Duration("idle-timeout", 15*time.Minute, "stop a turn when the CLI prints nothing for this long (0: never)")
+	fs.Bool("ask", false, "ask the host (extension_ui_request) before tools that need permission, and pass AskUserQuestion on (stream transport)")
+	fs.Duration("ask-timeout", 10*time.Minute, "how long to wait for the host's answer before denying (0: as long as the turn)")
 	fs.String("config", "", "config file (default: claude-rpc/config.{yaml,toml,json} in the user config folder)")
 	fs.Bool("version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
@@ -196,6 +198,13 @@ func bridgeOptions(v *viper.Viper, log *slog.Logger) (bridge.Options, error) {
 	opts.MaxLine = maxLine
 	if opts.IdleTimeout = v.GetDuration("idle-timeout"); opts.IdleTimeout < 0 {
 		return opts, fmt.Errorf("--idle-timeout must not be negative, got %v", opts.IdleTimeout)
+	}
+	opts.Ask = v.GetBool("ask")
+	if opts.Ask && opts.Transport != claudecli.TransportStream {
+		return opts, fmt.Errorf("--ask needs --transport stream: the CLI asks over its control protocol, which only a process with stdin open can answer")
+	}
+	if opts.AskTimeout = v.GetDuration("ask-timeout"); opts.AskTimeout < 0 {
+		return opts, fmt.Errorf("--ask-timeout must not be negative, got %v", opts.AskTimeout)
 	}
 	opts.Log = log
 	return opts, nil

@@ -1,0 +1,399 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/claude-rpc/claude-rpc/claudecli"
+)
+
+// The host in the loop (stream transport). The CLI asks the bridge over its
+// control protocol (measured on 2.1.328):
+//   - can_use_tool {tool_name, display_name, input, permission_suggestions,
+//     tool_use_id} before a tool it may not run on its own, when started
+//     with --permission-prompt-tool stdio (--ask). Answered {behavior:
+//     "allow", updatedInput[, updatedPermissions]} or {behavior:"deny",
+//     message}. AskUserQuestion comes the same way; its answers go back in
+//     updatedInput.answers, keyed by question text.
+//   - mcp_message {server_name, message} for the MCP server the bridge
+//     serves for the host's tools (set_host_tools), JSON-RPC inside.
+//
+// The host sees pi's extension_ui_request (answered with
+// extension_ui_response) and xcsh's host_tool_call (answered with
+// host_tool_result, optionally preceded by host_tool_update).
+
+// hostServer is the MCP server name of the host's tools: the model sees
+// them as mcp__host__<name>.
+const hostServer = "host"
+
+// Permission answers offered to the host.
+const (
+	allowOnce   = "Allow once"
+	allowAlways = "Allow always"
+	deny        = "Deny"
+)
+
+// hostTool is one tool the host defined with set_host_tools.
+type hostTool struct {
+	Name        string          `json:"name"`
+	Label       string          `json:"label,omitempty"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+}
+
+// waiter is a request to the host waiting for its answer.
+type waiter struct {
+	ch     chan gjson.Result // the host's answer frame
+	cancel func()            // withdraws it (a host tool call: host_tool_cancel)
+}
+
+// hostRequest answers the CLI's control requests; it is the CLI config's
+// Host.
+func (s *server) hostRequest(ctx context.Context, req claudecli.ControlRequest) (any, error) {
+	switch req.Subtype {
+	case "can_use_tool":
+		return s.canUseTool(ctx, req.Request)
+	case "mcp_message":
+		if name := req.Request.Get("server_name").String(); name != hostServer {
+			return nil, fmt.Errorf("claude-rpc serves no MCP server %q", name)
+		}
+		return map[string]any{"mcp_response": s.mcpMessage(ctx, req.Request.Get("message"))}, nil
+	}
+	return nil, fmt.Errorf("claude-rpc does not handle %s requests", req.Subtype)
+}
+
+func (s *server) canUseTool(ctx context.Context, r gjson.Result) (any, error) {
+	name := r.Get("tool_name").String()
+	input := json.RawMessage(r.Get("input").Raw)
+	if len(input) == 0 {
+		input = json.RawMessage("{}")
+	}
+	switch {
+	case name == "AskUserQuestion":
+		return s.askQuestions(ctx, r.Get("input"))
+	case strings.HasPrefix(name, "mcp__"+hostServer+"__"):
+		return allowInput(input), nil // the host defined the tool: its call is its consent
+	case !s.opts.Ask:
+		return denial("claude-rpc was not started with --ask; tools that need permission are refused"), nil
+	}
+	title := r.Get("display_name").String()
+	if title == "" {
+		title = name
+	}
+	options := []string{allowOnce}
+	suggestions := r.Get("permission_suggestions")
+	if len(suggestions.Array()) > 0 {
+		options = append(options, allowAlways)
+	}
+	options = append(options, deny)
+	req := map[string]any{"method": "select", "title": "Allow " + title + "?",
+		"message": describeToolUse(name, r), "options": options}
+	answer, ok := s.askUI(ctx, req)
+	switch {
+	case ok && answer.Get("value").String() == allowOnce:
+		return allowInput(input), nil
+	case ok && answer.Get("value").String() == allowAlways && len(suggestions.Array()) > 0:
+		a := allowInput(input)
+		a["updatedPermissions"] = json.RawMessage(suggestions.Raw)
+		return a, nil
+	case ok && answer.Get("confirmed").Bool(): // a host that answers a select like a confirm
+		return allowInput(input), nil
+	}
+	return denial("The user denied " + title), nil
+}
+
+func allowInput(input json.RawMessage) map[string]any {
+	return map[string]any{"behavior": "allow", "updatedInput": input}
+}
+
+func denial(msg string) map[string]any { return map[string]any{"behavior": "deny", "message": msg} }
+
+// describeToolUse says in a line or two what the tool would do: the
+// command, the file, or the input itself.
+func describeToolUse(name string, r gjson.Result) string {
+	in := r.Get("input")
+	var what string
+	switch {
+	case in.Get("command").Exists():
+		what = in.Get("command").String()
+	case in.Get("file_path").Exists():
+		what = in.Get("file_path").String()
+	default:
+		what = in.Raw
+	}
+	if len(what) > 2000 {
+		what = what[:2000] + "…"
+	}
+	desc := r.Get("description").String()
+	if desc != "" && desc != what {
+		return name + ": " + what + "\n" + desc
+	}
+	return name + ": " + what
+}
+
+// askQuestions puts AskUserQuestion's questions to the host, one dialog
+// each (select with the options; input when several may be chosen), and
+// answers the tool with them. A question left unanswered denies the tool,
+// which tells the model the user did not answer.
+func (s *server) askQuestions(ctx context.Context, in gjson.Result) (any, error) {
+	answers := map[string]string{}
+	for _, q := range in.Get("questions").Array() {
+		text := q.Get("question").String()
+		var labels []string
+		for _, o := range q.Get("options").Array() {
+			labels = append(labels, o.Get("label").String())
+		}
+		title := q.Get("header").String()
+		if title == "" {
+			title = text
+		}
+		req := map[string]any{"method": "select", "title": title, "message": text, "options": labels}
+		if q.Get("multiSelect").Bool() || len(labels) == 0 {
+			req = map[string]any{"method": "input", "title": title, "message": text,
+				"placeholder": strings.Join(labels, ", ")}
+		}
+		answer, ok := s.askUI(ctx, req)
+		if !ok || answer.Get("value").String() == "" {
+			return denial("The user did not answer: " + text), nil
+		}
+		answers[text] = answer.Get("value").String()
+	}
+	var updated map[string]any
+	if err := json.Unmarshal([]byte(in.Raw), &updated); err != nil {
+		return nil, fmt.Errorf("AskUserQuestion input is not an object: %w", err)
+	}
+	updated["answers"] = answers
+	return map[string]any{"behavior": "allow", "updatedInput": updated}, nil
+}
+
+// askUI sends an extension_ui_request and waits for its answer, the
+// timeout (--ask-timeout), or ctx. It reports false when the host cancelled
+// it or it was not answered.
+func (s *server) askUI(ctx context.Context, req map[string]any) (gjson.Result, bool) {
+	id, w, ctx, done := s.register(ctx, "ui_", &s.uiSeq, 1)
+	defer done()
+	req["type"], req["id"] = "extension_ui_request", id
+	if t := s.opts.AskTimeout; t > 0 {
+		req["timeout"] = t.Milliseconds()
+	}
+	s.w.send(req)
+	select {
+	case a := <-w.ch:
+		return a, !a.Get("cancelled").Bool()
+	case <-ctx.Done():
+	case <-s.timeout():
+		s.log.Warn("no answer to a UI request in time; taking it as denied", "id", id, "timeout", s.opts.AskTimeout)
+	}
+	return gjson.Result{}, false
+}
+
+// timeout fires after --ask-timeout, or never when it is 0.
+func (s *server) timeout() <-chan time.Time {
+	if s.opts.AskTimeout <= 0 {
+		return nil
+	}
+	return time.After(s.opts.AskTimeout)
+}
+
+// register makes a waiter for the host's answer to request prefix+N. Its
+// context ends when the request is withdrawn; done forgets it.
+func (s *server) register(ctx context.Context, prefix string, seq *int, buf int) (string, *waiter, context.Context, func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	*seq++
+	id := prefix + strconv.Itoa(*seq)
+	ctx, cancel := context.WithCancel(ctx)
+	w := &waiter{ch: make(chan gjson.Result, buf), cancel: cancel}
+	s.waiting[id] = w
+	return id, w, ctx, func() {
+		s.mu.Lock()
+		delete(s.waiting, id)
+		s.mu.Unlock()
+		cancel()
+	}
+}
+
+// answer hands the host's answer frame (extension_ui_response,
+// host_tool_result, host_tool_update) to the request it names; a frame for
+// nothing waiting is refused with a clear error.
+func (s *server) answer(c command, prefix string) (*waiter, bool) {
+	id := c.raw.Get("id").String()
+	s.mu.Lock()
+	w := s.waiting[id]
+	s.mu.Unlock()
+	if w == nil || !strings.HasPrefix(id, prefix) {
+		s.w.send(errResponse(c.id, c.typ, fmt.Sprintf("%s: no request %q is waiting for an answer", c.typ, id)))
+		return nil, false
+	}
+	return w, true
+}
+
+func (s *server) uiResponse(c command) {
+	v := c.raw
+	if !v.Get("value").Exists() && !v.Get("confirmed").IsBool() && !v.Get("cancelled").Exists() {
+		s.w.send(errResponse(c.id, c.typ, c.typ+": give \"value\", \"confirmed\" or \"cancelled\""))
+		return
+	}
+	if w, ok := s.answer(c, "ui_"); ok {
+		deliver(w, v)
+	}
+}
+
+// deliver passes an answer on; a second answer to the same request is
+// dropped.
+func deliver(w *waiter, v gjson.Result) {
+	select {
+	case w.ch <- v:
+	default:
+	}
+}
+
+// toolNameRe is what the Messages API accepts as a tool name (with the
+// mcp__host__ prefix the CLI adds, within its 64 characters).
+var toolNameRe = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,54}$`)
+
+func (s *server) setHostTools(c command) {
+	if s.transport.Name() != claudecli.TransportStream {
+		s.w.send(errResponse(c.id, c.typ, "set_host_tools needs the stream transport (--transport stream): the CLI calls host tools over its control protocol"))
+		return
+	}
+	v := c.raw.Get("tools")
+	if !v.IsArray() {
+		s.w.send(errResponse(c.id, c.typ, fmt.Sprintf("%s: \"tools\" must be an array, got %s", c.typ, jsonKind(v))))
+		return
+	}
+	var tools []hostTool
+	names := []string{}
+	seen := map[string]bool{}
+	for i, t := range v.Array() {
+		tool := hostTool{Name: t.Get("name").String(), Label: t.Get("label").String(), Description: t.Get("description").String()}
+		params := t.Get("parameters")
+		var err error
+		switch {
+		case !t.IsObject():
+			err = fmt.Errorf("tools[%d] must be an object", i)
+		case !toolNameRe.MatchString(tool.Name):
+			err = fmt.Errorf("tools[%d]: name %q must be 1-54 letters, digits, _ or -", i, tool.Name)
+		case seen[tool.Name]:
+			err = fmt.Errorf("tools[%d]: name %q is given twice", i, tool.Name)
+		case params.Exists() && !params.IsObject():
+			err = fmt.Errorf("tools[%d]: parameters must be a JSON Schema object", i)
+		}
+		if err != nil {
+			s.w.send(errResponse(c.id, c.typ, c.typ+": "+err.Error()))
+			return
+		}
+		tool.Parameters = json.RawMessage(`{"type":"object"}`)
+		if params.Exists() {
+			tool.Parameters = json.RawMessage(params.Raw)
+		}
+		if tool.Description == "" {
+			tool.Description = tool.Label
+		}
+		seen[tool.Name] = true
+		names = append(names, tool.Name)
+		tools = append(tools, tool)
+	}
+	// The CLI lists a server's tools when it starts: a new set takes effect
+	// from the next turn, in a new process resuming the session.
+	s.applySettings(func(st *cliSettings) { st.hostTools = tools })
+	s.w.send(okResponse(c.id, c.typ, map[string]any{"toolNames": names}))
+}
+
+// mcpMessage answers one JSON-RPC message of the CLI's MCP client to the
+// host tools' server.
+func (s *server) mcpMessage(ctx context.Context, m gjson.Result) map[string]any {
+	result := func(r any) map[string]any {
+		return map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(m.Get("id").Raw), "result": r}
+	}
+	method := m.Get("method").String()
+	switch {
+	case method == "initialize":
+		return result(map[string]any{"protocolVersion": m.Get("params.protocolVersion").String(),
+			"capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]string{"name": "claude-rpc host tools", "version": "1"}})
+	case method == "tools/list":
+		s.mu.Lock()
+		tools := s.settings.hostTools
+		s.mu.Unlock()
+		list := make([]map[string]any, 0, len(tools))
+		for _, t := range tools {
+			list = append(list, map[string]any{"name": t.Name, "description": t.Description, "inputSchema": t.Parameters})
+		}
+		return result(map[string]any{"tools": list})
+	case method == "tools/call":
+		return result(s.callHostTool(ctx, m.Get("params")))
+	case method == "ping" || strings.HasPrefix(method, "notifications/") || !m.Get("id").Exists():
+		return map[string]any{"jsonrpc": "2.0", "result": map[string]any{}} // acknowledged
+	}
+	return map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(m.Get("id").Raw),
+		"error": map[string]any{"code": -32601, "message": "method not found: " + method}}
+}
+
+// callHostTool sends host_tool_call and waits for host_tool_result; if
+// the CLI withdraws the call (an interrupted turn) or the run ends, the
+// host gets host_tool_cancel. It returns MCP's CallToolResult.
+func (s *server) callHostTool(ctx context.Context, p gjson.Result) map[string]any {
+	name := p.Get("name").String()
+	id, w, ctx, done := s.register(ctx, "host_", &s.hostSeq, 16)
+	defer done()
+	toolCallID := p.Get(`_meta.claudecode/toolUseId`).String()
+	args := json.RawMessage(p.Get("arguments").Raw)
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	s.w.send(map[string]any{"type": "host_tool_call", "id": id, "toolCallId": toolCallID, "toolName": name, "arguments": args})
+	for {
+		select {
+		case a := <-w.ch:
+			if a.Get("type").String() == "host_tool_update" {
+				s.w.send(map[string]any{"type": "tool_execution_update", "toolCallId": toolCallID,
+					"toolName": "mcp__" + hostServer + "__" + name, "args": args, "partialResult": json.RawMessage(a.Get("partialResult").Raw)})
+				continue
+			}
+			content := json.RawMessage(a.Get("result.content").Raw)
+			return map[string]any{"content": content, "isError": a.Get("isError").Bool()}
+		case <-ctx.Done():
+			s.mu.Lock()
+			s.hostSeq++
+			cid := "host_cancel_" + strconv.Itoa(s.hostSeq)
+			s.mu.Unlock()
+			s.w.send(map[string]any{"type": "host_tool_cancel", "id": cid, "targetId": id})
+			return map[string]any{"content": []map[string]string{{"type": "text", "text": "The tool call was cancelled."}}, "isError": true}
+		}
+	}
+}
+
+// hostToolAnswer handles host_tool_result and host_tool_update.
+func (s *server) hostToolAnswer(c command) {
+	v := c.raw
+	var err error
+	switch {
+	case c.typ == "host_tool_result" && !v.Get("result.content").IsArray():
+		err = errors.New(`host_tool_result: "result.content" must be an array of content blocks`)
+	case c.typ == "host_tool_update" && !v.Get("partialResult").IsObject():
+		err = errors.New(`host_tool_update: "partialResult" must be an object`)
+	}
+	if err != nil {
+		s.w.send(errResponse(c.id, c.typ, err.Error()))
+		return
+	}
+	if w, ok := s.answer(c, "host_"); ok {
+		deliver(w, v)
+	}
+}
+
+// cancelWaiting withdraws every request waiting for the host: the run they
+// belong to is over. Called with s.mu held.
+func (s *server) cancelWaiting() {
+	for _, w := range s.waiting {
+		w.cancel()
+	}
+}

@@ -1,0 +1,207 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// writePrompt makes the model call Write for name in the bridge's folder.
+func (b *rpcProc) writePrompt(name string) (prompt, path string) {
+	path = filepath.Join(b.dir, name)
+	return fmt.Sprintf(`[[tool:Write:{"file_path":%q,"content":"written by the model"}]]`, path), path
+}
+
+func TestPermissionAnswers(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		answer  map[string]any
+		written bool
+	}{
+		{"allow once", map[string]any{"value": "Allow once"}, true},
+		{"allow always", map[string]any{"value": "Allow always"}, true},
+		{"deny", map[string]any{"value": "Deny"}, false},
+		{"cancelled", map[string]any{"cancelled": true}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			b := startBridge(t, "--ask")
+			prompt, path := b.writePrompt("out.txt")
+			require.True(t, b.call(map[string]any{"type": "prompt", "message": prompt}).Get("success").Bool())
+			frames := b.until(30*time.Second, isType("extension_ui_request"))
+			req := frames[len(frames)-1]
+			assert.Equal(t, "select", req.Get("method").String())
+			assert.Equal(t, "Allow Write?", req.Get("title").String())
+			assert.Contains(t, req.Get("message").String(), path)
+			assert.Equal(t, "Allow once", req.Get("options.0").String())
+			assert.Equal(t, "Deny", req.Get("options.@reverse.0").String())
+			assert.Positive(t, req.Get("timeout").Int())
+
+			answer := map[string]any{"type": "extension_ui_response", "id": req.Get("id").String()}
+			for k, v := range tc.answer {
+				answer[k] = v
+			}
+			b.sendJSON(answer)
+			frames = b.until(30*time.Second, isType("agent_end"))
+			end := last(frames, "tool_execution_end", "")
+			_, err := os.Stat(path)
+			if tc.written {
+				assert.NoError(t, err, "the host allowed the write")
+				assert.False(t, end.Get("isError").Bool())
+			} else {
+				assert.True(t, os.IsNotExist(err), "the host denied the write")
+				assert.True(t, end.Get("isError").Bool())
+				assert.Contains(t, end.Get("result.content.0.text").String(), "denied")
+			}
+		})
+	}
+}
+
+func TestWithoutAskToolsAreNotAsked(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	prompt, path := b.writePrompt("out.txt")
+	frames := b.runPrompt(prompt)
+	for _, f := range frames {
+		assert.NotEqual(t, "extension_ui_request", f.Get("type").String())
+	}
+	_, err := os.Stat(path)
+	assert.True(t, os.IsNotExist(err), "the CLI refuses on its own")
+}
+
+func TestAskUserQuestion(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, "--ask")
+	q := `[[tool:AskUserQuestion:{"questions":[{"question":"Which color?","header":"Color","options":[{"label":"Red","description":"warm"},{"label":"Blue","description":"cool"}],"multiSelect":false}]}]]`
+	require.True(t, b.call(map[string]any{"type": "prompt", "message": q}).Get("success").Bool())
+	frames := b.until(30*time.Second, isType("extension_ui_request"))
+	req := frames[len(frames)-1]
+	assert.Equal(t, "select", req.Get("method").String())
+	assert.Equal(t, "Color", req.Get("title").String())
+	assert.Equal(t, "Which color?", req.Get("message").String())
+	assert.Equal(t, []any{"Red", "Blue"}, req.Get("options").Value())
+	b.sendJSON(map[string]any{"type": "extension_ui_response", "id": req.Get("id").String(), "value": "Blue"})
+	frames = b.until(30*time.Second, isType("agent_end"))
+	result := last(frames, "tool_execution_end", "")
+	assert.False(t, result.Get("isError").Bool(), result.Raw)
+	assert.Contains(t, result.Get("result.content.0.text").String(), `"Which color?"="Blue"`)
+	assert.Contains(t, b.lastRequest().Get("messages").Raw, "Blue", "the answer reached the model")
+}
+
+func TestAbortWhileAsking(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, "--ask")
+	prompt, path := b.writePrompt("out.txt")
+	require.True(t, b.call(map[string]any{"type": "prompt", "message": prompt}).Get("success").Bool())
+	frames := b.until(30*time.Second, isType("extension_ui_request"))
+	id := frames[len(frames)-1].Get("id").String()
+	b.sendJSON(map[string]any{"type": "abort", "id": "ab"})
+	b.until(15*time.Second, isResponse("abort"))
+	// A late answer finds nothing waiting: a clear error, nothing written.
+	r := b.call(map[string]any{"type": "extension_ui_response", "id": id, "value": "Allow once"})
+	assert.False(t, r.Get("success").Bool(), r.Raw)
+	assert.Contains(t, r.Get("error").String(), "no request")
+	_, err := os.Stat(path)
+	assert.True(t, os.IsNotExist(err))
+	frames = b.runPrompt("next [[say:fine]]")
+	assert.Equal(t, "fine", deltaText(frames))
+}
+
+func TestUIResponseErrors(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, "--ask")
+	for _, bad := range []map[string]any{
+		{"type": "extension_ui_response", "id": "ui_99", "value": "x"},
+		{"type": "extension_ui_response", "id": "ui_1"},
+		{"type": "host_tool_result", "id": "host_7", "result": map[string]any{"content": []any{}}},
+		{"type": "host_tool_result", "id": "host_7", "result": "done"},
+		{"type": "host_tool_update", "id": "host_7"},
+	} {
+		r := b.call(bad)
+		assert.False(t, r.Get("success").Bool(), r.Raw)
+		assert.NotEmpty(t, r.Get("error").String())
+	}
+	frames := b.runPrompt("still serving [[say:yes]]")
+	assert.Equal(t, "yes", deltaText(frames))
+}
+
+func TestHostTools(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	resp := b.call(map[string]any{"type": "set_host_tools", "tools": []any{map[string]any{
+		"name": "echo_host", "label": "Echo Host", "description": "Echo a value from the embedding host",
+		"parameters": map[string]any{"type": "object", "properties": map[string]any{"message": map[string]any{"type": "string"}}, "required": []any{"message"}},
+	}}})
+	require.True(t, resp.Get("success").Bool(), resp.Raw)
+	assert.Equal(t, []any{"echo_host"}, resp.Get("data.toolNames").Value())
+
+	require.True(t, b.call(map[string]any{"type": "prompt", "message": `[[tool:mcp__host__echo_host:{"message":"hello"}]]`}).Get("success").Bool())
+	frames := b.until(30*time.Second, isType("host_tool_call"))
+	call := frames[len(frames)-1]
+	assert.Equal(t, "echo_host", call.Get("toolName").String())
+	assert.Equal(t, "hello", call.Get("arguments.message").String())
+	assert.NotEmpty(t, call.Get("toolCallId").String())
+	id := call.Get("id").String()
+	b.sendJSON(map[string]any{"type": "host_tool_update", "id": id, "partialResult": map[string]any{"content": []any{map[string]any{"type": "text", "text": "working"}}}})
+	b.sendJSON(map[string]any{"type": "host_tool_result", "id": id, "result": map[string]any{"content": []any{map[string]any{"type": "text", "text": "host says hi"}}}})
+	frames = b.until(30*time.Second, isType("agent_end"))
+	update := last(frames, "tool_execution_update", "")
+	assert.Equal(t, call.Get("toolCallId").String(), update.Get("toolCallId").String())
+	assert.Equal(t, "working", update.Get("partialResult.content.0.text").String())
+	assert.Equal(t, "tool said: host says hi", last(frames, "message_end", "assistant").Get("message.content.0.text").String())
+	// The CLI offers MCP tools as deferred ones, named in the request.
+	assert.Contains(t, string(b.srv.MessagesRequests()[0].Body), "mcp__host__echo_host", "the model was offered the tool")
+	assert.Contains(t, b.lastRequest().Get("messages").Raw, "host says hi", "the result reached the API")
+}
+
+func TestAbortDuringHostToolCall(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	require.True(t, b.call(map[string]any{"type": "set_host_tools", "tools": []any{map[string]any{"name": "slow_host"}}}).Get("success").Bool())
+	require.True(t, b.call(map[string]any{"type": "prompt", "message": `[[tool:mcp__host__slow_host:{}]]`}).Get("success").Bool())
+	frames := b.until(30*time.Second, isType("host_tool_call"))
+	id := frames[len(frames)-1].Get("id").String()
+	b.sendJSON(map[string]any{"type": "abort", "id": "ab"})
+	frames = b.until(15*time.Second, isResponse("abort"))
+	var cancelled bool
+	for _, f := range frames {
+		cancelled = cancelled || f.Get("type").String() == "host_tool_cancel" && f.Get("targetId").String() == id
+	}
+	if !cancelled { // it may follow the abort's answer
+		frames = b.until(5*time.Second, isType("host_tool_cancel"))
+		assert.Equal(t, id, frames[len(frames)-1].Get("targetId").String())
+	}
+	r := b.call(map[string]any{"type": "host_tool_result", "id": id, "result": map[string]any{"content": []any{}}})
+	assert.False(t, r.Get("success").Bool(), "a late result finds nothing waiting: %s", r.Raw)
+	frames = b.runPrompt("next [[say:fine]]")
+	assert.Equal(t, "fine", deltaText(frames))
+}
+
+func TestSetHostToolsErrors(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	for _, bad := range []map[string]any{
+		{"type": "set_host_tools"},
+		{"type": "set_host_tools", "tools": "echo"},
+		{"type": "set_host_tools", "tools": []any{map[string]any{"name": "has space"}}},
+		{"type": "set_host_tools", "tools": []any{map[string]any{"name": "a"}, map[string]any{"name": "a"}}},
+		{"type": "set_host_tools", "tools": []any{map[string]any{"name": "p", "parameters": "object"}}},
+		{"type": "set_host_tools", "tools": []any{5}},
+	} {
+		r := b.call(bad)
+		assert.False(t, r.Get("success").Bool(), r.Raw)
+		assert.NotEmpty(t, r.Get("error").String())
+	}
+	p := startBridge(t, "--transport", "pipe")
+	r := p.call(map[string]any{"type": "set_host_tools", "tools": []any{map[string]any{"name": "a"}}})
+	assert.False(t, r.Get("success").Bool())
+	assert.Contains(t, r.Get("error").String(), "stream")
+}
