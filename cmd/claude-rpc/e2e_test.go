@@ -219,7 +219,7 @@ func TestBadLinesAreAnsweredAndServingGoesOn(t *testing.T) {
 		{`{"id":"c","type":"frobnicate"}`, "frobnicate", "", "Unknown command: frobnicate"},
 		{`{"id":"d","type":"prompt"}`, "prompt", "d", `"message"`},
 		{`{"id":"e","type":"prompt","message":5}`, "prompt", "e", "string"},
-		{`{"id":"f","type":"set_model","provider":"anthropic","modelId":"x"}`, "set_model", "f", "not support"},
+		{`{"id":"f","type":"set_model","provider":"anthropic"}`, "set_model", "f", `"modelId"`},
 	}
 	for _, tt := range tests {
 		b.send(tt.line + "\r") // CR before LF is tolerated
