@@ -40,6 +40,10 @@ func readMessage(c command) (message, error) {
 	if err != nil {
 		return message{}, err
 	}
+	if strings.TrimSpace(text) == "" && len(images) == 0 {
+		// The API refuses an empty message; say so before a run starts.
+		return message{}, fmt.Errorf("%s: \"message\" is empty", c.typ)
+	}
 	return message{text: text, images: images}, nil
 }
 
