@@ -5,10 +5,11 @@ import (
 	"sync"
 )
 
-// spoolCap bounds the output a spool holds for a slow reader; past it the
+// spoolCap bounds the output a spool holds for a slow reader (a turn's
+// output is a few MB; a 2 MB reply is about 6 MB of lines); past it the
 // spool stops reading (and the CLI waits on its pipe) until the reader
 // catches up.
-const spoolCap = 256 << 20
+const spoolCap = 64 << 20
 
 // spool reads r eagerly into memory so the CLI never waits on the bridge.
 //
@@ -33,12 +34,14 @@ func newSpool(r io.Reader) *spool {
 }
 
 func (s *spool) fill(r io.Reader) {
+	buf := make([]byte, 64<<10)
 	for {
-		buf := make([]byte, 64<<10)
 		n, err := r.Read(buf)
 		s.mu.Lock()
 		if n > 0 {
-			s.chunks = append(s.chunks, buf[:n])
+			// A chunk of its own size: a pty gives at most 4 KiB a read,
+			// and 64 KiB buffers kept for each would hold 16 times the cap.
+			s.chunks = append(s.chunks, append([]byte(nil), buf[:n]...))
 			s.size += n
 		}
 		if err != nil {

@@ -23,6 +23,10 @@ const (
 	ToolNoResultMessage = "No result was reported for this tool call"
 )
 
+// StreamCutMessage is the error of an assistant message whose API stream
+// broke off; what streamed before stays in it.
+const StreamCutMessage = "The API response broke off before the message ended"
+
 // Translator turns the stdout lines of the CLI processes of one run (one
 // prompt, from agent_start to agent_end) into protocol events. It is not safe
 // for concurrent use; one goroutine feeds it.
@@ -159,6 +163,7 @@ type assistantState struct {
 	json     map[int][]byte // stream block index → the tool input JSON so far
 	text     map[int][]byte // content index → the text of a text or thinking block so far
 	complete int            // complete assistant lines seen: the stream index they describe
+	stopped  bool           // the API's message_delta said why the message ended
 }
 
 // NewTranslator returns a translator for one run. now returns the time in
@@ -428,9 +433,16 @@ func (t *Translator) streamEvent(out []Event, ev string) []Event {
 	case "message_delta":
 		if sr := gjson.Get(delta, "stop_reason").String(); sr != "" {
 			c.msg.StopReason = stopReason(sr)
+			c.stopped = true
 		}
 		setUsage(&c.msg.Usage, gjson.Parse(usage))
 	case "message_stop":
+		if !c.stopped {
+			// The API never said why the message ended: the CLI closes a
+			// message whose stream broke off (measured: a dropped
+			// connection), then retries the call as a new message.
+			c.msg.StopReason, c.msg.ErrorMessage = StopError, StreamCutMessage
+		}
 		return t.endAssistant(out)
 	}
 	return out

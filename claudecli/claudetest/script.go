@@ -44,6 +44,12 @@ type Script struct {
 	Delay time.Duration
 	// Stall is a pause before the first event, as of an API that hangs.
 	Stall time.Duration
+	// Reset, when not zero, cuts the connection in the middle of the
+	// first Reset attempts at this reply (after the first delta), as a
+	// network that drops; the attempt after them gets the reply.
+	Reset int
+	// cut is set on an attempt that is to be cut.
+	cut bool
 }
 
 // Text returns the script's text blocks, joined.
@@ -72,10 +78,11 @@ func (s Script) Text() string {
 //	[[stop:reason]]      the API stop_reason (e.g. max_tokens)
 //	[[chunk:N]]          send text and tool input in deltas of N bytes (default 1000)
 //	[[stall:MS]]         wait MS milliseconds before the first event
+//	[[reset:N]]          cut the connection mid-stream in the first N attempts (default 1)
 //
 // After the CLI ran tools (the last user message carries tool results, and
 // no text), the reply is "tool said: " followed by the results' text.
-var markerRE = regexp.MustCompile(`\[\[(error|flaky|think|say|huge|slow|tool|bash|stop|chunk|stall)(?::(.*?))?\]\]`)
+var markerRE = regexp.MustCompile(`\[\[(error|flaky|think|say|huge|slow|tool|bash|stop|chunk|stall|reset)(?::(.*?))?\]\]`)
 
 // SlowDelay is the pause between deltas of a [[slow]] reply.
 const SlowDelay = 50 * time.Millisecond
@@ -133,6 +140,10 @@ func ParseScript(userText string) Script {
 			}
 		case "stall":
 			s.Stall = time.Duration(n) * time.Millisecond
+		case "reset":
+			if s.Reset = n; n <= 0 {
+				s.Reset = 1
+			}
 		}
 	}
 	if reply == nil && len(tools) == 0 {
@@ -227,6 +238,9 @@ func (s Script) message(model string, inTokens int) map[string]any {
 
 var errStopped = errors.New("fake API stopped")
 
+// errCut ends an attempt that [Script.Reset] cuts.
+var errCut = errors.New("fake API cut the connection")
+
 // chunks splits s into pieces of at most n bytes, never inside a UTF-8
 // sequence (the real API sends whole characters).
 func chunks(s string, n int) []string {
@@ -314,6 +328,12 @@ func (s Script) stream(ctx context.Context, stop <-chan struct{}, w *sseWriter, 
 			}
 			if err := emit("content_block_delta", map[string]any{"index": i, "delta": d}); err != nil {
 				return err
+			}
+			if s.cut {
+				// Long enough for the CLI to relay what came, so the drop
+				// lands in the middle of a message it has shown.
+				time.Sleep(200 * time.Millisecond)
+				return errCut
 			}
 		}
 		if err := emit("content_block_stop", map[string]any{"index": i}); err != nil {

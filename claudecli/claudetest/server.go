@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -196,12 +197,13 @@ func (s *Server) serveMessages(w http.ResponseWriter, hr *http.Request, req *Req
 		script = ParseScript(lastUserText(req.Body))
 	}
 	s.update(req, func(r *Request) { r.Script = script })
-	if script.Flaky > 0 && gjson.GetBytes(req.Body, "stream").Bool() {
+	if (script.Flaky > 0 || script.Reset > 0) && gjson.GetBytes(req.Body, "stream").Bool() {
 		key := lastUserText(req.Body)
 		s.mu.Lock()
 		s.tries[key]++
 		n := s.tries[key]
 		s.mu.Unlock()
+		script.cut = n <= script.Reset
 		if n <= script.Flaky {
 			w.Header().Set("x-should-retry", "true")
 			w.Header().Set("retry-after-ms", "50") // keep the CLI's backoff short in tests
@@ -233,6 +235,9 @@ func (s *Server) serveMessages(w http.ResponseWriter, hr *http.Request, req *Req
 		r.Completed = err == nil
 		r.Disconnected = err != nil && hr.Context().Err() != nil
 	})
+	if errors.Is(err, errCut) {
+		panic(http.ErrAbortHandler) // net/http drops the connection mid-response
+	}
 }
 
 func errorType(status int) string {

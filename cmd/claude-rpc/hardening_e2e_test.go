@@ -12,6 +12,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
 )
 
 // badInputs are host lines that must each get one clear success:false
@@ -160,4 +163,76 @@ func TestTwentyMegabyteMessage(t *testing.T) {
 	assert.Equal(t, "error", end.Get("stopReason").String())
 	assert.Equal(t, "Prompt is too long", end.Get("errorMessage").String())
 	assert.Equal(t, "echo: next", deltaText(b.runPrompt("next")))
+}
+
+func TestConnectionCutMidStream(t *testing.T) { forEachTransport(t, testConnectionCut) }
+
+// The API connection drops after the first delta: the CLI retries (shown
+// as retry events) and the run ends with the whole reply, once.
+func testConnectionCut(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
+	frames := b.runPrompt("cut me [[reset:1]][[chunk:3]][[say:the whole reply]]")
+	var retried bool
+	for _, f := range frames {
+		retried = retried || f.Get("type").String() == "auto_retry_start"
+	}
+	assert.True(t, retried, "the drop shows as a retry")
+	// What streamed before the drop ends as an error message; the retry
+	// is a message of its own with the whole reply.
+	var ends []gjson.Result
+	for _, f := range frames {
+		if f.Get("type").String() == "message_end" && f.Get("message.role").String() == "assistant" {
+			ends = append(ends, f.Get("message"))
+		}
+	}
+	require.NotEmpty(t, ends)
+	for _, m := range ends[:len(ends)-1] {
+		assert.Equal(t, "error", m.Get("stopReason").String(), m.Raw)
+		assert.Equal(t, "The API response broke off before the message ended", m.Get("errorMessage").String())
+	}
+	final := ends[len(ends)-1]
+	assert.Equal(t, "the whole reply", final.Get("content.0.text").String())
+	assert.Equal(t, "stop", final.Get("stopReason").String())
+	assert.Equal(t, "echo: after", deltaText(b.runPrompt("after")))
+}
+
+func TestCLINotExecutable(t *testing.T) {
+	t.Parallel()
+	fake := filepath.Join(t.TempDir(), "claude")
+	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho never\n"), 0o644))
+	b := startBridgeOn(t, claudetest.Start(t), fake)
+	frames := b.runPrompt("hello")
+	end := last(frames, "message_end", "assistant").Get("message")
+	assert.Equal(t, "error", end.Get("stopReason").String())
+	assert.Contains(t, end.Get("errorMessage").String(), "permission denied")
+	assert.True(t, b.call(map[string]any{"type": "get_state"}).Get("success").Bool(), "still serving")
+}
+
+func TestCLIFloodsStdout(t *testing.T) { forEachTransport(t, testCLIFloods) }
+
+// A "CLI" that prints 30 MB on one line, then 300,000 junk lines, then
+// exits without a result: the run ends with an error naming how it ended,
+// the bridge's memory stays bounded, and it goes on serving.
+func testCLIFloods(t *testing.T, tp string) {
+	fake := filepath.Join(t.TempDir(), "claude")
+	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\nhead -c 30000000 /dev/zero | tr '\\0' x\necho\nyes 'not json' | head -n 300000\nexit 0\n"), 0o755))
+	// A 1 MB line cap: memory is then bounded by the spool that keeps the
+	// CLI's output flowing, not by the flood's size.
+	b := startBridgeOn(t, claudetest.Start(t), fake, "--transport", tp, "--max-line", "1000000")
+	frames := b.runPrompt("hello")
+	end := last(frames, "message_end", "assistant").Get("message")
+	assert.Equal(t, "error", end.Get("stopReason").String())
+	assert.Contains(t, end.Get("errorMessage").String(), "without a result")
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", b.cmd.Process.Pid))
+	require.NoError(t, err)
+	for _, l := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(l, "VmHWM:") {
+			var kb int
+			_, err := fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(l, "VmHWM:")), "%d kB", &kb)
+			require.NoError(t, err)
+			t.Logf("bridge peak RSS after the flood: %d MiB", kb/1024)
+			assert.Less(t, kb/1024, 200, "memory stays bounded (80 MiB seen under -race; 500+ before spool chunks were sized to their reads)")
+		}
+	}
+	assert.True(t, b.call(map[string]any{"type": "get_state"}).Get("success").Bool(), "still serving")
 }

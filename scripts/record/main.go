@@ -82,6 +82,7 @@ var scenarios = []scenario{
 	{name: "api-retry-exhausted", prompt: "flaky [[flaky:529:5]][[say:never]]", env: []string{"CLAUDE_CODE_MAX_RETRIES=2"}},
 	{name: "compact", setup: "Remember the word pelican. [[say:Noted: pelican.]]", prompt: "/compact"},
 	{name: "huge-reply", prompt: "[[huge:2000000]]"},
+	{name: "api-reset-mid-stream", prompt: "cut me [[reset:1]][[chunk:3]][[say:the whole reply]]"},
 	{name: "auto-compact", setup: "[[bash:echo one]]", prompt: "next [[say:after compaction]]", env: []string{"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=1"}},
 	{name: "steer-at-tool-boundary", prompt: "[[bash:sleep 1; echo slept]]", steerAt: `"type":"assistant"`, steer: "change course [[say:steered]]"},
 	{name: "steer-after-reply", prompt: "[[slow:20]]", steerAt: `"text":"word "`, steer: "and then [[say:steered]]"},
