@@ -268,9 +268,14 @@ func (t *Translator) Append(dst []Event, line []byte) []Event {
 				out = append(out, Event{Type: EventAutoCompactionEnd, ErrorMessage: "compaction failed: " + v.Get("compact_error").String()})
 			}
 		case "api_retry":
+			prev := t.retry
 			// Printed before each wait between attempts (the failed
 			// attempts themselves are not shown).
-			t.retry = int(v.Get("attempt").Int())
+			// An attempt number is what pairs the start with its end; a
+			// line without one counts on from the last.
+			if t.retry = int(v.Get("attempt").Int()); t.retry <= 0 {
+				t.retry = prev + 1
+			}
 			msg := v.Get("error").String()
 			if st := v.Get("error_status").Int(); st != 0 {
 				msg = strconv.FormatInt(st, 10) + " " + msg

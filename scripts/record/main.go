@@ -49,6 +49,8 @@ type scenario struct {
 	// the pipe transport's abort does) once it printed a line containing
 	// this; the recording ends there.
 	killAt string
+	// transcript saves the session's transcript as <name>.transcript.jsonl.
+	transcript bool
 	// steer, when set, is a user message sent mid-turn (the stream
 	// transport's steering) once the CLI printed a line containing
 	// steerAt; stdin is closed at the first result after the CLI started it.
@@ -82,6 +84,7 @@ var scenarios = []scenario{
 	{name: "api-retry-exhausted", prompt: "flaky [[flaky:529:5]][[say:never]]", env: []string{"CLAUDE_CODE_MAX_RETRIES=2"}},
 	{name: "compact", setup: "Remember the word pelican. [[say:Noted: pelican.]]", prompt: "/compact"},
 	{name: "huge-reply", prompt: "[[huge:2000000]]"},
+	{name: "transcript", setup: "first [[think:Let me see.]][[say:one]]", prompt: "[[say:Running it.]][[bash:echo tool-out]]", transcript: true},
 	{name: "api-reset-mid-stream", prompt: "cut me [[reset:1]][[chunk:3]][[say:the whole reply]]"},
 	{name: "auto-compact", setup: "[[bash:echo one]]", prompt: "next [[say:after compaction]]", env: []string{"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=1"}},
 	{name: "steer-at-tool-boundary", prompt: "[[bash:sleep 1; echo slept]]", steerAt: `"type":"assistant"`, steer: "change course [[say:steered]]"},
@@ -155,6 +158,19 @@ func record(srv *claudetest.Server, cli, out string, sc scenario) error {
 	input = append(input, steer...)
 	if err := os.WriteFile(filepath.Join(out, sc.name+".input.jsonl"), input, 0o644); err != nil {
 		return err
+	}
+	if sc.transcript {
+		files, _ := filepath.Glob(filepath.Join(home, ".claude", "projects", "*", "*.jsonl"))
+		if len(files) != 1 {
+			return fmt.Errorf("want one transcript, found %v", files)
+		}
+		b, err := os.ReadFile(files[0])
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(out, sc.name+".transcript.jsonl"), b, 0o644); err != nil {
+			return err
+		}
 	}
 	return os.WriteFile(filepath.Join(out, sc.name+".jsonl"), stdout, 0o644)
 }

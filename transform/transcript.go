@@ -1,0 +1,91 @@
+package transform
+
+import (
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// TranscriptPrompt reports whether a transcript entry (one line of the
+// CLI's session file) is a message the user typed, not a tool result nor
+// one the CLI added (meta lines, compaction summaries, local command
+// records), and returns its text.
+func TranscriptPrompt(entry []byte) (string, bool) {
+	v := gjson.ParseBytes(entry)
+	if v.Get("type").String() != "user" || v.Get("isMeta").Bool() || v.Get("isCompactSummary").Bool() ||
+		v.Get("isVisibleInTranscriptOnly").Bool() {
+		return "", false
+	}
+	c := v.Get("message.content")
+	if c.Type == gjson.String {
+		return c.String(), !strings.HasPrefix(c.String(), "<")
+	}
+	var parts []string
+	for _, b := range c.Array() {
+		switch b.Get("type").String() {
+		case "tool_result":
+			return "", false
+		case "text":
+			if t := b.Get("text").String(); !strings.HasPrefix(t, "<") {
+				parts = append(parts, t)
+			}
+		}
+	}
+	return strings.Join(parts, "\n"), len(parts) > 0
+}
+
+// FromTranscript rebuilds pi messages from a session's conversation entries
+// (user and assistant lines of its current branch, oldest first), shaped as
+// the live events showed them: each prompt and what followed it are run
+// through a [Translator] as the CLI's lines would be.
+func FromTranscript(entries [][]byte) []Message {
+	var out []Message
+	var ts int64
+	var tr *Translator
+	end := func() {
+		if tr != nil {
+			tr.Line([]byte(`{"type":"result","subtype":"success","is_error":false}`))
+			out = append(out, tr.Messages()...)
+		}
+	}
+	for _, e := range entries {
+		v := gjson.ParseBytes(e)
+		if t, err := time.Parse(time.RFC3339Nano, v.Get("timestamp").String()); err == nil {
+			ts = t.UnixMilli()
+		}
+		if text, ok := TranscriptPrompt(e); ok {
+			end()
+			tr = NewTranslator(func() int64 { return ts })
+			content := []Content{}
+			if text != "" {
+				content = append(content, TextContent(text))
+			}
+			for _, b := range v.Get("message.content").Array() {
+				if b.Get("type").String() == "image" {
+					content = append(content, Content{Type: "image", Data: b.Get("source.data").String(), MimeType: b.Get("source.media_type").String()})
+				}
+			}
+			tr.Start(UserMessage(content, ts))
+			continue
+		}
+		if tr == nil || v.Get("isMeta").Bool() || v.Get("isCompactSummary").Bool() {
+			continue // before the first prompt (a fork's copy), or the CLI's own notes
+		}
+		tr.Line(cliLine(v))
+	}
+	end()
+	return out
+}
+
+// cliLine writes a transcript entry as the line the CLI printed for it.
+func cliLine(v gjson.Result) []byte {
+	line := []byte(`{"type":` + v.Get("type").Raw + `,"message":` + v.Get("message").Raw)
+	if d := v.Get("toolUseResult"); d.Exists() {
+		line = append(append(line, `,"tool_use_result":`...), d.Raw...)
+	}
+	if v.Get("isApiErrorMessage").Bool() {
+		line = append(line, `,"is_api_error_message":true`...)
+	}
+	return append(line, '}')
+}
