@@ -43,6 +43,9 @@ type Config struct {
 	// Host answers the CLI's control requests (stream transport). Nil
 	// refuses them.
 	Host Host
+	// NoPersistence keeps the CLI from writing transcripts
+	// (--no-session-persistence): sessions cannot be resumed.
+	NoPersistence bool
 	// ExtraArgs are appended to every command line.
 	ExtraArgs []string
 	// Log receives the CLI's stderr lines at debug level; nil discards them.
@@ -91,6 +94,12 @@ type Session struct {
 	// Name, when set, is the session's display name (--name; the CLI
 	// keeps it in the transcript as its custom title).
 	Name string
+	// ForkFrom, when set, makes the session (not existing yet) a copy of
+	// session ForkFrom, up to and including message ResumeAt when set
+	// (--resume ForkFrom [--resume-session-at ResumeAt] --fork-session
+	// --session-id ID; checked on 2.1.328: the new transcript holds the
+	// copied messages, the old one is unchanged).
+	ForkFrom, ResumeAt string
 }
 
 // TurnArgs returns the command line of a per-turn process: print mode with
@@ -111,14 +120,25 @@ func (c *Config) TurnArgs(s Session) []string {
 		args = append(args, "--permission-prompt-tool", "stdio")
 	}
 	args = append(args, sdkServerArgs(c.SDKServers)...)
+	// Ids are given as --flag=value: a value that began with a dash could
+	// not then be read as a flag of its own.
 	switch {
 	case s.ID != "" && s.Exists:
-		args = append(args, "--resume", s.ID)
+		args = append(args, "--resume="+s.ID)
+	case s.ForkFrom != "":
+		args = append(args, "--resume="+s.ForkFrom)
+		if s.ResumeAt != "" {
+			args = append(args, "--resume-session-at="+s.ResumeAt)
+		}
+		args = append(args, "--fork-session", "--session-id="+s.ID)
 	case s.ID != "":
-		args = append(args, "--session-id", s.ID)
+		args = append(args, "--session-id="+s.ID)
+	}
+	if c.NoPersistence {
+		args = append(args, "--no-session-persistence")
 	}
 	if s.Name != "" {
-		args = append(args, "--name", s.Name)
+		args = append(args, "--name="+s.Name)
 	}
 	return append(args, c.ExtraArgs...)
 }

@@ -22,11 +22,23 @@ func TestEnviron(t *testing.T) {
 func TestTurnArgs(t *testing.T) {
 	c := Config{Model: "sonnet", PermissionMode: "plan", ExtraArgs: []string{"--x"}}
 	assert.Equal(t, []string{"-p", "--verbose", "--input-format", "stream-json", "--output-format", "stream-json",
-		"--include-partial-messages", "--model", "sonnet", "--permission-mode", "plan", "--resume", "abc", "--x"},
+		"--include-partial-messages", "--model", "sonnet", "--permission-mode", "plan", "--resume=abc", "--x"},
 		c.TurnArgs(Session{ID: "abc", Exists: true}))
-	assert.Equal(t, []string{"--session-id", "abc"}, (&Config{}).TurnArgs(Session{ID: "abc"})[7:])
-	assert.Len(t, (&Config{}).TurnArgs(Session{}), 7)
-	assert.Equal(t, []string{"--resume", "abc", "--name", "My work"}, (&Config{}).TurnArgs(Session{ID: "abc", Exists: true, Name: "My work"})[7:])
+	for _, tt := range []struct {
+		cfg  Config
+		s    Session
+		want []string
+	}{
+		{Config{}, Session{ID: "abc"}, []string{"--session-id=abc"}},
+		{Config{}, Session{}, []string{}},
+		{Config{}, Session{ID: "abc", Exists: true, Name: "-My work"}, []string{"--resume=abc", "--name=-My work"}},
+		{Config{}, Session{ID: "new", ForkFrom: "old", ResumeAt: "u1"}, []string{"--resume=old", "--resume-session-at=u1", "--fork-session", "--session-id=new"}},
+		{Config{}, Session{ID: "new", ForkFrom: "old"}, []string{"--resume=old", "--fork-session", "--session-id=new"}},
+		{Config{}, Session{ID: "new", Exists: true, ForkFrom: "old"}, []string{"--resume=new"}},
+		{Config{NoPersistence: true, Effort: "high"}, Session{ID: "abc"}, []string{"--effort", "high", "--session-id=abc", "--no-session-persistence"}},
+	} {
+		assert.Equal(t, tt.want, tt.cfg.TurnArgs(tt.s)[7:], "%+v", tt.s)
+	}
 }
 
 func TestUserLine(t *testing.T) {
