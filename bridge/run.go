@@ -12,7 +12,6 @@ import (
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/jsonl"
-	"github.com/claude-rpc/claude-rpc/sessions"
 	"github.com/claude-rpc/claude-rpc/transform"
 )
 
@@ -300,7 +299,7 @@ func (s *server) state() stateData {
 		SteeringMode:          s.steeringMode,
 		FollowUpMode:          s.followUpMode,
 		InterruptMode:         s.interruptMode,
-		SessionFile:           sessions.TranscriptPath(s.configDir, s.cwd, s.sessionID),
+		SessionFile:           s.transcriptPath(),
 		SessionID:             s.sessionID,
 		SessionName:           s.sessionName,
 		AutoCompactionEnabled: !s.settings.noAutoCompact,

@@ -47,6 +47,10 @@ type Options struct {
 	// the wait for an answer (then: denied); 0 waits as long as the turn.
 	Ask        bool
 	AskTimeout time.Duration
+	// Session, when set, is the session (id or transcript path) to start
+	// on; Continue starts on the cwd's most recent one.
+	Session  string
+	Continue bool
 }
 
 // Serve reads commands from in and writes responses and events to out until
@@ -87,6 +91,11 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	}
 	s.model = opts.CLI.Model
 	s.sessionID = sessions.NewID()
+	if opts.Session != "" || opts.Continue {
+		if err := s.startOn(opts.Session, opts.Continue); err != nil {
+			return err
+		}
+	}
 	s.steeringMode, s.followUpMode, s.interruptMode = modeOneAtATime, modeOneAtATime, "immediate"
 
 	lines := make(chan inLine, 1)
@@ -162,6 +171,8 @@ type server struct {
 	settings        cliSettings
 	info            *claudecli.Info // what the CLI said about itself, once asked
 	bash            *bashRun        // the running bash command
+	sessionFile     string          // the transcript, when the session came from a path
+	fork            *fork           // the session is a copy the CLI makes at the next turn
 	// waiting are the requests to the host waiting for its answer, by id
 	// (ui_N: extension_ui_request, host_N: host_tool_call).
 	waiting        map[string]*waiter
@@ -252,6 +263,14 @@ func (s *server) handleLine(l inLine) {
 		s.w.send(okResponse(c.id, c.typ, s.lastAssistantText()))
 	case "new_session":
 		s.newSession(c)
+	case "switch_session":
+		s.switchSession(c)
+	case "branch", "fork":
+		s.branch(c)
+	case "get_branch_messages", "get_fork_messages":
+		s.getForkMessages(c)
+	case "clone":
+		s.clone(c)
 	case "extension_ui_response":
 		s.uiResponse(c)
 	case "host_tool_result", "host_tool_update":
@@ -317,7 +336,14 @@ func (s *server) launch(m message) {
 // has written its transcript, else created with its id (also after a first
 // turn killed before it wrote anything). Called with s.mu held.
 func (s *server) session() claudecli.Session {
-	return claudecli.Session{ID: s.sessionID, Exists: sessions.Exists(s.configDir, s.cwd, s.sessionID), Name: s.sessionName}
+	ses := claudecli.Session{ID: s.sessionID, Exists: sessions.Exists(s.configDir, s.cwd, s.sessionID), Name: s.sessionName}
+	switch {
+	case ses.Exists:
+		s.fork = nil // made: from now on it is resumed
+	case s.fork != nil:
+		ses.ForkFrom, ses.ResumeAt = s.fork.from, s.fork.at
+	}
+	return ses
 }
 
 // abortAndPrompt aborts the running prompt, if any, and runs a new one
@@ -357,20 +383,15 @@ func (r *run) interrupt() {
 }
 
 func (s *server) newSession(c command) {
-	s.mu.Lock()
-	r := s.run
-	if r != nil {
-		r.interrupt()
+	// pi records parentSession for its session tree; the CLI keeps no such
+	// link, so it is checked and otherwise unused.
+	if _, err := c.optStr("parentSession"); err != nil {
+		s.w.send(errResponse(c.id, c.typ, err.Error()))
+		return
 	}
-	s.mu.Unlock()
-	if r != nil {
-		s.waitIdle()
-	}
+	s.stopRun()
 	s.mu.Lock()
-	s.sessionID, s.sessionName = sessions.NewID(), ""
-	s.messages = nil
-	s.steerQ, s.followQ = nil, nil
-	s.bashContext = nil
+	s.use(&loaded{id: sessions.NewID()})
 	s.mu.Unlock()
 	s.w.send(okResponse(c.id, c.typ, map[string]any{"cancelled": false}))
 }

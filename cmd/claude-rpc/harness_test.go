@@ -73,6 +73,7 @@ func forEachTransport(t *testing.T, test func(t *testing.T, transport string)) {
 type rpcProc struct {
 	t      *testing.T
 	srv    *claudetest.Server
+	cli    string
 	home   string
 	dir    string
 	marker string // in the environment of the bridge and every process it starts
@@ -118,7 +119,14 @@ func startBridgeOn(t *testing.T, srv *claudetest.Server, cli string, args ...str
 // startBridgeEnv starts the bridge with env added to its environment.
 func startBridgeEnv(t *testing.T, srv *claudetest.Server, cli string, env []string, args ...string) *rpcProc {
 	t.Helper()
-	b := &rpcProc{t: t, srv: srv, home: t.TempDir(), dir: t.TempDir(), marker: newMarker(),
+	return startBridgeIn(t, srv, cli, t.TempDir(), t.TempDir(), env, args...)
+}
+
+// startBridgeIn starts the bridge with the given HOME and working folder
+// (a second bridge on the first one's sessions).
+func startBridgeIn(t *testing.T, srv *claudetest.Server, cli, home, dir string, env []string, args ...string) *rpcProc {
+	t.Helper()
+	b := &rpcProc{t: t, srv: srv, cli: cli, home: home, dir: dir, marker: newMarker(),
 		stderr: &lockedBuffer{}, frames: make(chan []byte, 1024), exited: make(chan struct{})}
 	all := append([]string{"--mode", "rpc", "--claude-path", cli, "--cwd", b.dir, "--log-level", "debug"}, args...)
 	b.cmd = exec.Command(binPath, all...)

@@ -114,6 +114,9 @@ func loadConfig(args []string) (*viper.Viper, error) {
 	fs.String("log-level", "warn", "log level on stderr: debug, info, warn, error")
 	fs.Int("max-line", jsonl.DefaultMaxLine, "longest line accepted from the host or the CLI, in bytes")
 	fs.Duration("idle-timeout", 15*time.Minute, "stop a turn when the CLI prints nothing for this long (0: never)")
+	fs.String("session", "", "start on an existing session: its id or its transcript's path")
+	fs.Bool("continue", false, "start on the most recent session of the working directory")
+	fs.Bool("no-session", false, "keep the CLI from writing transcripts (--no-session-persistence): nothing can be resumed later")
 	fs.Bool("ask", false, "ask the host (extension_ui_request) before tools that need permission, and pass AskUserQuestion on (stream transport)")
 	fs.Duration("ask-timeout", 10*time.Minute, "how long to wait for the host's answer before denying (0: as long as the turn)")
 	fs.String("config", "", "config file (default: claude-rpc/config.{yaml,toml,json} in the user config folder)")
@@ -199,6 +202,11 @@ func bridgeOptions(v *viper.Viper, log *slog.Logger) (bridge.Options, error) {
 	if opts.IdleTimeout = v.GetDuration("idle-timeout"); opts.IdleTimeout < 0 {
 		return opts, fmt.Errorf("--idle-timeout must not be negative, got %v", opts.IdleTimeout)
 	}
+	opts.Session, opts.Continue = v.GetString("session"), v.GetBool("continue")
+	if opts.Session != "" && opts.Continue {
+		return opts, fmt.Errorf("--session and --continue: choose one")
+	}
+	opts.CLI.NoPersistence = v.GetBool("no-session")
 	opts.Ask = v.GetBool("ask")
 	if opts.Ask && opts.Transport != claudecli.TransportStream {
 		return opts, fmt.Errorf("--ask needs --transport stream: the CLI asks over its control protocol, which only a process with stdin open can answer")

@@ -1,0 +1,201 @@
+//go:build linux
+
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+)
+
+// threeTurns are the prompts of a session the tests continue and branch.
+var threeTurns = []string{"one [[say:first answer]]", "[[bash:echo second-turn]]", "three [[say:third answer]]"}
+
+// startThreeTurns runs threeTurns and returns the bridge and its session id.
+func startThreeTurns(t *testing.T, args ...string) (*rpcProc, string) {
+	b := startBridge(t, args...)
+	for _, p := range threeTurns {
+		b.runPrompt(p)
+	}
+	return b, b.call(map[string]any{"type": "get_state"}).Get("data.sessionId").String()
+}
+
+// roles lists the roles of get_messages.
+func (b *rpcProc) roles() []string {
+	var out []string
+	for _, m := range b.call(map[string]any{"type": "get_messages"}).Get("data.messages").Array() {
+		out = append(out, m.Get("role").String())
+	}
+	return out
+}
+
+// lastMessagesRaw is the last API request's conversation, as JSON.
+func (b *rpcProc) lastMessagesRaw() string { return b.lastRequest().Get("messages").Raw }
+
+var threeTurnRoles = []string{"user", "assistant", "user", "assistant", "toolResult", "assistant", "user", "assistant"}
+
+func TestStartOnASession(t *testing.T) { forEachTransport(t, testStartOnASession) }
+
+// A second bridge started with --session (or --continue) carries on the
+// conversation: get_messages shows it, and the next API request has it all.
+func testStartOnASession(t *testing.T, tp string) {
+	b, sid := startThreeTurns(t, "--transport", tp)
+	live := b.call(map[string]any{"type": "get_messages"}).Get("data.messages")
+	file := b.call(map[string]any{"type": "get_state"}).Get("data.sessionFile").String()
+	require.FileExists(t, file)
+	code, _ := b.closeAndWait(30 * time.Second)
+	require.Equal(t, 0, code)
+
+	for _, how := range [][]string{{"--session", sid}, {"--session", file}, {"--continue"}} {
+		b2 := startBridgeIn(t, b.srv, b.cli, b.home, b.dir, nil, append([]string{"--transport", tp}, how...)...)
+		st := b2.call(map[string]any{"type": "get_state"}).Get("data")
+		assert.Equal(t, sid, st.Get("sessionId").String(), "%v", how)
+		assert.Equal(t, int64(8), st.Get("messageCount").Int(), "%v", how)
+		msgs := b2.call(map[string]any{"type": "get_messages"}).Get("data.messages")
+		assert.Equal(t, threeTurnRoles, b2.roles(), "%v", how)
+		for i := range msgs.Array() { // as the live events showed them, timestamps aside
+			want, got := live.Array()[i], msgs.Array()[i]
+			assert.Equal(t, want.Get("content").Raw, got.Get("content").Raw, "%v message %d", how, i)
+			assert.Equal(t, want.Get("stopReason").String(), got.Get("stopReason").String(), "%v message %d", how, i)
+		}
+		_, _ = b2.closeAndWait(30 * time.Second)
+	}
+
+	b3 := startBridgeIn(t, b.srv, b.cli, b.home, b.dir, nil, "--transport", tp, "--session", sid)
+	b3.runPrompt("four [[say:fourth]]")
+	conv := b3.lastMessagesRaw()
+	for _, want := range []string{"one [[say:first answer]]", "second-turn", "three [[say:third answer]]", "four [[say:fourth]]"} {
+		assert.Contains(t, conv, want, "the API request carries every turn")
+	}
+	assert.Len(t, b3.roles(), 10)
+}
+
+func TestBranchAndClone(t *testing.T) { forEachTransport(t, testBranchAndClone) }
+
+func testBranchAndClone(t *testing.T, tp string) {
+	b, sid := startThreeTurns(t, "--transport", tp)
+	file := b.call(map[string]any{"type": "get_state"}).Get("data.sessionFile").String()
+	before, err := os.ReadFile(file)
+	require.NoError(t, err)
+
+	points := b.call(map[string]any{"type": "get_fork_messages"}).Get("data.messages").Array()
+	require.Len(t, points, 3)
+	for i, p := range points {
+		assert.Equal(t, threeTurns[i], p.Get("text").String())
+		assert.NotEmpty(t, p.Get("entryId").String())
+	}
+	assert.Equal(t, b.call(map[string]any{"type": "get_branch_messages"}).Get("data.messages").Raw,
+		b.call(map[string]any{"type": "get_fork_messages"}).Get("data.messages").Raw)
+
+	// Branch at the second prompt: the new session holds turn 1 only.
+	resp := b.call(map[string]any{"type": "branch", "entryId": points[1].Get("entryId").String()})
+	require.True(t, resp.Get("success").Bool(), resp.Raw)
+	assert.Equal(t, threeTurns[1], resp.Get("data.text").String())
+	st := b.call(map[string]any{"type": "get_state"}).Get("data")
+	branched := st.Get("sessionId").String()
+	assert.NotEqual(t, sid, branched)
+	assert.Equal(t, []string{"user", "assistant"}, b.roles())
+	b.runPrompt("instead [[say:other way]]")
+	conv := b.lastMessagesRaw()
+	assert.Contains(t, conv, "one [[say:first answer]]")
+	assert.NotContains(t, conv, "second-turn", "turn 2 is not in the branch")
+	assert.NotContains(t, conv, "three [[say", "turn 3 is not in the branch")
+	assert.Equal(t, []string{"user", "assistant", "user", "assistant"}, b.roles())
+	after, err := os.ReadFile(file)
+	require.NoError(t, err)
+	// The CLI appends its bookkeeping (last-prompt, cost-state) to the
+	// session it forks from, never a message.
+	require.True(t, strings.HasPrefix(string(after), string(before)), "the original session is left as it was")
+	for _, l := range strings.Split(strings.TrimSpace(strings.TrimPrefix(string(after), string(before))), "\n") {
+		assert.NotContains(t, []string{"user", "assistant"}, gjson.Get(l, "type").String(), "no message added to the original: %s", l)
+	}
+	assert.Equal(t, branched, b.call(map[string]any{"type": "get_state"}).Get("data.sessionId").String())
+	points = b.call(map[string]any{"type": "get_fork_messages"}).Get("data.messages").Array()
+	require.Len(t, points, 2)
+	assert.Equal(t, "instead [[say:other way]]", points[1].Get("text").String())
+
+	// Clone: the same conversation under a new id.
+	resp = b.call(map[string]any{"type": "clone"})
+	require.True(t, resp.Get("success").Bool(), resp.Raw)
+	cloned := resp.Get("data.sessionId").String()
+	assert.NotEqual(t, branched, cloned)
+	assert.Equal(t, []string{"user", "assistant", "user", "assistant"}, b.roles())
+	b.runPrompt("in the clone [[say:cloned]]")
+	conv = b.lastMessagesRaw()
+	assert.Contains(t, conv, "instead [[say:other way]]")
+	assert.Contains(t, conv, "one [[say:first answer]]")
+
+	// Branching at the first prompt starts afresh.
+	first := b.call(map[string]any{"type": "get_fork_messages"}).Get("data.messages.0.entryId").String()
+	require.True(t, b.call(map[string]any{"type": "branch", "entryId": first}).Get("success").Bool())
+	assert.Empty(t, b.roles())
+	b.runPrompt("from scratch [[say:new]]")
+	assert.NotContains(t, b.lastMessagesRaw(), "first answer")
+}
+
+func TestSessionErrors(t *testing.T) {
+	t.Parallel()
+	b, sid := startThreeTurns(t)
+	notJSONL := filepath.Join(t.TempDir(), "notes.jsonl")
+	require.NoError(t, os.WriteFile(notJSONL, []byte("hello\nworld\n"), 0o644))
+	for _, bad := range []map[string]any{
+		{"type": "switch_session"},
+		{"type": "switch_session", "sessionPath": filepath.Join(t.TempDir(), "missing.jsonl")},
+		{"type": "switch_session", "sessionPath": t.TempDir()},
+		{"type": "switch_session", "sessionPath": notJSONL},
+		{"type": "switch_session", "sessionPath": "00000000-0000-4000-8000-000000000000"},
+		{"type": "switch_session", "sessionPath": "../../etc/passwd"},
+		{"type": "branch"},
+		{"type": "branch", "entryId": "no-such-entry"},
+		{"type": "fork", "entryId": 5},
+		{"type": "new_session", "parentSession": 7},
+	} {
+		r := b.call(bad)
+		assert.False(t, r.Get("success").Bool(), "%v: %s", bad, r.Raw)
+		assert.NotEmpty(t, r.Get("error").String())
+	}
+	st := b.call(map[string]any{"type": "get_state"}).Get("data")
+	assert.Equal(t, sid, st.Get("sessionId").String(), "the session in use is unchanged")
+	assert.Equal(t, threeTurnRoles, b.roles())
+
+	// A fresh session has nothing to clone or branch from.
+	require.True(t, b.call(map[string]any{"type": "new_session"}).Get("success").Bool())
+	assert.False(t, b.call(map[string]any{"type": "clone"}).Get("success").Bool())
+	assert.Empty(t, b.call(map[string]any{"type": "get_fork_messages"}).Get("data.messages").Array())
+
+	// switch_session back to the first one, by id.
+	r := b.call(map[string]any{"type": "switch_session", "sessionPath": sid})
+	require.True(t, r.Get("success").Bool(), r.Raw)
+	assert.Equal(t, sid, b.call(map[string]any{"type": "get_state"}).Get("data.sessionId").String())
+	assert.Equal(t, threeTurnRoles, b.roles())
+	b.runPrompt("back again [[say:yes]]")
+	assert.Contains(t, b.lastMessagesRaw(), "three [[say:third answer]]")
+}
+
+func TestStartOnAMissingSession(t *testing.T) {
+	t.Parallel()
+	out, err := runBinary(t, nil, "--mode", "rpc", "--session", "00000000-0000-4000-8000-000000000000")
+	require.Error(t, err)
+	assert.Contains(t, out, "no transcript of session")
+	out, err = runBinary(t, nil, "--mode", "rpc", "--session", "x", "--continue")
+	require.Error(t, err)
+	assert.True(t, strings.Contains(out, "choose one"), out)
+}
+
+// --no-session: the CLI writes no transcript. The stream transport keeps
+// the conversation in its process; a per-turn process cannot resume one.
+func TestNoSession(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, "--no-session")
+	b.runPrompt("one [[say:first answer]]")
+	b.runPrompt("two [[say:second]]")
+	assert.Contains(t, b.lastMessagesRaw(), "first answer", "the stream process remembers")
+	projects, _ := filepath.Glob(filepath.Join(b.home, ".claude", "projects", "*", "*.jsonl"))
+	assert.Empty(t, projects, "no transcript written")
+}
