@@ -40,6 +40,8 @@ type Request struct {
 	// Disconnected reports that the client closed the connection before the
 	// reply was complete.
 	Disconnected bool
+	// InputTokens and OutputTokens are the usage the reply reported.
+	InputTokens, OutputTokens int
 }
 
 // Messages returns the request's "messages" array.
@@ -220,6 +222,7 @@ func (s *Server) serveMessages(w http.ResponseWriter, hr *http.Request, req *Req
 	}
 	model := gjson.GetBytes(req.Body, "model").String()
 	inTokens := estimateTokens(len(req.Body))
+	s.update(req, func(r *Request) { r.InputTokens, r.OutputTokens = inTokens, script.outTokens() })
 	if !gjson.GetBytes(req.Body, "stream").Bool() {
 		writeJSON(w, http.StatusOK, script.message(model, inTokens))
 		s.update(req, func(r *Request) { r.Completed = true })
