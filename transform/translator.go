@@ -260,7 +260,7 @@ func (t *Translator) Append(dst []Event, line []byte) []Event {
 			// status with its outcome; a success is followed by the
 			// boundary and the summary.
 			switch {
-			case v.Get("status").String() == "compacting" && !t.manualCompact:
+			case v.Get("status").String() == "compacting" && !t.manualCompact && !t.compacting:
 				t.compacting = true
 				out = append(out, Event{Type: EventAutoCompactionStart, Reason: "threshold"})
 			case t.compacting && v.Get("compact_result").String() == "failed":
