@@ -131,6 +131,14 @@ func (s *Server) Env() []string {
 	}
 }
 
+// Forget drops the requests recorded so far (a soak test measuring the
+// memory of the process it runs in).
+func (s *Server) Forget() {
+	s.mu.Lock()
+	s.reqs = nil
+	s.mu.Unlock()
+}
+
 // Requests returns a copy of every request received so far, oldest first.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()
