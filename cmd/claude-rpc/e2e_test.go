@@ -449,7 +449,7 @@ func TestChildEnvironment(t *testing.T) {
 	assert.NotContains(t, string(env), "ENTRYPOINT=cli")
 	args, err := os.ReadFile(fake + ".args")
 	require.NoError(t, err)
-	assert.Regexp(t, `^-p --verbose --input-format stream-json --output-format stream-json --include-partial-messages --model sonnet --permission-mode plan --session-id [0-9a-f-]{36}\n$`, string(args))
+	assert.Regexp(t, `^-p --verbose --input-format stream-json --output-format stream-json --include-partial-messages --model sonnet --permission-mode plan --session-id=[0-9a-f-]{36}\n$`, string(args))
 }
 
 func runBinaryWithStdin(t *testing.T, env []string, stdin string, args ...string) (string, error) {

@@ -83,7 +83,8 @@ type rpcProc struct {
 
 	frames chan []byte
 	exited chan struct{}
-	seen   [][]byte // every frame read so far
+	seen   [][]byte       // every frame read so far
+	held   []gjson.Result // frames read by call while it waited for its response
 }
 
 type lockedBuffer struct {
@@ -215,6 +216,17 @@ func (b *rpcProc) sendJSON(v any) {
 // next returns the next frame, failing the test after timeout.
 func (b *rpcProc) next(timeout time.Duration) gjson.Result {
 	b.t.Helper()
+	if len(b.held) > 0 {
+		f := b.held[0]
+		b.held = b.held[1:]
+		return f
+	}
+	return b.read(timeout)
+}
+
+// read takes the next frame from stdout.
+func (b *rpcProc) read(timeout time.Duration) gjson.Result {
+	b.t.Helper()
 	select {
 	case f, ok := <-b.frames:
 		if !ok {
@@ -262,10 +274,16 @@ func (b *rpcProc) call(v map[string]any) gjson.Result {
 	id := newMarker()
 	v["id"] = id
 	b.sendJSON(v)
-	f := b.next(10 * time.Second)
-	require.Equal(b.t, "response", f.Get("type").String(), "frame: %s", f.Raw)
-	require.Equal(b.t, id, f.Get("id").String(), "frame: %s", f.Raw)
-	return f
+	// Events of a running prompt (and answers to commands sent without
+	// waiting) may come first: they are held for next.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		f := b.read(time.Until(deadline))
+		if f.Get("type").String() == "response" && f.Get("id").String() == id {
+			return f
+		}
+		b.held = append(b.held, f)
+	}
 }
 
 // closeAndWait closes stdin and waits for the bridge to exit, returning its
