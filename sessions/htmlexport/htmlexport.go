@@ -254,6 +254,9 @@ func splitFences(text string) []segment {
 }
 
 // prettyJSON indents JSON for a <pre>; what is not JSON is shown as it is.
+// Go's encoder writes <, > and & as \u003c, \u003e and \u0026, which would
+// show as such in the page; they are turned back into the characters, since
+// the template escapes them anyway. Keys keep their order.
 func prettyJSON(raw json.RawMessage) string {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return ""
@@ -262,7 +265,41 @@ func prettyJSON(raw json.RawMessage) string {
 	if json.Indent(&buf, raw, "", "  ") != nil {
 		return string(raw)
 	}
-	return buf.String()
+	return unescapeHTMLEscapes(buf.String())
+}
+
+// unescapeHTMLEscapes undoes Go's HTML-safe escapes in valid JSON text. It
+// walks escapes pairwise, so an escaped backslash followed by "u003c" stays.
+func unescapeHTMLEscapes(s string) string {
+	if !strings.Contains(s, `\u00`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		if i+5 < len(s) && s[i+1] == 'u' {
+			switch strings.ToLower(s[i+2 : i+6]) {
+			case "003c":
+				b.WriteByte('<')
+				i += 5
+				continue
+			case "003e":
+				b.WriteByte('>')
+				i += 5
+				continue
+			case "0026":
+				b.WriteByte('&')
+				i += 5
+				continue
+			}
+		}
+		b.WriteString(s[i : i+2])
+		i++
+	}
+	return b.String()
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
@@ -288,7 +325,7 @@ h1 { font-size: 1.5em; border-bottom: 1px solid #d0d7de; padding-bottom: .3em; }
 .head time, .meta { font-weight: normal; color: #6e7781; font-size: .85em; }
 .meta span + span::before { content: " · "; }
 .text { white-space: pre-wrap; overflow-wrap: anywhere; margin: .5em 0; }
-pre { font: 13px/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 4px; padding: .6em; overflow-x: auto; white-space: pre; }
+pre { font: 13px/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: #f6f8fa; border: 1px solid #d0d7de; border-radius: 4px; padding: .6em; overflow-x: auto; white-space: pre; tab-size: 4; }
 details.thinking { color: #57606a; font-style: italic; border-left: 2px dashed #d0d7de; padding-left: .8em; margin: .5em 0; }
 details.thinking summary { cursor: pointer; font-style: normal; }
 .tool { margin: .5em 0; }

@@ -13,10 +13,12 @@ import (
 )
 
 // hostile is message text that would become markup if it were not escaped.
-const hostile = `</script><b>x</b><img src=x onerror=alert(1)> &amp; <script>alert(2)</script>`
+// Its scripts mark the DOM rather than call alert, which would hang a
+// headless browser instead of failing the test.
+const hostile = `</script><b>x</b><img src=x onerror=this.dataset.pwned=1> &amp; <script>document.body.dataset.pwned=2</script>`
 
 // hostileEscaped is how hostile must appear in the HTML source: as text.
-const hostileEscaped = `&lt;/script&gt;&lt;b&gt;x&lt;/b&gt;&lt;img src=x onerror=alert(1)&gt; &amp;amp; &lt;script&gt;alert(2)&lt;/script&gt;`
+const hostileEscaped = `&lt;/script&gt;&lt;b&gt;x&lt;/b&gt;&lt;img src=x onerror=this.dataset.pwned=1&gt; &amp;amp; &lt;script&gt;document.body.dataset.pwned=2&lt;/script&gt;`
 
 // png1x1 is a valid 1x1 PNG, base64.
 const png1x1 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
@@ -103,6 +105,11 @@ func TestRender(t *testing.T) {
 		msg:     `{"role":"bashExecution","command":"ls <b>","output":"x","exitCode":0,"extra":{"deep":[1,2]}}`,
 		want:    []string{`class="msg other"`, `bashExecution`, `&#34;command&#34;: &#34;ls &lt;b&gt;&#34;`, `&#34;deep&#34;`},
 		notWant: []string{"<b>"},
+	}, {
+		name:    "tool arguments escaped by Go's encoder",
+		msg:     mustJSON(t, map[string]any{"role": "assistant", "content": []any{map[string]any{"type": "toolCall", "id": "t", "name": "bash", "arguments": map[string]any{"command": "a </pre><b>y</b> && b"}}}}),
+		want:    []string{`&#34;command&#34;: &#34;a &lt;/pre&gt;&lt;b&gt;y&lt;/b&gt; &amp;&amp; b&#34;`},
+		notWant: []string{"<b>", `\u003c`},
 	}, {
 		name:    "unknown block and fields",
 		msg:     `{"role":"assistant","content":[{"type":"redacted","blob":"<b>"},{"type":"text","text":"ok","sig":1}],"newField":{"a":1}}`,
@@ -233,4 +240,18 @@ func checkStructure(t *testing.T, page string) {
 	assert.Empty(t, stack, "unclosed tags")
 	assert.Equal(t, 1, strings.Count(page, "<body>"))
 	assert.True(t, strings.HasSuffix(strings.TrimSpace(page), "</html>"))
+}
+
+func TestPrettyJSON(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{``, ``},
+		{`not json {`, `not json {`},
+		{`{"b":1,"a":[true,null]}`, "{\n  \"b\": 1,\n  \"a\": [\n    true,\n    null\n  ]\n}"},
+		{`"\u003cb\u003e \u0026 \u003C"`, `"<b> & <"`},
+		{`"\\u003c stays, \\\u003e goes"`, `"\\u003c stays, \\> goes"`},
+		{`"\u00e9 \n \""`, `"\u00e9 \n \""`},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, prettyJSON(json.RawMessage(tt.in)), "%s", tt.in)
+	}
 }
