@@ -271,6 +271,8 @@ func (s *server) handleLine(l inLine) {
 		s.getForkMessages(c)
 	case "clone":
 		s.clone(c)
+	case "export_html":
+		s.exportHTML(c)
 	case "extension_ui_response":
 		s.uiResponse(c)
 	case "host_tool_result", "host_tool_update":

@@ -1,11 +1,17 @@
 package bridge
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/claude-rpc/claude-rpc/sessions"
+	"github.com/claude-rpc/claude-rpc/sessions/htmlexport"
 	"github.com/claude-rpc/claude-rpc/transform"
 )
 
@@ -229,4 +235,67 @@ func (s *server) transcriptPath() string {
 		return s.sessionFile
 	}
 	return sessions.TranscriptPath(s.configDir, s.cwd, s.sessionID)
+}
+
+// exportHTML handles export_html: the session's messages as one
+// self-contained HTML page, at outputPath or in the working folder. The
+// file is written whole (a temp file renamed), so a reader never sees half.
+func (s *server) exportHTML(c command) {
+	path, err := c.optStr("outputPath")
+	if err != nil {
+		s.w.send(errResponse(c.id, c.typ, err.Error()))
+		return
+	}
+	s.mu.Lock()
+	msgs := append([]transform.Message(nil), s.messages...)
+	id, title := s.sessionID, s.sessionName
+	s.mu.Unlock()
+	if title == "" {
+		title = "Claude session " + id
+	}
+	if path == "" {
+		path = filepath.Join(s.cwd, "claude-session-"+id+".html")
+	}
+	raws := make([]json.RawMessage, 0, len(msgs))
+	for _, m := range msgs {
+		b, err := json.Marshal(m)
+		if err != nil {
+			s.w.send(errResponse(c.id, c.typ, "export_html: encoding a message: "+err.Error()))
+			return
+		}
+		raws = append(raws, b)
+	}
+	if err := writeFileAtomic(path, func(w io.Writer) error { return htmlexport.Render(w, title, raws) }); err != nil {
+		s.w.send(errResponse(c.id, c.typ, "export_html: "+err.Error()))
+		return
+	}
+	s.w.send(okResponse(c.id, c.typ, map[string]string{"path": path}))
+}
+
+// writeFileAtomic writes path through a temp file in its folder.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("%s is a directory", path)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".export-*.html")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name()) // after a successful rename: nothing to remove
+	bw := bufio.NewWriter(f)
+	if err := write(bw); err != nil {
+		f.Close()
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }

@@ -3,7 +3,9 @@
 package main
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -198,4 +200,54 @@ func TestNoSession(t *testing.T) {
 	assert.Contains(t, b.lastMessagesRaw(), "first answer", "the stream process remembers")
 	projects, _ := filepath.Glob(filepath.Join(b.home, ".claude", "projects", "*", "*.jsonl"))
 	assert.Empty(t, projects, "no transcript written")
+}
+
+// TestExportHTML exports a session with thinking, a tool call and hostile
+// text, and checks what headless Chromium renders of it.
+func TestExportHTML(t *testing.T) {
+	t.Parallel()
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		require.Empty(t, os.Getenv("CLAUDE_RPC_TEST_CLI"), "chromium is missing (scripts/test installs it)")
+		t.Skip("chromium is not installed (apt-get install chromium; scripts/test installs it)")
+	}
+	b := startBridge(t)
+	b.runPrompt("[[think:Pondering.]][[say:Running it.]][[bash:echo from-the-tool]]")
+	hostile := `look: </script><b>bold?</b><img src=x onerror="document.body.setAttribute('data-pwned','1')">`
+	b.runPrompt(hostile + "[[say:plain " + "```go\nfmt.Println(1 < 2)\n```" + "]]")
+
+	out := filepath.Join(t.TempDir(), "session.html")
+	r := b.call(map[string]any{"type": "export_html", "outputPath": out})
+	require.True(t, r.Get("success").Bool(), r.Raw)
+	assert.Equal(t, out, r.Get("data.path").String())
+	def := b.call(map[string]any{"type": "export_html"})
+	require.True(t, def.Get("success").Bool(), def.Raw)
+	assert.FileExists(t, def.Get("data.path").String(), "the default path is in the working folder")
+	assert.Equal(t, b.dir, filepath.Dir(def.Get("data.path").String()))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-dev-shm-usage", "--user-data-dir="+t.TempDir(), "--dump-dom", "file://"+out)
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir())
+	dom, err := cmd.Output()
+	require.NoError(t, err)
+	page := string(dom)
+	for _, want := range []string{"Pondering.", "Running it.", "echo from-the-tool", "from-the-tool", "fmt.Println(1 &lt; 2)",
+		"look: &lt;/script&gt;&lt;b&gt;bold?&lt;/b&gt;&lt;img src=x onerror="} {
+		assert.Contains(t, page, want, "rendered")
+	}
+	assert.NotContains(t, page, "<b>bold?</b>", "message text never becomes markup")
+	assert.NotRegexp(t, `<body[^>]*data-pwned`, page, "no script from message text ran")
+	assert.Equal(t, 0, strings.Count(page, "<img"), "no image element came from message text")
+
+	for _, bad := range []map[string]any{
+		{"type": "export_html", "outputPath": t.TempDir()},
+		{"type": "export_html", "outputPath": filepath.Join(t.TempDir(), "no", "such", "dir", "x.html")},
+		{"type": "export_html", "outputPath": 3},
+	} {
+		r := b.call(bad)
+		assert.False(t, r.Get("success").Bool(), r.Raw)
+	}
 }
