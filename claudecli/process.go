@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,9 +18,10 @@ import (
 // Config says how to run the CLI. The zero value of every field but Path is
 // usable.
 type Config struct {
-	// Path is the CLI executable, or empty for "claude" on PATH. It is
-	// resolved with [Find] at every start, so a CLI installed while the
-	// bridge runs is found.
+	// Path is the CLI executable (or a name on PATH), or empty to look for
+	// it where its installers put it ([System.FindCLI]). It is resolved at
+	// every start, in the environment the CLI is given, so a CLI installed
+	// while the bridge runs is found.
 	Path string
 	// Dir is the working directory; empty means the bridge's.
 	Dir string
@@ -69,20 +71,34 @@ const stdoutGrace = 2 * time.Second
 // Environ returns the CLI's environment: Env (or the bridge's) without
 // CLAUDECODE, which the CLI reads as "running inside Claude Code" and then
 // behaves differently, and with CLAUDE_CODE_ENTRYPOINT set to [Entrypoint].
+// On Windows, unless Env sets CLAUDE_CODE_GIT_BASH_PATH, it adds the Git
+// Bash [System.FindGitBash] finds, which the CLI's own search misses in many
+// installs (per user, Scoop, another drive).
 func (c *Config) Environ() []string {
 	base := c.Env
 	if base == nil {
 		base = os.Environ()
 	}
-	env := make([]string, 0, len(base)+1)
-	for _, kv := range base {
+	return environ(Local(base))
+}
+
+// environ is [Config.Environ] with s.Env as the base.
+func environ(s System) []string {
+	env := make([]string, 0, len(s.Env)+2)
+	for _, kv := range s.Env {
 		k, _, _ := strings.Cut(kv, "=")
 		if k == "CLAUDECODE" || k == "CLAUDE_CODE_ENTRYPOINT" {
 			continue
 		}
 		env = append(env, kv)
 	}
-	return append(env, "CLAUDE_CODE_ENTRYPOINT="+Entrypoint)
+	env = append(env, "CLAUDE_CODE_ENTRYPOINT="+Entrypoint)
+	if s.windows() && s.Getenv(GitBashEnv) == "" {
+		if bash, err := s.FindGitBash(); err == nil {
+			env = append(env, GitBashEnv+"="+bash)
+		}
+	}
+	return env
 }
 
 // Session names the CLI session a process works on: ID, and whether it
@@ -197,13 +213,16 @@ func startPiped(cfg Config, args []string) (*Process, *os.File, error) {
 // stdoutR), stdin and stderr on pipes, and sys adjusting how it starts (its
 // process group). The child's ends are closed in the parent.
 func spawn(cfg Config, args []string, stdoutR, stdoutW *os.File, sys func(*exec.Cmd)) (*Process, *os.File, error) {
-	path, err := Find(cfg.Path)
+	// The CLI is looked for as the environment it is given would find it.
+	env := cfg.Environ()
+	cli, err := findWith(Local(env), cfg.Path)
 	if err != nil {
 		return nil, nil, err
 	}
-	cmd := exec.Command(path, args...)
+	path := cli.Path
+	cmd := exec.Command(path, append(slices.Clone(cli.Args), args...)...)
 	cmd.Dir = cfg.Dir
-	cmd.Env = cfg.Environ()
+	cmd.Env = env
 	sys(cmd)
 
 	stdinR, stdinW, err := os.Pipe()

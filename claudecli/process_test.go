@@ -57,6 +57,7 @@ func TestTailBuffer(t *testing.T) {
 	assert.Equal(t, "56789", tb.String())
 }
 
+// TestFind is discovery on this machine, with the bridge's environment.
 func TestFind(t *testing.T) {
 	_, err := Find("/nonexistent/claude")
 	assert.ErrorIs(t, err, ErrNotFound)
@@ -67,13 +68,19 @@ func TestFind(t *testing.T) {
 	require.NoError(t, os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755))
 	got, err := Find(exe)
 	require.NoError(t, err)
-	assert.Equal(t, exe, got)
+	assert.Equal(t, Command{Path: exe, From: "--claude-path"}, got)
+
+	t.Chdir(dir)
+	got, err = Find("./claude")
+	require.NoError(t, err)
+	assert.Equal(t, exe, got.Path, "a relative path is made absolute: the CLI runs in another folder")
 
 	t.Setenv("PATH", dir)
 	got, err = Find("")
 	require.NoError(t, err)
-	assert.Equal(t, exe, got)
+	assert.Equal(t, Command{Path: exe, From: "PATH"}, got)
 	t.Setenv("PATH", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
 	_, err = Find("")
 	assert.ErrorIs(t, err, ErrNotFound)
 	assert.Contains(t, err.Error(), "npm install -g @anthropic-ai/claude-code")
