@@ -127,11 +127,28 @@ func startBridgeEnv(t *testing.T, srv *claudetest.Server, cli string, env []stri
 // (a second bridge on the first one's sessions).
 func startBridgeIn(t *testing.T, srv *claudetest.Server, cli, home, dir string, env []string, args ...string) *rpcProc {
 	t.Helper()
-	b := &rpcProc{t: t, srv: srv, cli: cli, home: home, dir: dir, marker: newMarker(),
-		stderr: &lockedBuffer{}, frames: make(chan []byte, 1024), exited: make(chan struct{})}
+	b := newRPCProc(t, srv, home, dir)
+	b.cli = cli
 	all := append([]string{"--mode", "rpc", "--claude-path", cli, "--cwd", b.dir, "--log-level", "debug"}, args...)
-	b.cmd = exec.Command(binPath, all...)
-	b.cmd.Env = append(append(srv.CLIEnv(b.home), env...), "CLAUDE_RPC_TEST_MARKER="+b.marker)
+	b.start(append(srv.CLIEnv(b.home), env...), all...)
+	return b
+}
+
+// newRPCProc makes a claude-rpc process to start with HOME home in folder
+// dir; srv is the fake API its CLI talks to, if the test serves it.
+func newRPCProc(t *testing.T, srv *claudetest.Server, home, dir string) *rpcProc {
+	return &rpcProc{t: t, srv: srv, home: home, dir: dir, marker: newMarker(),
+		stderr: &lockedBuffer{}, frames: make(chan []byte, 1024), exited: make(chan struct{})}
+}
+
+// start runs claude-rpc with args and env (plus the marker), reading its
+// frames, and at the test's end closes its stdin and checks that it and
+// everything it started have exited.
+func (b *rpcProc) start(env []string, args ...string) {
+	t := b.t
+	t.Helper()
+	b.cmd = exec.Command(binPath, args...)
+	b.cmd.Env = append(env, "CLAUDE_RPC_TEST_MARKER="+b.marker)
 	b.cmd.Stderr = b.stderr
 	var err error
 	b.stdin, err = b.cmd.StdinPipe()
@@ -182,7 +199,6 @@ func startBridgeIn(t *testing.T, srv *claudetest.Server, cli, home, dir string, 
 			t.Logf("claude-rpc stderr:\n%s", tail(b.stderr.String(), 4000))
 		}
 	})
-	return b
 }
 
 func newMarker() string {

@@ -2,6 +2,8 @@
 // stdout and runs the Claude Code CLI underneath:
 //
 //	claude-rpc --mode rpc [--claude-path PATH] [--cwd DIR] [--model M] ...
+//	claude-rpc doctor [flags]   # check this machine, in plain words
+//	claude-rpc demo [flags]     # --mode rpc against a built-in fake API
 //
 // Every flag can also come from the environment as CLAUDE_RPC_<FLAG> (dashes
 // become underscores: CLAUDE_RPC_CLAUDE_PATH) or from a config file (YAML,
@@ -18,7 +20,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -34,10 +35,6 @@ import (
 	"github.com/claude-rpc/claude-rpc/claudecli/jsonl"
 )
 
-// version is set at build time with -ldflags "-X main.version=…"; otherwise
-// it comes from the module's build info.
-var version = ""
-
 // Values the CLI accepts for --permission-mode ("default" is the CLI's
 // older name for "manual").
 var permissionModes = []string{"acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "manual", "plan"}
@@ -52,6 +49,14 @@ func main() {
 
 // run is main without the process: it returns the exit status.
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "doctor":
+			return doctor(args[1:], stdout, stderr)
+		case "demo":
+			return demo(args[1:], stdin, stdout, stderr)
+		}
+	}
 	cfg, err := loadConfig(args)
 	if errors.Is(err, pflag.ErrHelp) {
 		return 0
@@ -61,7 +66,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if cfg.GetBool("version") {
-		fmt.Fprintf(stderr, "claude-rpc %s\n", buildVersion())
+		fmt.Fprintln(stdout, versionLine())
 		return 0
 	}
 	log, err := newLogger(stderr, cfg.GetString("log-level"))
@@ -74,6 +79,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "claude-rpc: %v\n", err)
 		return 2
 	}
+	return serve(opts, stdin, stdout)
+}
+
+// serve runs the bridge until stdin ends or a signal comes, and returns the
+// exit status.
+func serve(opts bridge.Options, stdin io.Reader, stdout io.Writer) int {
+	log := opts.Log
 	// A signal ends serving as stdin EOF does (the running prompt is
 	// aborted, every CLI process ended); the exit status then says which
 	// signal, 128+n, as pi's does.
@@ -230,23 +242,4 @@ func newLogger(w io.Writer, level string) (*slog.Logger, error) {
 		}
 	}
 	return slog.New(tint.NewHandler(w, &tint.Options{Level: l, NoColor: noColor})), nil
-}
-
-func buildVersion() string {
-	if version != "" {
-		return version
-	}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "dev"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			return "dev-" + s.Value[:12]
-		}
-	}
-	return "dev"
 }

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
+	"github.com/claude-rpc/claude-rpc/claudecli"
+	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+)
+
+// demo is `claude-rpc demo`: --mode rpc with the real CLI talking to the
+// fake Anthropic API the tests use, served on 127.0.0.1, so someone without
+// an API key sees real frames. Commands come on stdin as in --mode rpc; the
+// flags are --mode rpc's. The CLI keeps its settings and transcripts in a
+// scratch folder removed at exit, so the user's own are neither read nor
+// written.
+func demo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cfg, code := subcommandConfig("demo", args, stderr)
+	if cfg == nil {
+		return code
+	}
+	log, err := newLogger(stderr, cfg.GetString("log-level"))
+	if err != nil {
+		fmt.Fprintf(stderr, "claude-rpc demo: %v\n", err)
+		return 2
+	}
+	// Without the CLI there is nothing to show: say so now, not per prompt.
+	cli, err := claudecli.Find(cfg.GetString("claude-path"))
+	if err != nil {
+		fmt.Fprintf(stderr, "claude-rpc demo: %v\n", err)
+		return 1
+	}
+	opts, err := bridgeOptions(cfg, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "claude-rpc demo: %v\n", err)
+		return 2
+	}
+	srv, err := claudetest.New()
+	if err != nil {
+		fmt.Fprintf(stderr, "claude-rpc demo: %v\n", err)
+		return 1
+	}
+	defer srv.Close()
+	scratch, err := os.MkdirTemp("", "claude-rpc-demo-")
+	if err != nil {
+		fmt.Fprintf(stderr, "claude-rpc demo: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(scratch) // best effort
+	opts.CLI.Env = fakeAPIEnv(os.Environ(), srv.Env(), scratch)
+	fmt.Fprintf(stderr, demoBanner, srv.URL, cli)
+	return serve(opts, stdin, stdout)
+}
+
+// subcommandConfig reads the flags, environment and config file of
+// subcommand name, which runs as --mode rpc would. A nil config means exit
+// with code: 0 after --help, 2 after a bad flag (said on stderr).
+func subcommandConfig(name string, args []string, stderr io.Writer) (*viper.Viper, int) {
+	cfg, err := loadConfig(args)
+	if errors.Is(err, pflag.ErrHelp) {
+		return nil, 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "claude-rpc %s: %v\n", name, err)
+		return nil, 2
+	}
+	cfg.Set("mode", "rpc")
+	return cfg, 0
+}
+
+const demoBanner = `claude-rpc demo: the Claude CLI (%[2]s) talks to a fake Anthropic API
+on %[1]s instead of Anthropic's: no API key is used and no account is needed.
+Type commands as JSON lines; frames come back on stdout. Try:
+  {"type":"prompt","message":"Say hi"}
+  {"type":"prompt","message":"[[think:Let me look.]] [[bash:ls]]"}
+  {"type":"get_state"}
+The fake API echoes your text; markers choose other replies: [[say:text]],
+[[think:text]], [[bash:command]], [[slow:50]], [[error:529]], [[flaky:529:2]].
+End with Ctrl-D (stdin closed).
+`
+
+// fakeAPIEnv is env pointed at a fake API (its variables in api): without
+// what would send the CLI elsewhere or authenticate it (ANTHROPIC_*, the
+// Bedrock/Vertex/Foundry switches, an OAuth token, CLAUDE_CONFIG_DIR), with
+// configDir as the CLI's settings and transcripts folder.
+func fakeAPIEnv(env, api []string, configDir string) []string {
+	var out []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		uk := strings.ToUpper(k) // Windows' keys have any case
+		if strings.HasPrefix(uk, "ANTHROPIC_") || strings.HasPrefix(uk, "CLAUDE_CODE_USE_") ||
+			uk == "CLAUDE_CODE_OAUTH_TOKEN" || uk == "CLAUDE_CONFIG_DIR" {
+			continue
+		}
+		out = append(out, kv)
+	}
+	out = append(out, api...)
+	return append(out, "CLAUDE_CONFIG_DIR="+configDir)
+}
