@@ -320,3 +320,11 @@ func merge(ms ...map[string]string) map[string]string {
 	}
 	return out
 }
+
+// TestTestedVersion keeps TestedVersion (doctor warns about others) and the
+// version scripts/install-cli pins for the tests the same.
+func TestTestedVersion(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "scripts", "install-cli"))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `version="${CLAUDE_CODE_VERSION:-`+TestedVersion+`}"`)
+}

@@ -12,7 +12,7 @@ import (
 const GitBashEnv = "CLAUDE_CODE_GIT_BASH_PATH"
 
 // ErrNoGitBash means no Git for Windows bash.exe could be found.
-var ErrNoGitBash = errors.New("git Bash not found")
+var ErrNoGitBash = errors.New("no Git Bash found")
 
 // On Windows the CLI runs its Bash tool with Git for Windows' bash.exe.
 // Measured on 2.1.328: it takes CLAUDE_CODE_GIT_BASH_PATH when that names an

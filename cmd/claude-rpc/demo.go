@@ -1,14 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-
-	"github.com/spf13/pflag"
-	"github.com/spf13/viper"
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
@@ -56,22 +52,6 @@ func demo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	opts.CLI.Env = fakeAPIEnv(os.Environ(), srv.Env(), scratch)
 	fmt.Fprintf(stderr, demoBanner, srv.URL, cli)
 	return serve(opts, stdin, stdout)
-}
-
-// subcommandConfig reads the flags, environment and config file of
-// subcommand name, which runs as --mode rpc would. A nil config means exit
-// with code: 0 after --help, 2 after a bad flag (said on stderr).
-func subcommandConfig(name string, args []string, stderr io.Writer) (*viper.Viper, int) {
-	cfg, err := loadConfig(args)
-	if errors.Is(err, pflag.ErrHelp) {
-		return nil, 0
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "claude-rpc %s: %v\n", name, err)
-		return nil, 2
-	}
-	cfg.Set("mode", "rpc")
-	return cfg, 0
 }
 
 const demoBanner = `claude-rpc demo: the Claude CLI (%[2]s) talks to a fake Anthropic API

@@ -265,3 +265,14 @@ func TestVersionLine(t *testing.T) {
 	require.NoError(t, err, "--version prints on stdout")
 	assert.Regexp(t, `^claude-rpc \S+ \((commit [0-9a-f]{12}.*, )?`+runtime.Version()+`, `+runtime.GOOS+"/"+runtime.GOARCH+`\)\n$`, string(out))
 }
+
+func TestHelpNamesTheSubcommands(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"--help"}, {"doctor", "--help"}, {"demo", "-h"}} {
+		out, err := runBinary(t, nil, args...)
+		require.NoError(t, err, "%v", args)
+		assert.Contains(t, out, "claude-rpc demo [flags]", "%v", args)
+		assert.Contains(t, out, "claude-rpc doctor [flags]", "%v", args)
+		assert.Contains(t, out, "--claude-path string", "%v", args)
+	}
+}

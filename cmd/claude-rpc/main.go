@@ -117,8 +117,9 @@ func serve(opts bridge.Options, stdin io.Reader, stdout io.Writer) int {
 func loadConfig(args []string) (*viper.Viper, error) {
 	fs := pflag.NewFlagSet("claude-rpc", pflag.ContinueOnError)
 	fs.SortFlags = false
+	fs.Usage = usage(fs)
 	fs.String("mode", "", `protocol mode; only "rpc"`)
-	fs.String("claude-path", "", "the Claude CLI to run (default: claude on PATH)")
+	fs.String("claude-path", "", "the Claude CLI to run (default: claude on PATH, else where its installers put it)")
 	fs.String("transport", "stream", "how to drive the CLI: stream (one process per session), pipe (a process per prompt), pty (pipe on a terminal)")
 	fs.String("cwd", "", "working directory of the agent (default: the current one)")
 	fs.String("model", "", "model for the CLI (--model), e.g. sonnet or a full model id")
