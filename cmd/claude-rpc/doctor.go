@@ -224,6 +224,7 @@ func testTurn(opts bridge.Options, timeout time.Duration) error {
 		return err
 	}
 	opts.CLI.Dir = work
+	opts.Session, opts.Continue = "", false // the user's sessions are not in the scratch config
 	opts.CLI.Env = fakeAPIEnv(os.Environ(), srv.Env(), filepath.Join(scratch, "config"))
 	opts.Log = slog.New(slog.DiscardHandler)
 
