@@ -204,7 +204,8 @@ func TestCLINotExecutable(t *testing.T) {
 	frames := b.runPrompt("hello")
 	end := last(frames, "message_end", "assistant").Get("message")
 	assert.Equal(t, "error", end.Get("stopReason").String())
-	assert.Contains(t, end.Get("errorMessage").String(), "permission denied")
+	// Discovery sees it before exec would fail with "permission denied".
+	assert.Contains(t, end.Get("errorMessage").String(), `--claude-path "`+fake+`": not an executable file`)
 	assert.True(t, b.call(map[string]any{"type": "get_state"}).Get("success").Bool(), "still serving")
 }
 
