@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
@@ -43,6 +44,22 @@ func demo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer srv.Close()
+	// The fake API keeps every request for tests to inspect; the demo reads
+	// none, so a long session would only grow.
+	stopForgetting := make(chan struct{})
+	defer close(stopForgetting)
+	go func() {
+		tick := time.NewTicker(30 * time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				srv.Forget()
+			case <-stopForgetting:
+				return
+			}
+		}
+	}()
 	scratch, err := os.MkdirTemp("", "claude-rpc-demo-")
 	if err != nil {
 		fmt.Fprintf(stderr, "claude-rpc demo: %v\n", err)
