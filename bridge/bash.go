@@ -90,13 +90,23 @@ func (s *server) abortBash(c command) {
 }
 
 func (s *server) execBash(ctx context.Context, cmdline string) (bashResult, error) {
+	env := s.opts.CLI.Environ()
 	shell := os.Getenv("SHELL")
-	if shell == "" || runtime.GOOS == "windows" {
+	switch {
+	case runtime.GOOS == "windows":
+		// The shell the CLI's own Bash tool uses: Git Bash, found the same
+		// way (never WSL's bash.exe).
+		gb, err := claudecli.Local(env).FindGitBash()
+		if err != nil {
+			return bashResult{}, fmt.Errorf("bash: %w", err)
+		}
+		shell = gb
+	case shell == "":
 		shell = "bash"
 	}
 	cmd := exec.CommandContext(ctx, shell, "-c", cmdline)
 	cmd.Dir = s.cwd
-	cmd.Env = s.opts.CLI.Environ()
+	cmd.Env = env
 	// The output streams to a temp file (kept if it is truncated) and its
 	// tail stays in memory: memory is bounded whatever the command prints.
 	full, err := os.CreateTemp("", "claude-rpc-bash-*.log")
