@@ -36,6 +36,9 @@ func (s *server) cliConfig() claudecli.Config {
 		cfg.SDKServers = []string{hostServer}
 	}
 	var env []string
+	if !slices.ContainsFunc(cfg.Environ(), func(kv string) bool { return strings.HasPrefix(kv, todoToolsEnv+"=") }) {
+		env = append(env, todoToolsEnv+"=1")
+	}
 	if s.settings.noRetry {
 		env = append(env, "CLAUDE_CODE_MAX_RETRIES=0")
 	}

@@ -141,6 +141,7 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 		}
 		evs = tr.Append(evs[:0], line)
 		noteRetry(r, evs)
+		s.noteTodos(r, evs)
 		if len(evs) == 0 && s.log.Enabled(context.Background(), slog.LevelDebug) && !bytes.HasPrefix(line, []byte(`{"type":"stream_event"`)) {
 			s.log.Debug("claude line not shown", "type", gjson.GetBytes(line, "type").String(), "subtype", gjson.GetBytes(line, "subtype").String())
 		}
@@ -260,6 +261,8 @@ type stateData struct {
 	MessageCount          int       `json:"messageCount"`
 	PendingMessageCount   int       `json:"pendingMessageCount"`
 	QueuedMessageCount    int       `json:"queuedMessageCount"`
+	// TodoPhases are xcsh's: the host's phases and the CLI's tasks.
+	TodoPhases []todoPhase `json:"todoPhases"`
 	// Transport is claude-rpc's own: how the CLI is driven.
 	Transport string `json:"transport"`
 }
@@ -306,6 +309,7 @@ func (s *server) state() stateData {
 		MessageCount:          len(s.messages),
 		PendingMessageCount:   s.pending(),
 		QueuedMessageCount:    s.pending(),
+		TodoPhases:            s.todoPhases(),
 		Transport:             s.transport.Name(),
 	}
 }
