@@ -3,7 +3,6 @@ package bridge
 import (
 	"strings"
 
-	"github.com/claude-rpc/claude-rpc/sessions"
 	"github.com/claude-rpc/claude-rpc/transform"
 )
 
@@ -51,7 +50,7 @@ type tokenCounts struct {
 func (s *server) stats() sessionStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := sessionStats{SessionFile: sessions.TranscriptPath(s.configDir, s.cwd, s.sessionID), SessionID: s.sessionID,
+	st := sessionStats{SessionFile: s.transcriptPath(), SessionID: s.sessionID,
 		TotalMessages: len(s.messages)}
 	for i := range s.messages {
 		m := &s.messages[i]

@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/claude-rpc/claude-rpc/bridge"
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
 )
 
@@ -250,6 +251,11 @@ func (b *rpcProc) read(timeout time.Duration) gjson.Result {
 		}
 		require.True(b.t, bytes.HasSuffix(f, []byte("\n")), "a frame must be a whole line")
 		require.True(b.t, gjson.ValidBytes(f), "a frame must be JSON: %.200q", f)
+		// Every frame of every test is checked against the protocol
+		// reference (bridge.Schema): a shape that drifts fails the test.
+		if err := bridge.CheckFrame(f); err != nil {
+			b.t.Errorf("frame not as the protocol reference says: %v\nframe: %.500s", err, f)
+		}
 		b.seen = append(b.seen, f)
 		return gjson.ParseBytes(f)
 	case <-time.After(timeout):

@@ -55,6 +55,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return doctor(args[1:], stdout, stderr)
 		case "demo":
 			return demo(args[1:], stdin, stdout, stderr)
+		case "schema":
+			// The protocol reference: every frame on stdout, as JSON Schema.
+			_, _ = stdout.Write(bridge.Schema())
+			return 0
 		}
 	}
 	cfg, err := loadConfig(args)

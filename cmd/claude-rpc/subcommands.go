@@ -17,6 +17,7 @@ func usage(fs *pflag.FlagSet) func() {
   claude-rpc --mode rpc [flags]   speak pi's RPC protocol on stdin/stdout over the Claude CLI
   claude-rpc demo [flags]         the same, with the CLI talking to a built-in fake API (no API key)
   claude-rpc doctor [flags]       check this machine: the CLI, Git Bash, authentication, one test turn
+  claude-rpc schema               print the protocol reference: every frame claude-rpc writes, as JSON Schema
   claude-rpc --version
 
 Flags:
