@@ -78,6 +78,7 @@ type rpcProc struct {
 	home   string
 	dir    string
 	marker string // in the environment of the bridge and every process it starts
+	bin    string // the program start runs; binPath when empty
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stderr *lockedBuffer
@@ -148,7 +149,11 @@ func newRPCProc(t *testing.T, srv *claudetest.Server, home, dir string) *rpcProc
 func (b *rpcProc) start(env []string, args ...string) {
 	t := b.t
 	t.Helper()
-	b.cmd = exec.Command(binPath, args...)
+	bin := b.bin
+	if bin == "" {
+		bin = binPath
+	}
+	b.cmd = exec.Command(bin, args...)
 	b.cmd.Env = append(env, "CLAUDE_RPC_TEST_MARKER="+b.marker)
 	b.cmd.Stderr = b.stderr
 	var err error
