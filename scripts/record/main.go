@@ -89,6 +89,26 @@ var scenarios = []scenario{
 	{name: "auto-compact", setup: "[[bash:echo one]]", prompt: "next [[say:after compaction]]", env: []string{"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=1"}},
 	{name: "steer-at-tool-boundary", prompt: "[[bash:sleep 1; echo slept]]", steerAt: `"type":"assistant"`, steer: "change course [[say:steered]]"},
 	{name: "steer-after-reply", prompt: "[[slow:20]]", steerAt: `"text":"word "`, steer: "and then [[say:steered]]"},
+	// The CLI's todo tools (on with CLAUDE_CODE_ENABLE_TODO_TOOLS=1, which
+	// the bridge sets): tasks created, updated, renamed and deleted, an
+	// update of a task that does not exist and one the CLI refuses, then a
+	// list and a get.
+	{name: "todos-tasks", env: []string{"CLAUDE_CODE_ENABLE_TODO_TOOLS=1"}, prompt: "Plan it " +
+		`[[tool:TaskCreate:{"subject":"Write the parser","description":"Parse the input","activeForm":"Writing the parser"}]]` +
+		`[[tool:TaskCreate:{"subject":"Test it","description":"Add tests"}]]` +
+		`[[tool:TaskUpdate:{"taskId":"1","status":"in_progress"}]]` +
+		`[[tool:TaskUpdate:{"taskId":"2","subject":"Test the parser","status":"completed"}]]` +
+		`[[tool:TaskCreate:{"subject":"Drop me","description":"Not needed"}]]` +
+		`[[tool:TaskUpdate:{"taskId":"3","status":"deleted"}]]` +
+		`[[tool:TaskUpdate:{"taskId":"9","status":"completed"}]]` +
+		`[[tool:TaskUpdate:{"taskId":"1","status":"done"}]]` +
+		`[[tool:TaskCreate:{"subject":"Ship it","description":"Release"}]]` +
+		`[[tool:TaskList:{}]][[tool:TaskGet:{"taskId":"4"}]]`},
+	// The CLI's older TodoWrite tool, which it offers instead of the task
+	// tools with CLAUDE_CODE_ENABLE_TASKS=0: two writes of the whole list.
+	{name: "todos-todowrite", env: []string{"CLAUDE_CODE_ENABLE_TASKS=0", "CLAUDE_CODE_ENABLE_TODO_TOOLS=1"}, prompt: "Plan it " +
+		`[[tool:TodoWrite:{"todos":[{"content":"Write the parser","status":"in_progress","activeForm":"Writing the parser"},{"content":"Test it","status":"pending","activeForm":"Testing it"}]}]]` +
+		`[[tool:TodoWrite:{"todos":[{"content":"Write the parser","status":"completed","activeForm":"Writing the parser"},{"content":"Ship it","status":"in_progress","activeForm":"Shipping it"}]}]]`},
 }
 
 func main() {
