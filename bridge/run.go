@@ -70,8 +70,9 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 	aborted := r.aborted
 	session := s.session()
 	// As in pi, bash commands the host ran reach the model with the next
-	// message, not as messages of their own.
-	text := s.takeBashContext() + m.text
+	// message, not as messages of their own; so does a todo list the host
+	// set.
+	text := s.takeBashContext() + m.text + s.takeTodoContext()
 	s.mu.Unlock()
 	if aborted {
 		s.finish(r, tr, tr.Abort())
@@ -141,7 +142,7 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 		}
 		evs = tr.Append(evs[:0], line)
 		noteRetry(r, evs)
-		s.noteTodos(r, evs)
+		s.noteTodos(evs)
 		if len(evs) == 0 && s.log.Enabled(context.Background(), slog.LevelDebug) && !bytes.HasPrefix(line, []byte(`{"type":"stream_event"`)) {
 			s.log.Debug("claude line not shown", "type", gjson.GetBytes(line, "type").String(), "subtype", gjson.GetBytes(line, "subtype").String())
 		}
@@ -261,8 +262,8 @@ type stateData struct {
 	MessageCount          int       `json:"messageCount"`
 	PendingMessageCount   int       `json:"pendingMessageCount"`
 	QueuedMessageCount    int       `json:"queuedMessageCount"`
-	// TodoPhases are xcsh's: the host's phases and the CLI's tasks.
-	TodoPhases []todoPhase `json:"todoPhases"`
+	// TodoPhases is xcsh's: the session's todo list.
+	TodoPhases []transform.TodoPhase `json:"todoPhases"`
 	// Transport is claude-rpc's own: how the CLI is driven.
 	Transport string `json:"transport"`
 }
@@ -309,7 +310,7 @@ func (s *server) state() stateData {
 		MessageCount:          len(s.messages),
 		PendingMessageCount:   s.pending(),
 		QueuedMessageCount:    s.pending(),
-		TodoPhases:            s.todoPhases(),
+		TodoPhases:            s.todos.list.Phases(),
 		Transport:             s.transport.Name(),
 	}
 }

@@ -114,8 +114,8 @@ func definitions() map[string]object {
 		"Model":             describe(reflect.TypeFor[modelInfo](), "cost: input and output per Mtok from the CLI's model description, cache prices unknown (0); contextWindow and maxTokens as the CLI reported them, else 200000 / 32000"),
 		"ModelCost":         describe(reflect.TypeFor[modelCost](), ""),
 		"State":             describe(reflect.TypeFor[stateData](), "pi's RpcSessionState plus interruptMode, queuedMessageCount, todoPhases (omp/xcsh) and transport (claude-rpc's)"),
-		"TodoPhase":         describe(reflect.TypeFor[todoPhase](), ""),
-		"TodoTask":          describe(reflect.TypeFor[todoTask](), ""),
+		"TodoPhase":         describe(reflect.TypeFor[transform.TodoPhase](), ""),
+		"TodoTask":          describe(reflect.TypeFor[transform.TodoTask](), "notes is the CLI task's description, activeForm (claude-rpc's) its present-continuous form"),
 		"BashResult":        describe(reflect.TypeFor[bashResult](), ""),
 		"SessionStats":      describe(reflect.TypeFor[sessionStats](), "cost is the sum of the CLI's per-run totals"),
 		"StatsTokens":       describe(reflect.TypeFor[tokenCounts](), ""),
@@ -147,7 +147,7 @@ func describe(t reflect.Type, doc string) object {
 var structNames = map[reflect.Type]string{
 	reflect.TypeFor[transform.Usage](): "Usage", reflect.TypeFor[transform.Cost](): "Cost",
 	reflect.TypeFor[transform.CompactionDetails](): "CompactionDetails", reflect.TypeFor[modelCost](): "ModelCost",
-	reflect.TypeFor[modelInfo](): "Model", reflect.TypeFor[todoPhase](): "TodoPhase", reflect.TypeFor[todoTask](): "TodoTask",
+	reflect.TypeFor[modelInfo](): "Model", reflect.TypeFor[transform.TodoPhase](): "TodoPhase", reflect.TypeFor[transform.TodoTask](): "TodoTask",
 	reflect.TypeFor[tokenCounts](): "StatsTokens",
 }
 

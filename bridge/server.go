@@ -173,7 +173,7 @@ type server struct {
 	bash            *bashRun        // the running bash command
 	sessionFile     string          // the transcript, when the session came from a path
 	fork            *fork           // the session is a copy the CLI makes at the next turn
-	todos           []todoPhase     // the host's phases and the CLI's tasks
+	todos           todoState       // the todo list (todoPhases)
 	// waiting are the requests to the host waiting for its answer, by id
 	// (ui_N: extension_ui_request, host_N: host_tool_call).
 	waiting        map[string]*waiter
@@ -183,13 +183,12 @@ type server struct {
 
 // run is one prompt from agent_start to agent_end.
 type run struct {
-	turn     claudecli.Turn             // nil until started
-	retrying atomic.Bool                // the CLI waits to retry an API call (auto_retry_start shown)
-	idle     atomic.Bool                // the watchdog stopped the turn: the CLI printed nothing for IdleTimeout
-	then     *message                   // abort_and_prompt's prompt, run after this run
-	handed   []handedMsg                // steering messages the CLI holds and has not started
-	compact  bool                       // a compact command's turn, not a prompt
-	taskArgs map[string]json.RawMessage // arguments of the CLI's task tool calls running, by call id
+	turn     claudecli.Turn // nil until started
+	retrying atomic.Bool    // the CLI waits to retry an API call (auto_retry_start shown)
+	idle     atomic.Bool    // the watchdog stopped the turn: the CLI printed nothing for IdleTimeout
+	then     *message       // abort_and_prompt's prompt, run after this run
+	handed   []handedMsg    // steering messages the CLI holds and has not started
+	compact  bool           // a compact command's turn, not a prompt
 	aborted  bool
 	abortIDs []json.RawMessage // ids of abort commands to answer after agent_end
 }

@@ -59,7 +59,7 @@ func raws(entries []sessions.Entry) [][]byte {
 func (s *server) use(l *loaded) {
 	s.sessionID, s.sessionFile, s.sessionName = l.id, l.path, l.name
 	s.messages = l.messages
-	s.fork, s.todos = nil, nil
+	s.fork, s.todos = nil, todoState{}
 	s.steerQ, s.followQ, s.bashContext = nil, nil, nil
 }
 

@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -12,168 +11,188 @@ import (
 	"github.com/claude-rpc/claude-rpc/transform"
 )
 
-// Todos (xcsh's set_todos and get_state.todoPhases), kept in step with the
-// CLI's task tools. Measured on 2.1.328: the CLI offers no todo tool unless
-// CLAUDE_CODE_ENABLE_TODO_TOOLS=1, which brings TaskCreate {subject,
-// description}, TaskUpdate {taskId, status}, TaskList and TaskGet (TodoWrite
-// itself is "disabled for this session"). Their results say what changed:
-// TaskCreate {task:{id, subject}}, TaskUpdate {success, taskId,
-// statusChange:{from, to}} (to "deleted" removes it), TaskList {tasks:[{id,
-// subject, status}]}. The bridge turns them on (a pi host expects todos)
-// unless the environment already says otherwise.
-
-// todoToolsEnv enables the CLI's task tools.
+// todoToolsEnv turns on the CLI's todo tools (TaskCreate, TaskGet,
+// TaskList, TaskUpdate). On 2.1.328 they are off by default for current
+// models, and a host speaking pi's protocol expects todos (todoPhases in
+// get_state), so the bridge sets it ([server.cliConfig]) unless the
+// environment says otherwise: CLAUDE_CODE_ENABLE_TODO_TOOLS=0 keeps them
+// off. With CLAUDE_CODE_ENABLE_TASKS=0 as well, the CLI offers its older
+// TodoWrite instead, which [transform.Todos] follows too.
 const todoToolsEnv = "CLAUDE_CODE_ENABLE_TODO_TOOLS"
 
-// todoTask and todoPhase are xcsh's TodoTask and TodoPhase.
-type todoTask struct {
-	ID      string `json:"id"`
-	Content string `json:"content"`
-	Status  string `json:"status"`
+// todoState is the session's todo list (todoPhases) and whether the model
+// is to hear of it. Guarded by server.mu.
+type todoState struct {
+	list transform.Todos
+	// tell is set when the host set the list: the next prompt carries it
+	// to the model, which otherwise would not know (the CLI keeps its own
+	// task list).
+	tell bool
 }
 
-type todoPhase struct {
-	ID    string     `json:"id"`
-	Name  string     `json:"name"`
-	Tasks []todoTask `json:"tasks"`
-}
-
-// cliTodoPhase is the phase holding the CLI's tasks.
-const cliTodoPhase = "claude"
-
-var todoStatuses = []string{"pending", "in_progress", "completed"}
-
-// noteTodos follows the CLI's task tool calls in a run's events: a call's
-// arguments at its start, the change once its result came back without
-// error. Called on the run's goroutine.
-func (s *server) noteTodos(r *run, evs []transform.Event) {
-	for i := range evs {
-		e := &evs[i]
-		if !strings.HasPrefix(e.ToolName, "Task") {
-			continue
-		}
-		switch e.Type {
-		case transform.EventToolExecutionStart:
-			if r.taskArgs == nil {
-				r.taskArgs = map[string]json.RawMessage{}
-			}
-			r.taskArgs[e.ToolCallID] = e.Args
-		case transform.EventToolExecutionEnd:
-			args := r.taskArgs[e.ToolCallID]
-			delete(r.taskArgs, e.ToolCallID)
-			if e.IsError || e.Result == nil {
-				continue
-			}
-			s.mu.Lock()
-			s.applyTask(e.ToolName, gjson.ParseBytes(args), gjson.ParseBytes(e.Result.Details))
-			s.mu.Unlock()
-		}
-	}
-}
-
-// applyTask changes the CLI's phase by one task tool's result. Called with
-// s.mu held.
-func (s *server) applyTask(tool string, args, res gjson.Result) {
-	i := slices.IndexFunc(s.todos, func(p todoPhase) bool { return p.ID == cliTodoPhase })
-	if i < 0 {
-		s.todos = append(s.todos, todoPhase{ID: cliTodoPhase, Name: "Todos"})
-		i = len(s.todos) - 1
-	}
-	p := &s.todos[i]
-	find := func(id string) int { return slices.IndexFunc(p.Tasks, func(t todoTask) bool { return t.ID == id }) }
-	switch tool {
-	case "TaskCreate":
-		if id := res.Get("task.id").String(); id != "" && find(id) < 0 {
-			p.Tasks = append(p.Tasks, todoTask{ID: id, Content: res.Get("task.subject").String(), Status: "pending"})
-		}
-	case "TaskUpdate":
-		j := find(res.Get("taskId").String())
-		if !res.Get("success").Bool() || j < 0 {
-			return
-		}
-		switch to := res.Get("statusChange.to").String(); {
-		case to == "deleted":
-			p.Tasks = slices.Delete(p.Tasks, j, j+1)
-			return
-		case slices.Contains(todoStatuses, to):
-			p.Tasks[j].Status = to
-		}
-		if subject := args.Get("subject").String(); subject != "" {
-			p.Tasks[j].Content = subject
-		}
-	case "TaskList":
-		if !res.Get("tasks").IsArray() {
-			return
-		}
-		p.Tasks = p.Tasks[:0]
-		for _, t := range res.Get("tasks").Array() {
-			st := t.Get("status").String()
-			if !slices.Contains(todoStatuses, st) {
-				st = "pending"
-			}
-			p.Tasks = append(p.Tasks, todoTask{ID: t.Get("id").String(), Content: t.Get("subject").String(), Status: st})
-		}
-	}
-}
-
-// setTodos handles set_todos: the host's phases replace the todo state
-// (the CLI's own task list is the CLI's: it is not told). Ids missing are
-// given ("phase-N", "task-N"); the answer is the normalized list.
+// setTodos handles set_todos: the host replaces the session's todo list.
+// The answer is the list as stored (ids and statuses filled in), as xcsh
+// answers: {todoPhases}. The model hears of it with the next prompt.
 func (s *server) setTodos(c command) {
-	v := c.raw.Get("phases")
-	if !v.IsArray() {
-		s.w.send(errResponse(c.id, c.typ, fmt.Sprintf("%s: \"phases\" must be an array, got %s", c.typ, jsonKind(v))))
+	phases, err := parseTodoPhases(c.raw.Get("phases"))
+	if err != nil {
+		s.w.send(errResponse(c.id, c.typ, "set_todos: "+err.Error()))
 		return
 	}
-	phases := []todoPhase{}
-	for i, ph := range v.Array() {
-		p := todoPhase{ID: ph.Get("id").String(), Name: ph.Get("name").String(), Tasks: []todoTask{}}
-		if p.ID == "" {
-			p.ID = "phase-" + strconv.Itoa(i+1)
+	s.mu.Lock()
+	s.todos.list.Set(phases)
+	s.todos.tell = true
+	out := s.todos.list.Phases()
+	s.mu.Unlock()
+	s.w.send(okResponse(c.id, c.typ, map[string]any{"todoPhases": out}))
+}
+
+// parseTodoPhases validates set_todos' phases and normalizes them: names
+// and texts trimmed, missing ids given ("phase-N", "task-N", after the
+// highest given), missing statuses "pending". Ids must be unique (phases
+// among phases, tasks among all tasks). Fields it does not know are
+// dropped.
+func parseTodoPhases(v gjson.Result) ([]transform.TodoPhase, error) {
+	if !v.Exists() || v.Type == gjson.Null {
+		return nil, fmt.Errorf("missing required field \"phases\"")
+	}
+	if !v.IsArray() {
+		return nil, fmt.Errorf("\"phases\" must be an array, got %s", jsonKind(v))
+	}
+	var phases []transform.TodoPhase
+	phaseIDs, taskIDs := map[string]bool{}, map[string]bool{}
+	for i, pv := range v.Array() {
+		at := fmt.Sprintf("phases[%d]", i)
+		if !pv.IsObject() {
+			return nil, fmt.Errorf("%s must be an object, got %s", at, jsonKind(pv))
 		}
+		var p transform.TodoPhase
 		var err error
-		switch {
-		case !ph.IsObject():
-			err = fmt.Errorf("phases[%d] must be an object", i)
-		case strings.TrimSpace(p.Name) == "":
-			err = fmt.Errorf("phases[%d] needs a name", i)
-		case ph.Get("tasks").Exists() && !ph.Get("tasks").IsArray():
-			err = fmt.Errorf("phases[%d].tasks must be an array", i)
+		if p.ID, err = optText(pv, at, "id"); err != nil {
+			return nil, err
 		}
-		for j, t := range ph.Get("tasks").Array() {
-			task := todoTask{ID: t.Get("id").String(), Content: t.Get("content").String(), Status: t.Get("status").String()}
-			if task.ID == "" {
-				task.ID = "task-" + strconv.Itoa(j+1)
-			}
-			if task.Status == "" {
-				task.Status = "pending"
-			}
-			switch {
-			case err != nil:
-			case !t.IsObject() || strings.TrimSpace(task.Content) == "":
-				err = fmt.Errorf("phases[%d].tasks[%d] needs a \"content\"", i, j)
-			case !slices.Contains(todoStatuses, task.Status):
-				err = fmt.Errorf("phases[%d].tasks[%d]: status must be one of %s, got %q", i, j, strings.Join(todoStatuses, ", "), task.Status)
-			}
-			p.Tasks = append(p.Tasks, task)
+		if p.Name, err = optText(pv, at, "name"); err != nil {
+			return nil, err
 		}
-		if err != nil {
-			s.w.send(errResponse(c.id, c.typ, c.typ+": "+err.Error()))
-			return
+		if p.Name == "" {
+			return nil, fmt.Errorf("%s.name: a phase needs a name", at)
+		}
+		if p.ID != "" && phaseIDs[p.ID] {
+			return nil, fmt.Errorf("%s.id: %q is the id of another phase", at, p.ID)
+		}
+		phaseIDs[p.ID] = true
+		tv := pv.Get("tasks")
+		if tv.Exists() && tv.Type != gjson.Null && !tv.IsArray() {
+			return nil, fmt.Errorf("%s.tasks must be an array, got %s", at, jsonKind(tv))
+		}
+		p.Tasks = []transform.TodoTask{}
+		for j, kv := range tv.Array() {
+			at := fmt.Sprintf("%s.tasks[%d]", at, j)
+			k, err := parseTodoTask(kv, at)
+			if err != nil {
+				return nil, err
+			}
+			if k.ID != "" && taskIDs[k.ID] {
+				return nil, fmt.Errorf("%s.id: %q is the id of another task", at, k.ID)
+			}
+			taskIDs[k.ID] = true
+			p.Tasks = append(p.Tasks, k)
 		}
 		phases = append(phases, p)
 	}
-	s.mu.Lock()
-	s.todos = phases
-	s.mu.Unlock()
-	s.w.send(okResponse(c.id, c.typ, map[string]any{"todoPhases": phases}))
+	fillIDs(phases)
+	return phases, nil
 }
 
-// todoPhases is get_state's copy. Called with s.mu held.
-func (s *server) todoPhases() []todoPhase {
-	out := make([]todoPhase, len(s.todos))
-	for i, p := range s.todos {
-		out[i] = todoPhase{ID: p.ID, Name: p.Name, Tasks: append([]todoTask{}, p.Tasks...)}
+func parseTodoTask(v gjson.Result, at string) (transform.TodoTask, error) {
+	var k transform.TodoTask
+	if !v.IsObject() {
+		return k, fmt.Errorf("%s must be an object, got %s", at, jsonKind(v))
 	}
-	return out
+	var err error
+	for _, f := range []struct {
+		name string
+		to   *string
+	}{{"id", &k.ID}, {"content", &k.Content}, {"status", &k.Status}, {"notes", &k.Notes}, {"activeForm", &k.ActiveForm}} {
+		if *f.to, err = optText(v, at, f.name); err != nil {
+			return k, err
+		}
+	}
+	switch {
+	case k.Content == "":
+		return k, fmt.Errorf("%s.content: a task needs a text", at)
+	case k.Status == "":
+		k.Status = transform.TodoPending
+	case !slices.Contains(transform.TodoStatuses, k.Status):
+		return k, fmt.Errorf("%s.status must be one of %s, got %q", at, strings.Join(transform.TodoStatuses, ", "), k.Status)
+	}
+	return k, nil
+}
+
+// optText returns an optional string field, trimmed ("" when absent or
+// null).
+func optText(obj gjson.Result, at, field string) (string, error) {
+	v := obj.Get(gjson.Escape(field))
+	switch {
+	case !v.Exists() || v.Type == gjson.Null:
+		return "", nil
+	case v.Type != gjson.String:
+		return "", fmt.Errorf("%s.%s must be a string, got %s", at, field, jsonKind(v))
+	}
+	return strings.TrimSpace(v.String()), nil
+}
+
+// fillIDs gives the phases and tasks without an id the next "phase-N" and
+// "task-N".
+func fillIDs(phases []transform.TodoPhase) {
+	var pids, tids []string
+	for _, p := range phases {
+		pids = append(pids, p.ID)
+		for _, k := range p.Tasks {
+			tids = append(tids, k.ID)
+		}
+	}
+	np, nt := transform.NextTodoNumber(pids, "phase-"), transform.NextTodoNumber(tids, "task-")
+	for i := range phases {
+		if phases[i].ID == "" {
+			phases[i].ID = "phase-" + strconv.Itoa(np)
+			np++
+		}
+		for j := range phases[i].Tasks {
+			if phases[i].Tasks[j].ID == "" {
+				phases[i].Tasks[j].ID = "task-" + strconv.Itoa(nt)
+				nt++
+			}
+		}
+	}
+}
+
+// noteTodos keeps the todo list in step with the CLI's todo tool calls
+// among a line's events. Most lines have none; only those take the lock.
+func (s *server) noteTodos(evs []transform.Event) {
+	for i := range evs {
+		switch evs[i].Type {
+		case transform.EventToolExecutionStart, transform.EventToolExecutionEnd, transform.EventMessageStart:
+		default:
+			continue
+		}
+		s.mu.Lock()
+		for j := i; j < len(evs); j++ {
+			s.todos.list.Observe(&evs[j])
+		}
+		s.mu.Unlock()
+		return
+	}
+}
+
+// takeTodoContext returns the todo list for the model, to follow the next
+// prompt's text, once after the host set it; else "". It follows rather
+// than leads, as the CLI's own reminders do: the user's words come first.
+// Called with s.mu held.
+func (s *server) takeTodoContext() string {
+	if !s.todos.tell {
+		return ""
+	}
+	s.todos.tell = false
+	return "\n\n" + s.todos.list.Reminder()
 }

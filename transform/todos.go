@@ -468,7 +468,7 @@ func (t *Todos) Reminder() string {
 	var b strings.Builder
 	b.WriteString("<system-reminder>\nThe user set your todo list")
 	if n := t.count(); n == 0 {
-		b.WriteString(" to empty: remove the tasks you track (TaskUpdate with status \"deleted\", or TodoWrite with no todos).\n</system-reminder>\n")
+		b.WriteString(" to empty: remove the tasks you track (TaskUpdate with status \"deleted\", or TodoWrite with no todos).\n</system-reminder>")
 		return b.String()
 	}
 	b.WriteString(" to the following (replacing the one before).\n")
@@ -487,7 +487,7 @@ func (t *Todos) Reminder() string {
 	}
 	b.WriteString("Keep your own task list in step with it: create the tasks without a #id " +
 		"(TaskCreate, with the text above as the subject; or TodoWrite with the whole list), " +
-		"and give those with a #id the status shown (TaskUpdate).\n</system-reminder>\n")
+		"and give those with a #id the status shown (TaskUpdate).\n</system-reminder>")
 	return b.String()
 }
 
