@@ -116,7 +116,7 @@ type AssistantEvent struct {
 	ToolCall *Content
 }
 
-// MarshalJSON writes the event in pi's shape.
+// MarshalJSON writes the event in pi's shape (shapes.go).
 func (e Event) MarshalJSON() ([]byte, error) {
 	switch e.Type {
 	case EventAgentEnd:
@@ -124,97 +124,43 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		if msgs == nil {
 			msgs = []Message{}
 		}
-		return marshalNoEscape(struct {
-			Type     string    `json:"type"`
-			Messages []Message `json:"messages"`
-		}{e.Type, msgs})
+		return marshalNoEscape(agentEndJSON{e.Type, msgs})
 	case EventTurnEnd:
 		trs := e.ToolResults
 		if trs == nil {
 			trs = []Message{}
 		}
-		return marshalNoEscape(struct {
-			Type        string    `json:"type"`
-			Message     *Message  `json:"message"`
-			ToolResults []Message `json:"toolResults"`
-		}{e.Type, &e.Message, trs})
+		return marshalNoEscape(turnEndJSON{e.Type, &e.Message, trs})
 	case EventMessageStart, EventMessageEnd:
-		return marshalNoEscape(struct {
-			Type    string   `json:"type"`
-			Message *Message `json:"message"`
-		}{e.Type, &e.Message})
+		return marshalNoEscape(messageJSON{e.Type, &e.Message})
 	case EventToolExecutionStart:
 		args := e.Args
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
 		}
-		return marshalNoEscape(struct {
-			Type       string          `json:"type"`
-			ToolCallID string          `json:"toolCallId"`
-			ToolName   string          `json:"toolName"`
-			Args       json.RawMessage `json:"args"`
-		}{e.Type, e.ToolCallID, e.ToolName, args})
+		return marshalNoEscape(toolExecutionStartJSON{e.Type, e.ToolCallID, e.ToolName, args})
 	case EventToolExecutionEnd:
-		return marshalNoEscape(struct {
-			Type       string      `json:"type"`
-			ToolCallID string      `json:"toolCallId"`
-			ToolName   string      `json:"toolName"`
-			Result     *ToolResult `json:"result"`
-			IsError    bool        `json:"isError"`
-		}{e.Type, e.ToolCallID, e.ToolName, e.Result, e.IsError})
+		return marshalNoEscape(toolExecutionEndJSON{e.Type, e.ToolCallID, e.ToolName, e.Result, e.IsError})
 	case EventAutoRetryStart:
 		r := e.Retry
-		return marshalNoEscape(struct {
-			Type         string `json:"type"`
-			Attempt      int    `json:"attempt"`
-			MaxAttempts  int    `json:"maxAttempts"`
-			DelayMs      int64  `json:"delayMs"`
-			ErrorMessage string `json:"errorMessage"`
-		}{e.Type, r.Attempt, r.MaxAttempts, r.DelayMs, r.ErrorMessage})
+		return marshalNoEscape(autoRetryStartJSON{e.Type, r.Attempt, r.MaxAttempts, r.DelayMs, r.ErrorMessage})
 	case EventAutoRetryEnd:
 		r := e.Retry
-		return marshalNoEscape(struct {
-			Type       string `json:"type"`
-			Success    bool   `json:"success"`
-			Attempt    int    `json:"attempt"`
-			FinalError string `json:"finalError,omitempty"`
-		}{e.Type, r.Success, r.Attempt, r.FinalError})
+		return marshalNoEscape(autoRetryEndJSON{e.Type, r.Success, r.Attempt, r.FinalError})
 	case EventAutoCompactionStart:
-		return marshalNoEscape(struct {
-			Type   string `json:"type"`
-			Reason string `json:"reason"`
-		}{e.Type, e.Reason})
+		return marshalNoEscape(autoCompactionStartJSON{e.Type, e.Reason})
 	case EventAutoCompactionEnd:
-		return marshalNoEscape(struct {
-			Type         string      `json:"type"`
-			Result       *Compaction `json:"result"`
-			Aborted      bool        `json:"aborted"`
-			WillRetry    bool        `json:"willRetry"`
-			ErrorMessage string      `json:"errorMessage,omitempty"`
-		}{e.Type, e.Compaction, e.Aborted, false, e.ErrorMessage})
+		return marshalNoEscape(autoCompactionEndJSON{e.Type, e.Compaction, e.Aborted, false, e.ErrorMessage})
 	case EventMessageUpdate:
-		return marshalNoEscape(struct { // pi's key order
-			Type    string          `json:"type"`
-			Update  json.RawMessage `json:"assistantMessageEvent"`
-			Message *Message        `json:"message"`
-		}{e.Type, e.Update.marshal(&e.Message), &e.Message})
+		return marshalNoEscape(messageUpdateJSON{e.Type, e.Update.marshal(&e.Message), &e.Message})
 	default:
-		return marshalNoEscape(struct {
-			Type string `json:"type"`
-		}{e.Type})
+		return marshalNoEscape(typeOnlyJSON{e.Type})
 	}
 }
 
 // marshal writes the assistantMessageEvent with partial, the message so far.
 func (a *AssistantEvent) marshal(partial *Message) json.RawMessage {
-	v := struct {
-		Type         string   `json:"type"`
-		ContentIndex int      `json:"contentIndex"`
-		Delta        *string  `json:"delta,omitempty"`
-		Content      *string  `json:"content,omitempty"`
-		ToolCall     *Content `json:"toolCall,omitempty"`
-		Partial      *Message `json:"partial"`
-	}{Type: a.Type, ContentIndex: a.ContentIndex, ToolCall: a.ToolCall, Partial: partial}
+	v := assistantEventJSON{Type: a.Type, ContentIndex: a.ContentIndex, ToolCall: a.ToolCall, Partial: partial}
 	switch a.Type {
 	case TextDelta, ThinkingDelta, ToolcallDelta:
 		v.Delta = &a.Delta

@@ -49,40 +49,24 @@ type Content struct {
 // TextContent returns a text block.
 func TextContent(s string) Content { return Content{Type: "text", Text: s} }
 
-// MarshalJSON writes the block in pi's shape: {type:"text",text} and so on.
+// MarshalJSON writes the block in pi's shape (shapes.go):
+// {type:"text",text} and so on.
 func (c Content) MarshalJSON() ([]byte, error) {
 	switch c.Type {
 	case "text":
-		return marshalNoEscape(struct {
-			Type string `json:"type"`
-			Text string `json:"text"`
-		}{c.Type, c.Text})
+		return marshalNoEscape(textJSON{c.Type, c.Text})
 	case "thinking":
-		return marshalNoEscape(struct {
-			Type     string `json:"type"`
-			Thinking string `json:"thinking"`
-		}{c.Type, c.Thinking})
+		return marshalNoEscape(thinkingJSON{c.Type, c.Thinking})
 	case "toolCall":
 		args := c.Arguments
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
 		}
-		return marshalNoEscape(struct {
-			Type      string          `json:"type"`
-			ID        string          `json:"id"`
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		}{c.Type, c.ID, c.Name, args})
+		return marshalNoEscape(toolCallJSON{c.Type, c.ID, c.Name, args})
 	case "image":
-		return marshalNoEscape(struct {
-			Type     string `json:"type"`
-			Data     string `json:"data"`
-			MimeType string `json:"mimeType"`
-		}{c.Type, c.Data, c.MimeType})
+		return marshalNoEscape(imageJSON{c.Type, c.Data, c.MimeType})
 	default:
-		return marshalNoEscape(struct {
-			Type string `json:"type"`
-		}{c.Type})
+		return marshalNoEscape(typeOnlyJSON{c.Type})
 	}
 }
 
@@ -152,8 +136,8 @@ type Message struct {
 	Timestamp int64 `json:"timestamp"`
 }
 
-// MarshalJSON writes the message in pi's shape, with its keys in pi's order
-// for the role; nil content is written as [].
+// MarshalJSON writes the message in pi's shape (shapes.go), with its keys
+// in pi's order for the role; nil content is written as [].
 func (m Message) MarshalJSON() ([]byte, error) {
 	content := m.Content
 	if content == nil {
@@ -161,35 +145,12 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	}
 	switch m.Role {
 	case RoleAssistant:
-		return marshalNoEscape(struct {
-			Role         string    `json:"role"`
-			Content      []Content `json:"content"`
-			API          string    `json:"api"`
-			Provider     string    `json:"provider"`
-			Model        string    `json:"model"`
-			Usage        Usage     `json:"usage"`
-			StopReason   string    `json:"stopReason"`
-			Timestamp    int64     `json:"timestamp"`
-			ResponseID   string    `json:"responseId,omitempty"`
-			ErrorMessage string    `json:"errorMessage,omitempty"`
-		}{m.Role, content, m.API, m.Provider, m.Model, m.Usage, m.StopReason, m.Timestamp, m.ResponseID, m.ErrorMessage})
+		return marshalNoEscape(assistantJSON{m.Role, content, m.API, m.Provider, m.Model, m.Usage, m.StopReason, m.Timestamp, m.ResponseID, m.ErrorMessage})
 	case RoleToolResult:
 		isError := m.IsError != nil && *m.IsError
-		return marshalNoEscape(struct {
-			Role       string          `json:"role"`
-			ToolCallID string          `json:"toolCallId"`
-			ToolName   string          `json:"toolName"`
-			Content    []Content       `json:"content"`
-			Details    json.RawMessage `json:"details,omitempty"`
-			IsError    bool            `json:"isError"`
-			Timestamp  int64           `json:"timestamp"`
-		}{m.Role, m.ToolCallID, m.ToolName, content, m.Details, isError, m.Timestamp})
+		return marshalNoEscape(toolResultJSON{m.Role, m.ToolCallID, m.ToolName, content, m.Details, isError, m.Timestamp})
 	default:
-		return marshalNoEscape(struct {
-			Role      string    `json:"role"`
-			Content   []Content `json:"content"`
-			Timestamp int64     `json:"timestamp"`
-		}{m.Role, content, m.Timestamp})
+		return marshalNoEscape(userJSON{m.Role, content, m.Timestamp})
 	}
 }
 

@@ -1,0 +1,255 @@
+package transform
+
+import "encoding/json"
+
+// The structs below are what MarshalJSON writes: one per JSON shape of an
+// event, a message, a content block and an assistantMessageEvent, their
+// keys in pi's order. Their field comments are the protocol reference's
+// descriptions (bridge's reference test generates testdata/protocol from
+// them), so they speak to the host's developer. A `schema` tag names the
+// reference's type for a field whose Go type does not say it (raw JSON, or
+// a narrower kind of message).
+
+// typeOnlyJSON is an event that carries nothing but its type.
+type typeOnlyJSON struct {
+	Type string `json:"type"`
+}
+
+// agentEndJSON ends a run: nothing more comes for the prompt.
+type agentEndJSON struct {
+	Type string `json:"type"`
+	// Messages are the run's messages in order: the prompt, steering and
+	// follow-up messages, assistant messages and tool results.
+	Messages []Message `json:"messages"`
+}
+
+// turnEndJSON ends one model call and the tool calls it made.
+type turnEndJSON struct {
+	Type string `json:"type"`
+	// Message is the turn's assistant message, as in its message_end.
+	Message *Message `json:"message"`
+	// ToolResults are the results of the turn's tool calls, in order.
+	ToolResults []Message `json:"toolResults" schema:"ref=ToolResultMessage"`
+}
+
+// messageJSON starts or ends a message.
+type messageJSON struct {
+	Type string `json:"type"`
+	// Message is the message: at message_start as far as known (an
+	// assistant message has no content yet), at message_end complete.
+	Message *Message `json:"message"`
+}
+
+// messageUpdateJSON streams an assistant message.
+type messageUpdateJSON struct {
+	Type string `json:"type"`
+	// Update says what changed.
+	Update json.RawMessage `json:"assistantMessageEvent" schema:"ref=AssistantMessageEvent"`
+	// Message is the assistant message so far, the same as the update's
+	// partial.
+	Message *Message `json:"message" schema:"ref=AssistantMessage"`
+}
+
+// toolExecutionStartJSON says the CLI runs a tool the model called.
+type toolExecutionStartJSON struct {
+	Type string `json:"type"`
+	// ToolCallID is the toolCall block's id.
+	ToolCallID string `json:"toolCallId"`
+	// ToolName is the CLI's name for the tool (Bash, Read, mcp__server__tool, …).
+	ToolName string `json:"toolName"`
+	// Args are the call's arguments, a JSON object.
+	Args json.RawMessage `json:"args"`
+}
+
+// toolExecutionEndJSON says a tool call finished.
+type toolExecutionEndJSON struct {
+	Type       string `json:"type"`
+	ToolCallID string `json:"toolCallId"`
+	ToolName   string `json:"toolName"`
+	// Result is what the tool returned.
+	Result *ToolResult `json:"result"`
+	// IsError is true when the tool failed or was refused.
+	IsError bool `json:"isError"`
+}
+
+// autoRetryStartJSON says the CLI waits to retry a failed API call.
+type autoRetryStartJSON struct {
+	Type string `json:"type"`
+	// Attempt counts from 1.
+	Attempt int `json:"attempt"`
+	// MaxAttempts is the CLI's retry limit (CLAUDE_CODE_MAX_RETRIES).
+	MaxAttempts int `json:"maxAttempts"`
+	// DelayMs is how long the CLI waits before the attempt.
+	DelayMs int64 `json:"delayMs"`
+	// ErrorMessage is the API error that caused the retry.
+	ErrorMessage string `json:"errorMessage"`
+}
+
+// autoRetryEndJSON says the retries are over: the call went through or
+// failed for good.
+type autoRetryEndJSON struct {
+	Type    string `json:"type"`
+	Success bool   `json:"success"`
+	// Attempt is the last attempt made.
+	Attempt int `json:"attempt"`
+	// FinalError is the last error when the retries failed.
+	FinalError string `json:"finalError,omitempty"`
+}
+
+// autoCompactionStartJSON says the CLI compacts the conversation by itself.
+type autoCompactionStartJSON struct {
+	Type string `json:"type"`
+	// Reason is "threshold": the context was nearly full.
+	Reason string `json:"reason"`
+}
+
+// autoCompactionEndJSON says a compaction ended.
+type autoCompactionEndJSON struct {
+	Type string `json:"type"`
+	// Result is the compaction; null when it failed or was aborted.
+	Result *Compaction `json:"result" schema:"nullable"`
+	// Aborted is true when the run ended before the compaction did.
+	Aborted bool `json:"aborted"`
+	// WillRetry is always false: the CLI decides about retries itself.
+	WillRetry bool `json:"willRetry"`
+	// ErrorMessage says why there is no result.
+	ErrorMessage string `json:"errorMessage,omitempty"`
+}
+
+// assistantEventJSON is pi's AssistantMessageEvent: one step of an
+// assistant message's streaming.
+type assistantEventJSON struct {
+	Type string `json:"type"`
+	// ContentIndex is the index of the content block it is about.
+	ContentIndex int `json:"contentIndex"`
+	// Delta is the new text of a text_delta or thinking_delta, or the next
+	// piece of the arguments' JSON of a toolcall_delta.
+	Delta *string `json:"delta,omitempty"`
+	// Content is the block's whole text, on text_end and thinking_end.
+	Content *string `json:"content,omitempty"`
+	// ToolCall is the finished call, on toolcall_end.
+	ToolCall *Content `json:"toolCall,omitempty" schema:"ref=ToolCall"`
+	// Partial is the assistant message so far.
+	Partial *Message `json:"partial" schema:"ref=AssistantMessage"`
+}
+
+// assistantJSON is a message from the model.
+type assistantJSON struct {
+	Role    string    `json:"role"`
+	Content []Content `json:"content"`
+	// API is "anthropic-messages".
+	API string `json:"api"`
+	// Provider is "anthropic".
+	Provider string `json:"provider"`
+	// Model is the model id the API answered with.
+	Model string `json:"model"`
+	// Usage are the tokens of this model call. cost.total is the cost the
+	// CLI reports for a turn, on the turn's last assistant message (0 on
+	// the others).
+	Usage Usage `json:"usage"`
+	// StopReason is why the message ended: stop, length, toolUse, error or
+	// aborted.
+	StopReason string `json:"stopReason"`
+	// Timestamp is Unix milliseconds.
+	Timestamp int64 `json:"timestamp"`
+	// ResponseID is the API's message id.
+	ResponseID string `json:"responseId,omitempty"`
+	// ErrorMessage says what went wrong when stopReason is error or aborted.
+	ErrorMessage string `json:"errorMessage,omitempty"`
+}
+
+// toolResultJSON is what a tool call returned, as the model sees it.
+type toolResultJSON struct {
+	Role string `json:"role"`
+	// ToolCallID is the id of the toolCall block it answers.
+	ToolCallID string    `json:"toolCallId"`
+	ToolName   string    `json:"toolName"`
+	Content    []Content `json:"content"`
+	// Details are the CLI's structured result when it gives one (Bash:
+	// stdout, stderr, interrupted).
+	Details json.RawMessage `json:"details,omitempty"`
+	IsError bool            `json:"isError"`
+	// Timestamp is Unix milliseconds.
+	Timestamp int64 `json:"timestamp"`
+}
+
+// userJSON is a message from the user: a prompt, a steering or follow-up
+// message, or the CLI's own continuation after a reply hit max_tokens.
+type userJSON struct {
+	Role    string    `json:"role"`
+	Content []Content `json:"content"`
+	// Timestamp is Unix milliseconds.
+	Timestamp int64 `json:"timestamp"`
+}
+
+// textJSON is a text block.
+type textJSON struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// thinkingJSON is the model's thinking, whole (the CLI relays no thinking
+// deltas).
+type thinkingJSON struct {
+	Type     string `json:"type"`
+	Thinking string `json:"thinking"`
+}
+
+// toolCallJSON is a tool call of the model.
+type toolCallJSON struct {
+	Type string `json:"type"`
+	// ID is the API's tool_use id.
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Arguments are the call's input, a JSON object.
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// imageJSON is an image the host sent with a prompt.
+type imageJSON struct {
+	Type string `json:"type"`
+	// Data is base64.
+	Data     string `json:"data"`
+	MimeType string `json:"mimeType"`
+}
+
+// Shape is one JSON shape this package writes, for the protocol reference:
+// a zero value of the struct MarshalJSON encodes for it (Go), what it is a
+// shape of (Kind: "event", "message", "content" or "assistantMessageEvent")
+// and the value of the field that tells it from its siblings (Tag: an
+// event's or block's type, a message's role).
+type Shape struct {
+	Kind, Tag string
+	Go        any
+}
+
+// Shapes lists every shape MarshalJSON writes.
+func Shapes() []Shape {
+	s := []Shape{
+		{"event", EventAgentStart, typeOnlyJSON{}},
+		{"event", EventAgentEnd, agentEndJSON{}},
+		{"event", EventTurnStart, typeOnlyJSON{}},
+		{"event", EventTurnEnd, turnEndJSON{}},
+		{"event", EventMessageStart, messageJSON{}},
+		{"event", EventMessageUpdate, messageUpdateJSON{}},
+		{"event", EventMessageEnd, messageJSON{}},
+		{"event", EventToolExecutionStart, toolExecutionStartJSON{}},
+		{"event", EventToolExecutionEnd, toolExecutionEndJSON{}},
+		{"event", EventAutoRetryStart, autoRetryStartJSON{}},
+		{"event", EventAutoRetryEnd, autoRetryEndJSON{}},
+		{"event", EventAutoCompactionStart, autoCompactionStartJSON{}},
+		{"event", EventAutoCompactionEnd, autoCompactionEndJSON{}},
+		{"message", RoleUser, userJSON{}},
+		{"message", RoleAssistant, assistantJSON{}},
+		{"message", RoleToolResult, toolResultJSON{}},
+		{"content", "text", textJSON{}},
+		{"content", "thinking", thinkingJSON{}},
+		{"content", "toolCall", toolCallJSON{}},
+		{"content", "image", imageJSON{}},
+	}
+	for _, t := range []string{TextStart, TextDelta, TextEnd, ThinkingStart, ThinkingDelta, ThinkingEnd,
+		ToolcallStart, ToolcallDelta, ToolcallEnd} {
+		s = append(s, Shape{"assistantMessageEvent", t, assistantEventJSON{}})
+	}
+	return s
+}
