@@ -282,8 +282,8 @@ type modelInfo struct {
 	MaxTokens     int64     `json:"maxTokens"`
 }
 
-// modelCost is a model's price in dollars per million tokens; the CLI does
-// not tell it, so it is zero.
+// modelCost is a model's price in dollars per million tokens, as far as the
+// CLI's model descriptions tell it (priceOf): cache prices never.
 type modelCost struct {
 	Input      float64 `json:"input"`
 	Output     float64 `json:"output"`

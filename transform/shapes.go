@@ -10,12 +10,13 @@ import "encoding/json"
 // reference's type for a field whose Go type does not say it (raw JSON, or
 // a narrower kind of message).
 
-// typeOnlyJSON is an event that carries nothing but its type.
+// typeOnlyJSON is an event that carries nothing but its type: agent_start
+// (a run begins) and turn_start (a model call begins).
 type typeOnlyJSON struct {
 	Type string `json:"type"`
 }
 
-// agentEndJSON ends a run: nothing more comes for the prompt.
+// agentEndJSON is sent when a run ends: nothing more comes for the prompt.
 type agentEndJSON struct {
 	Type string `json:"type"`
 	// Messages are the run's messages in order: the prompt, steering and
@@ -23,7 +24,8 @@ type agentEndJSON struct {
 	Messages []Message `json:"messages"`
 }
 
-// turnEndJSON ends one model call and the tool calls it made.
+// turnEndJSON is sent when one model call and the tool calls it made are
+// over.
 type turnEndJSON struct {
 	Type string `json:"type"`
 	// Message is the turn's assistant message, as in its message_end.
@@ -32,7 +34,7 @@ type turnEndJSON struct {
 	ToolResults []Message `json:"toolResults" schema:"ref=ToolResultMessage"`
 }
 
-// messageJSON starts or ends a message.
+// messageJSON is sent when a message starts and when it ends.
 type messageJSON struct {
 	Type string `json:"type"`
 	// Message is the message: at message_start as far as known (an
@@ -40,7 +42,8 @@ type messageJSON struct {
 	Message *Message `json:"message"`
 }
 
-// messageUpdateJSON streams an assistant message.
+// messageUpdateJSON is sent for each step of an assistant message's
+// streaming.
 type messageUpdateJSON struct {
 	Type string `json:"type"`
 	// Update says what changed.
@@ -50,7 +53,7 @@ type messageUpdateJSON struct {
 	Message *Message `json:"message" schema:"ref=AssistantMessage"`
 }
 
-// toolExecutionStartJSON says the CLI runs a tool the model called.
+// toolExecutionStartJSON is sent when the CLI runs a tool the model called.
 type toolExecutionStartJSON struct {
 	Type string `json:"type"`
 	// ToolCallID is the toolCall block's id.
@@ -61,7 +64,7 @@ type toolExecutionStartJSON struct {
 	Args json.RawMessage `json:"args"`
 }
 
-// toolExecutionEndJSON says a tool call finished.
+// toolExecutionEndJSON is sent when a tool call finished.
 type toolExecutionEndJSON struct {
 	Type       string `json:"type"`
 	ToolCallID string `json:"toolCallId"`
@@ -72,7 +75,7 @@ type toolExecutionEndJSON struct {
 	IsError bool `json:"isError"`
 }
 
-// autoRetryStartJSON says the CLI waits to retry a failed API call.
+// autoRetryStartJSON is sent when the CLI waits to retry a failed API call.
 type autoRetryStartJSON struct {
 	Type string `json:"type"`
 	// Attempt counts from 1.
@@ -85,8 +88,8 @@ type autoRetryStartJSON struct {
 	ErrorMessage string `json:"errorMessage"`
 }
 
-// autoRetryEndJSON says the retries are over: the call went through or
-// failed for good.
+// autoRetryEndJSON is sent when the retries are over: the call went
+// through or failed for good.
 type autoRetryEndJSON struct {
 	Type    string `json:"type"`
 	Success bool   `json:"success"`
@@ -96,14 +99,15 @@ type autoRetryEndJSON struct {
 	FinalError string `json:"finalError,omitempty"`
 }
 
-// autoCompactionStartJSON says the CLI compacts the conversation by itself.
+// autoCompactionStartJSON is sent when the CLI compacts the conversation
+// by itself.
 type autoCompactionStartJSON struct {
 	Type string `json:"type"`
 	// Reason is "threshold": the context was nearly full.
 	Reason string `json:"reason"`
 }
 
-// autoCompactionEndJSON says a compaction ended.
+// autoCompactionEndJSON is sent when a compaction ended.
 type autoCompactionEndJSON struct {
 	Type string `json:"type"`
 	// Result is the compaction; null when it failed or was aborted.
@@ -147,9 +151,8 @@ type assistantJSON struct {
 	// CLI reports for a turn, on the turn's last assistant message (0 on
 	// the others).
 	Usage Usage `json:"usage"`
-	// StopReason is why the message ended: stop, length, toolUse, error or
-	// aborted.
-	StopReason string `json:"stopReason"`
+	// StopReason is why the message ended.
+	StopReason string `json:"stopReason" schema:"enum=stop|length|toolUse|error|aborted"`
 	// Timestamp is Unix milliseconds.
 	Timestamp int64 `json:"timestamp"`
 	// ResponseID is the API's message id.

@@ -1,0 +1,497 @@
+package bridge
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+
+	"github.com/claude-rpc/claude-rpc/bridge/schema"
+	"github.com/claude-rpc/claude-rpc/transform"
+)
+
+// The protocol reference: every frame claude-rpc writes on stdout, as JSON
+// Schema, generated from the Go types that write the frames and their doc
+// comments (transform's shapes, the bridge's data types) plus, below, the
+// types of the answers the bridge builds as maps and the prose Go types
+// cannot carry (what pi has that claude-rpc cannot fill, and why).
+// `claude-rpc schema` prints it; testdata/protocol holds it as
+// schema.json and, for reading, README.md (TestProtocolReference keeps
+// them, and referenceDocs, in step with the code: go test ./bridge -run
+// TestProtocolReference -update); and the end-to-end tests check every
+// frame they read against it with [CheckFrame].
+
+// Reference returns the protocol reference.
+var Reference = sync.OnceValue(func() *schema.Schema {
+	doc, _, err := referenceFrom(referenceDocs)
+	if err != nil {
+		panic("bridge: the protocol reference: " + err.Error()) // TestProtocolReference catches it first
+	}
+	return doc
+})
+
+// Schema returns the protocol reference as a JSON document.
+func Schema() []byte { return encodeReference(Reference()) }
+
+func encodeReference(doc *schema.Schema) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		panic("bridge: encoding the protocol reference: " + err.Error()) // only strings, maps and slices
+	}
+	return buf.Bytes()
+}
+
+// CheckFrame checks one frame claude-rpc wrote against the protocol
+// reference; the error lists every difference, with its path.
+func CheckFrame(frame []byte) error {
+	if problems := schema.ValidateJSON(Reference(), frame); len(problems) > 0 {
+		return errors.New(strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// Shapes the bridge builds as maps (not as Go types of their own) are
+// described here; the end-to-end tests keep these honest.
+
+// messagesData is get_messages' data.
+type messagesData struct {
+	// Messages are the session's messages, oldest first.
+	Messages []transform.Message `json:"messages"`
+}
+
+// lastTextData is get_last_assistant_text's data.
+type lastTextData struct {
+	// Text is the last assistant message's text, trimmed; absent (not null)
+	// when there is none, as pi 0.73.1 answers.
+	Text string `json:"text,omitempty"`
+}
+
+// cancelledData is the data of new_session and switch_session.
+type cancelledData struct {
+	// Cancelled is always false: no extension can veto the switch.
+	Cancelled bool `json:"cancelled"`
+}
+
+// forkData is branch's and fork's data.
+type forkData struct {
+	// Text is the prompt branched before, for the host to edit and send.
+	Text      string `json:"text"`
+	Cancelled bool   `json:"cancelled"`
+}
+
+// cloneData is clone's data.
+type cloneData struct {
+	Cancelled bool `json:"cancelled"`
+	// SessionID is the new session's id.
+	SessionID string `json:"sessionId"`
+}
+
+// forkMessagesData is get_fork_messages' data.
+type forkMessagesData struct {
+	// Messages are the session's prompts, oldest first.
+	Messages []forkPoint `json:"messages"`
+}
+
+// exportData is export_html's data.
+type exportData struct {
+	// Path is the HTML file written.
+	Path string `json:"path"`
+}
+
+// modelsData is get_available_models' data.
+type modelsData struct {
+	// Models are the CLI's models, one per model id.
+	Models []modelInfo `json:"models"`
+}
+
+// cycleModelData is cycle_model's data.
+type cycleModelData struct {
+	Model         modelInfo `json:"model"`
+	ThinkingLevel string    `json:"thinkingLevel"`
+	// IsScoped is always false: claude-rpc cycles through all the CLI's
+	// models.
+	IsScoped bool `json:"isScoped"`
+}
+
+// levelData is cycle_thinking_level's data.
+type levelData struct {
+	// Level is the new thinking level.
+	Level string `json:"level"`
+}
+
+// commandsData is get_commands' data.
+type commandsData struct {
+	Commands []slashCommand `json:"commands"`
+}
+
+// todosData is set_todos' data.
+type todosData struct {
+	// TodoPhases are the phases as stored: ids filled in, statuses checked.
+	TodoPhases []transform.TodoPhase `json:"todoPhases"`
+}
+
+// hostToolsData is set_host_tools' data.
+type hostToolsData struct {
+	// ToolNames are the tools' names; the model sees each as
+	// mcp__host__<name>.
+	ToolNames []string `json:"toolNames"`
+}
+
+// hostToolCallJSON asks the host to run one of its tools (xcsh's
+// host_tool_call); answer with host_tool_result (and, before it, any
+// host_tool_update).
+type hostToolCallJSON struct {
+	Type string `json:"type"`
+	// ID is the request's id ("host_N"), for host_tool_result.
+	ID string `json:"id"`
+	// ToolCallID is the model's toolCall id, as in tool_execution_start.
+	ToolCallID string `json:"toolCallId"`
+	// ToolName is the name the host gave in set_host_tools.
+	ToolName string `json:"toolName"`
+	// Arguments are the model's arguments, a JSON object.
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// hostToolCancelJSON withdraws a host_tool_call: the turn was interrupted
+// or the run ended.
+type hostToolCancelJSON struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	// TargetID is the host_tool_call's id.
+	TargetID string `json:"targetId"`
+}
+
+// toolExecutionUpdateJSON relays a host_tool_update: a host tool's
+// progress. Only host tools update: the CLI reports no progress of its
+// own tools.
+type toolExecutionUpdateJSON struct {
+	Type       string `json:"type"`
+	ToolCallID string `json:"toolCallId"`
+	// ToolName is the CLI's name of the tool: mcp__host__<name>.
+	ToolName string          `json:"toolName"`
+	Args     json.RawMessage `json:"args"`
+	// PartialResult is the host_tool_update's partialResult.
+	PartialResult json.RawMessage `json:"partialResult"`
+}
+
+// uiSelectJSON asks the host to choose: a tool's permission (Allow once,
+// Allow always, Deny) or one of AskUserQuestion's options. Answer with
+// extension_ui_response {id, value} or {id, cancelled:true}.
+type uiSelectJSON struct {
+	Type   string `json:"type"`
+	ID     string `json:"id"`
+	Method string `json:"method"`
+	Title  string `json:"title"`
+	// Message says what is asked: the tool and its command or file, or
+	// the question. (pi's select has no message; claude-rpc adds it.)
+	Message string   `json:"message"`
+	Options []string `json:"options"`
+	// Timeout is --ask-timeout in milliseconds, when set; unanswered by
+	// then, the request counts as denied.
+	Timeout int64 `json:"timeout,omitempty"`
+}
+
+// uiInputJSON asks the host for text: an AskUserQuestion question that
+// allows several answers or none of its options.
+type uiInputJSON struct {
+	Type    string `json:"type"`
+	ID      string `json:"id"`
+	Method  string `json:"method"`
+	Title   string `json:"title"`
+	Message string `json:"message"`
+	// Placeholder lists the question's options, if any.
+	Placeholder string `json:"placeholder"`
+	Timeout     int64  `json:"timeout,omitempty"`
+}
+
+// commandRef describes one command's successful response.
+type commandRef struct {
+	command string
+	data    any // a value of the data's Go type; nil: no data
+	// maybe: data is sometimes absent (cycle_model with one model)
+	maybe bool
+	doc   string
+	// unfilled: what pi's response has and claude-rpc's does not, and why.
+	unfilled map[string]string
+}
+
+// commands are the pi commands claude-rpc answers with success, in pi's
+// order, then those of pi's forks.
+var commands = []commandRef{
+	{command: "prompt", doc: "Acknowledged before agent_start. A prompt while a run streams is refused unless it has streamingBehavior."},
+	{command: "steer", doc: "Queued; delivered at the CLI's next tool boundary (stream transport) or when its turn ends, within the same run."},
+	{command: "follow_up", doc: "Queued; delivered when the run would otherwise end, within the same run."},
+	{command: "abort", doc: "Answered after the run's agent_end (at once when idle). Queued messages stay queued, as in pi."},
+	{command: "abort_and_prompt", doc: "Acknowledged at once; the running prompt ends aborted, then the new one runs."},
+	{command: "new_session", data: cancelledData{}},
+	{command: "get_state", data: stateData{}},
+	{command: "set_model", data: modelInfo{}, doc: "The model takes effect from the next turn."},
+	{command: "cycle_model", data: cycleModelData{}, maybe: true, doc: "No data when the CLI offers fewer than two models."},
+	{command: "get_available_models", data: modelsData{}, doc: "The CLI's models (asked once with an initialize control request, then kept)."},
+	{command: "set_thinking_level", doc: "Mapped to the CLI's effort level (off and minimal: low), from the next turn."},
+	{command: "cycle_thinking_level", data: levelData{}},
+	{command: "set_steering_mode"},
+	{command: "set_follow_up_mode"},
+	{command: "set_interrupt_mode", doc: "Stored and reported in get_state (omp's command)."},
+	{command: "compact", data: transform.Compaction{}, doc: "The CLI's /compact as a turn of its own; like pi, no agent events."},
+	{command: "set_auto_compaction", doc: "The CLI's DISABLE_AUTO_COMPACT, from the next turn."},
+	{command: "set_auto_retry", doc: "The CLI's CLAUDE_CODE_MAX_RETRIES (0 when off), from the next turn."},
+	{command: "abort_retry"},
+	{command: "bash", data: bashResult{}},
+	{command: "abort_bash"},
+	{command: "get_session_stats", data: sessionStats{}, unfilled: map[string]string{
+		"data.contextUsage": "the CLI does not report how full the context is between turns",
+	}},
+	{command: "export_html", data: exportData{}},
+	{command: "switch_session", data: cancelledData{}},
+	{command: "fork", data: forkData{}},
+	{command: "branch", data: forkData{}, doc: "The same as fork (indusagi's name)."},
+	{command: "clone", data: cloneData{}, doc: "pi's clone answers {cancelled}; claude-rpc adds the new sessionId."},
+	{command: "get_fork_messages", data: forkMessagesData{}},
+	{command: "get_branch_messages", data: forkMessagesData{}, doc: "The same as get_fork_messages (indusagi's name)."},
+	{command: "get_last_assistant_text", data: lastTextData{}},
+	{command: "set_session_name", doc: "Reported in get_state and passed to the CLI as --name."},
+	{command: "get_messages", data: messagesData{}},
+	{command: "get_commands", data: commandsData{}},
+	{command: "set_todos", data: todosData{}, doc: "xcsh's command."},
+	{command: "set_host_tools", data: hostToolsData{}, doc: "xcsh's command; needs the stream transport. The tools take effect from the next turn."},
+}
+
+// bridgeEvents are the events the bridge writes itself (the others come
+// from transform).
+var bridgeEvents = []struct {
+	name, tag string
+	typ       any
+	consts    map[string]string
+}{
+	{"tool_execution_update", "tool_execution_update", toolExecutionUpdateJSON{}, nil},
+	{"host_tool_call", "host_tool_call", hostToolCallJSON{}, nil},
+	{"host_tool_cancel", "host_tool_cancel", hostToolCancelJSON{}, nil},
+	{"extension_ui_request.select", "extension_ui_request", uiSelectJSON{}, map[string]string{"method": "select"}},
+	{"extension_ui_request.input", "extension_ui_request", uiInputJSON{}, map[string]string{"method": "input"}},
+}
+
+// Prose the Go types cannot carry: what pi's shapes have that claude-rpc
+// does not write, and the frames it never sends.
+var (
+	unfilled = map[string]map[string]string{
+		"AssistantMessage": {
+			"responseModel": "`model` already is the model the API answered with; the CLI does not report the one asked for next to it",
+			"diagnostics":   "pi-ai's provider diagnostics; the CLI reports none",
+		},
+		"Usage": {
+			"cost.input, cost.output, cost.cacheRead, cost.cacheWrite": "always 0: the CLI reports only a total cost per turn (its result's total_cost_usd)",
+		},
+		"TextContent":     {"textSignature": "OpenAI-only in pi; the Messages API has none"},
+		"ThinkingContent": {"thinkingSignature": "the CLI, not the host, sends the conversation back to the API, so the signature stays with it", "redacted": "redacted thinking shows as an empty thinking block"},
+		"ToolCall":        {"thoughtSignature": "Google-only in pi"},
+		"Model": {
+			"thinkingLevelMap, headers, compat": "pi's provider plumbing; the CLI decides how to call the API",
+			"cost.cacheRead, cost.cacheWrite":   "0: the CLI tells no cache prices (input and output come from its model description, when it gives a price)",
+		},
+		"RpcSlashCommand":           {"sourceInfo": "the CLI does not say where a command or skill comes from (source is always \"prompt\")"},
+		"event.auto_compaction_end": {"willRetry": "written, always false: the CLI retries by itself and says nothing"},
+	}
+	// fieldDocs describe fields whose Go declaration has no comment (the
+	// bridge's own types); a Go comment, once written, wins.
+	fieldDocs = map[string]string{
+		"RpcSessionState.model":               "The model the CLI reported on its last turn, else the one asked for (--model, set_model), else \"default\".",
+		"RpcSessionState.thinkingLevel":       "pi's level; the CLI runs it as an effort level (off and minimal: low). \"medium\", the CLI's default, until set.",
+		"RpcSessionState.isCompacting":        "True while a compact command runs.",
+		"RpcSessionState.steeringMode":        "\"one-at-a-time\" or \"all\".",
+		"RpcSessionState.followUpMode":        "\"one-at-a-time\" or \"all\".",
+		"RpcSessionState.interruptMode":       "omp's: \"immediate\" or \"wait\"; stored and reported.",
+		"RpcSessionState.sessionFile":         "The CLI's transcript of the session (under ~/.claude/projects); it may not exist before the first turn.",
+		"RpcSessionState.sessionId":           "The CLI's session id (claude --resume takes it).",
+		"RpcSessionState.sessionName":         "The name set_session_name gave.",
+		"RpcSessionState.pendingMessageCount": "Steering and follow-up messages not yet delivered.",
+		"RpcSessionState.queuedMessageCount":  "The same as pendingMessageCount (omp's name).",
+		"Model.id":                            "The CLI's model id, or its alias (\"default\", \"opus\") until a turn reported the id.",
+		"Model.baseUrl":                       "The API the CLI talks to: ANTHROPIC_BASE_URL, else https://api.anthropic.com.",
+		"Model.contextWindow":                 "The CLI's figure once a turn reported it; 200000 until then.",
+		"Model.maxTokens":                     "The CLI's figure once a turn reported it; 32000 until then.",
+		"ModelCost.input":                     "Dollars per million input tokens, from the CLI's model description; 0 when it gives none.",
+		"ModelCost.output":                    "Dollars per million output tokens, as input.",
+		"SessionStats.cost":                   "Dollars: the costs the CLI reported, summed over the session's assistant messages.",
+		"SessionStats.sessionFile":            "As get_state's.",
+		"RpcSlashCommand.source":              "Always \"prompt\": the CLI does not say which commands are skills.",
+		"RpcSlashCommand.argumentHint":        "The CLI's hint for the command's arguments.",
+		"BashResult.output":                   "stdout and stderr, the last 50 KiB.",
+		"BashResult.exitCode":                 "-1 when cancelled.",
+		"BashResult.fullOutputPath":           "A temp file with the whole output, when it was longer than output.",
+		"ForkMessage.entryId":                 "The prompt's entry (uuid) in the CLI's transcript; fork takes it.",
+		"CompactionResult.firstKeptEntryId":   "The CLI keeps no entry id for the first message kept: this is its compact boundary's uuid.",
+		"CompactionResult.tokensBefore":       "The context's tokens before compacting, as the CLI reported.",
+		"CompactionDetails.trigger":           "\"manual\" (compact) or \"auto\".",
+		"CompactionDetails.tokensAfter":       "The context's tokens after compacting, as the CLI reported.",
+		"TodoTask.status":                     "pending, in_progress or completed.",
+	}
+	notEmitted = map[string]string{
+		"queue_update":           "not written; get_state's pendingMessageCount says how many messages wait",
+		"compaction_start":       "pi 0.73.1's name; claude-rpc writes auto_compaction_start/auto_compaction_end (as pi's forks do) when the CLI compacts by itself, and answers compact with the result",
+		"compaction_end":         "see compaction_start",
+		"session_info_changed":   "not written; set_session_name's answer and get_state carry the name",
+		"thinking_level_changed": "not written; the answers of set_thinking_level and cycle_thinking_level carry the level",
+		"extension_error":        "claude-rpc runs no pi extensions",
+		"extension_ui_request with method confirm, editor, notify, setStatus, setWidget, setTitle or set_editor_text": "the CLI asks nothing that needs them: permissions and AskUserQuestion come as select or input",
+	}
+)
+
+// referenceFrom generates the protocol reference from the Go types, with
+// their doc comments docs, and returns the comments it used. An error is a
+// mistake in this file.
+func referenceFrom(docs schema.Docs) (*schema.Schema, schema.Docs, error) {
+	g := schema.NewGenerator(docs)
+	for typ, name := range map[reflect.Type]string{
+		reflect.TypeFor[stateData](): "RpcSessionState", reflect.TypeFor[sessionStats](): "SessionStats",
+		reflect.TypeFor[modelInfo](): "Model", reflect.TypeFor[modelCost](): "ModelCost",
+		reflect.TypeFor[bashResult](): "BashResult", reflect.TypeFor[slashCommand](): "RpcSlashCommand",
+		reflect.TypeFor[forkPoint](): "ForkMessage", reflect.TypeFor[transform.Compaction](): "CompactionResult",
+	} {
+		g.Names[typ] = name
+	}
+	g.Custom[reflect.TypeFor[transform.Message]()] = schema.RefTo("AgentMessage")
+	g.Custom[reflect.TypeFor[transform.Content]()] = schema.RefTo("Content")
+
+	doc := &schema.Schema{
+		Schema: "https://json-schema.org/draft/2020-12/schema",
+		ID:     "https://github.com/claude-rpc/claude-rpc/testdata/protocol/schema.json",
+		Title:  "claude-rpc protocol reference",
+		Description: "Every line claude-rpc writes on stdout is one JSON object, one of the frames below: " +
+			"a response (type \"response\", with the command's id when it had one) or an event. " +
+			"The shapes are pi's (pi-coding-agent 0.73.1's RpcResponse and AgentSessionEvent, " +
+			"plus what pi's forks omp, xcsh and indusagi add); where claude-rpc cannot fill a field " +
+			"pi has, the type says so under \"Not filled\" (x-unfilled), and why.",
+		Defs:       g.Defs,
+		NotEmitted: notEmitted,
+	}
+	var errs []error
+	add := func(name string, s *schema.Schema) {
+		if g.Defs[name] != nil {
+			errs = append(errs, fmt.Errorf("%s is defined twice", name))
+		}
+		g.Defs[name] = s
+		doc.OneOf = append(doc.OneOf, schema.RefTo(name))
+	}
+	constProp := func(s *schema.Schema, prop string, v any) {
+		p := *s.Properties[prop]
+		p.Type, p.Const = "", schema.ConstOf(v)
+		s.Properties[prop] = &p
+	}
+
+	// Responses: the envelope is the response type's, specialised per
+	// command.
+	for _, c := range commands {
+		s := g.Object(reflect.TypeFor[response]())
+		s.Description = c.doc
+		constProp(s, "type", "response")
+		constProp(s, "command", c.command)
+		constProp(s, "success", true)
+		delete(s.Properties, "error")
+		if c.data == nil {
+			delete(s.Properties, "data")
+		} else {
+			// Types the reference names have a definition of their own;
+			// the answer's own wrappers are written in place.
+			dt := reflect.TypeOf(c.data)
+			d := g.Object(dt)
+			if _, named := g.Names[dt]; named {
+				d = g.Of(dt)
+			}
+			s.Properties["data"] = d
+			if !c.maybe {
+				s.Required = append(s.Required, "data")
+			}
+		}
+		s.Unfilled = c.unfilled
+		add("response."+c.command, s)
+	}
+	failure := g.Object(reflect.TypeFor[response]())
+	failure.Description = "The answer to any command that fails, and to a line that is no command: command is the command's type (\"parse\" for a line that is not a JSON command); the answer to an unknown command has no id, as pi's."
+	constProp(failure, "type", "response")
+	constProp(failure, "success", false)
+	delete(failure.Properties, "data")
+	failure.Required = append(failure.Required, "error")
+	add("error", failure)
+
+	// Events, and the types inside them.
+	unions := map[string]string{"message": "AgentMessage", "content": "Content", "assistantMessageEvent": "AssistantMessageEvent"}
+	names := map[string]string{"user": "UserMessage", "assistant": "AssistantMessage", "toolResult": "ToolResultMessage",
+		"text": "TextContent", "thinking": "ThinkingContent", "toolCall": "ToolCall", "image": "ImageContent"}
+	for _, sh := range transform.Shapes() {
+		s := g.Object(reflect.TypeOf(sh.Go))
+		switch sh.Kind {
+		case "event":
+			constProp(s, "type", sh.Tag)
+			add("event."+sh.Tag, s)
+		case "message":
+			constProp(s, "role", sh.Tag)
+		default:
+			constProp(s, "type", sh.Tag)
+		}
+		if sh.Kind == "event" {
+			continue
+		}
+		if sh.Kind == "assistantMessageEvent" {
+			// One Go type for every kind: one definition, its type an
+			// enum.
+			u := g.Defs[unions[sh.Kind]]
+			if u == nil {
+				u = s
+				u.Properties["type"] = &schema.Schema{}
+				g.Defs[unions[sh.Kind]] = u
+			}
+			p := u.Properties["type"]
+			p.Enum = append(p.Enum, schema.ConstOf(sh.Tag))
+			continue
+		}
+		name := names[sh.Tag]
+		g.Defs[name] = s
+		u := g.Defs[unions[sh.Kind]]
+		if u == nil {
+			u = &schema.Schema{}
+			g.Defs[unions[sh.Kind]] = u
+		}
+		u.OneOf = append(u.OneOf, schema.RefTo(name))
+	}
+	g.Defs["AgentMessage"].Description = "pi's AgentMessage: a user, assistant or toolResult message, told apart by role."
+	g.Defs["Content"].Description = "A content block, told apart by type: text, thinking and toolCall in assistant messages; text and image in user messages and tool results."
+	g.Defs["AssistantMessageEvent"].Description = "pi's AssistantMessageEvent: what changed in a streaming assistant message. pi's start, done and error never come through message_update (in pi either): the message's end shows in message_end."
+	for _, e := range bridgeEvents {
+		s := g.Object(reflect.TypeOf(e.typ))
+		constProp(s, "type", e.tag)
+		for k, v := range e.consts {
+			constProp(s, k, v)
+		}
+		add("event."+e.name, s)
+	}
+	for key, text := range fieldDocs {
+		def, field, _ := strings.Cut(key, ".")
+		var p *schema.Schema
+		if d := g.Defs[def]; d != nil {
+			p = d.Properties[field]
+		}
+		switch {
+		case p == nil:
+			errs = append(errs, fmt.Errorf("fieldDocs: no field %s", key))
+		case p.Description == "":
+			c := *p
+			c.Description = text
+			g.Defs[def].Properties[field] = &c
+		}
+	}
+	for name, u := range unfilled {
+		if g.Defs[name] == nil {
+			errs = append(errs, fmt.Errorf("unfilled: no definition %s", name))
+			continue
+		}
+		g.Defs[name].Unfilled = u
+	}
+	return doc, g.Used, errors.Join(append(errs, g.Err())...)
+}
