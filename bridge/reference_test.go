@@ -80,3 +80,33 @@ func docsSource(t *testing.T, docs schema.Docs) []byte {
 	require.NoError(t, err)
 	return src
 }
+
+func TestCheckFrame(t *testing.T) {
+	const assistant = `{"role":"assistant","content":[{"type":"text","text":"hi"}],"api":"anthropic-messages","provider":"anthropic","model":"m",` +
+		`"usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"totalTokens":3,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},` +
+		`"stopReason":"stop","timestamp":1}`
+	for _, tc := range []struct{ frame, err string }{
+		{`{"type":"agent_start"}`, ""},
+		{`{"type":"agent_start","extra":1}`, `property "extra" is not in the reference`},
+		{`{"type":"turn_end","message":` + assistant + `,"toolResults":[]}`, ""},
+		{`{"type":"turn_end","message":{"role":"assistant","content":[],"timestamp":1},"toolResults":[]}`, `missing required property "usage"`},
+		{`{"type":"message_end","message":{"role":"user","content":[{"type":"text","text":5}],"timestamp":1}}`, `$.message.content[0].text: want string, got number 5`},
+		{`{"type":"message_end"}`, `missing required property "message"`},
+		{`{"type":"mystery"}`, "none of the kinds in the reference"},
+		{`{"id":"1","type":"response","command":"get_state","success":true,"data":{}}`, `missing required property "model"`},
+		{`{"id":"1","type":"response","command":"get_state","success":true}`, `missing required property "data"`},
+		{`{"id":"1","type":"response","command":"prompt","success":true,"data":{}}`, `property "data" is not in the reference`},
+		{`{"id":"1","type":"response","command":"prompt","success":false,"error":"x"}`, ""},
+		{`{"type":"response","command":"no_such","success":false,"error":"Unknown command: no_such"}`, ""},
+		{`{"type":"response","command":"no_such","success":true}`, "none of the kinds in the reference"},
+		{`{"id":7,"type":"response","command":"get_last_assistant_text","success":true,"data":{}}`, ""},
+		{`{"type":"auto_compaction_end","result":null,"aborted":true,"willRetry":false}`, ""},
+	} {
+		err := CheckFrame([]byte(tc.frame))
+		if tc.err == "" {
+			assert.NoError(t, err, tc.frame)
+		} else if assert.Error(t, err, tc.frame) {
+			assert.Contains(t, err.Error(), tc.err, tc.frame)
+		}
+	}
+}
