@@ -22,9 +22,9 @@ import (
 // message while it streams, a prompt aborted, then get_state.
 var exampleArgs = []string{"first [[slow:15]]", "steer [[say:steered reply]]", "long [[slow:300]]"}
 
-// runExample runs an example program and checks what it printed and what
-// reached the API.
-func runExample(t *testing.T, dir string, name string, args ...string) {
+// runExample runs an example program with env added to its environment
+// and checks what it printed and what reached the API.
+func runExample(t *testing.T, dir string, env []string, name string, args ...string) {
 	t.Helper()
 	srv := claudetest.Start(t)
 	home := t.TempDir()
@@ -32,7 +32,7 @@ func runExample(t *testing.T, dir string, name string, args ...string) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, append(args, exampleArgs...)...)
 	cmd.Dir = dir
-	cmd.Env = append(srv.CLIEnv(home), "CLAUDE_RPC_BIN="+binPath,
+	cmd.Env = append(append(srv.CLIEnv(home), env...),
 		"CLAUDE_RPC_ARGS=--claude-path "+claudetest.CLI(t)+" --cwd "+dir)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -56,26 +56,39 @@ func TestPythonExample(t *testing.T) {
 	require.NoError(t, err, "python3 runs the Python example")
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
-	runExample(t, t.TempDir(), python, filepath.Join(root, "scripts", "examples", "python", "example.py"))
+	runExample(t, t.TempDir(), []string{"CLAUDE_RPC_BIN=" + binPath}, python, filepath.Join(root, "scripts", "examples", "python", "example.py"))
 }
 
 // TestNodeExample drives claude-rpc through pi's own RpcClient (the pinned
 // @mariozechner/pi-coding-agent, installed by scripts/install-pi).
 func TestNodeExample(t *testing.T) {
 	t.Parallel()
-	node, err := exec.LookPath("node")
+	_, err := exec.LookPath("node")
 	require.NoError(t, err, "node runs the Node example")
+	// The example as a user has it: its files, and node_modules holding pi.
+	dir := t.TempDir()
+	copyNodeExample(t, dir)
+	require.NoError(t, os.Symlink(filepath.Join(installPi(t), "node_modules"), filepath.Join(dir, "node_modules")))
+	runExample(t, dir, []string{"CLAUDE_RPC_BIN=" + binPath}, "node", "example.mjs")
+}
+
+// installPi installs pi's npm package (scripts/install-pi, cached outside
+// the repository) and returns the folder whose node_modules holds it.
+func installPi(t *testing.T) string {
+	t.Helper()
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
 	pi, err := exec.Command("bash", filepath.Join(root, "scripts", "install-pi")).Output()
 	require.NoError(t, err, "scripts/install-pi")
-	// The example as a user has it: its files, and node_modules holding pi.
-	dir := t.TempDir()
+	return strings.TrimSpace(string(pi))
+}
+
+// copyNodeExample copies the Node example's files into dir.
+func copyNodeExample(t *testing.T, dir string) {
+	t.Helper()
 	for _, f := range []string{"example.mjs", "claude-rpc-launcher.mjs", "package.json"} {
-		b, err := os.ReadFile(filepath.Join(root, "scripts", "examples", "node", f))
+		b, err := os.ReadFile(filepath.Join("..", "..", "scripts", "examples", "node", f))
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
 	}
-	require.NoError(t, os.Symlink(filepath.Join(strings.TrimSpace(string(pi)), "node_modules"), filepath.Join(dir, "node_modules")))
-	runExample(t, dir, node, "example.mjs")
 }

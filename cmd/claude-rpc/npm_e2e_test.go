@@ -28,7 +28,8 @@ const npmVersion = "1.2.3-npmtest"
 // TestNPMPackage builds the npm packages with scripts/npm-pack (this
 // machine's platform package and the main one), installs them offline into a
 // scratch project as a user would get them, and runs claude-rpc through the
-// npm wrapper: --version, one real turn, and a SIGTERM that must reach the
+// npm wrapper: --version, one real turn, the Node example (pi's RpcClient)
+// starting claude-rpc from the package, and a SIGTERM that must reach the
 // Go binary.
 func TestNPMPackage(t *testing.T) {
 	for _, tool := range []string{"node", "npm", "npx"} {
@@ -125,6 +126,15 @@ func TestNPMPackage(t *testing.T) {
 		// wrapper passes that on.
 		assert.Equal(t, 128+int(syscall.SIGTERM), p.wait(t, 20*time.Second))
 		assert.Error(t, syscall.Kill(bin, 0), "the Go binary still runs")
+	})
+
+	t.Run("example", func(t *testing.T) {
+		// The Node example in the scratch project: pi's RpcClient, through
+		// the example's launcher, starts claude-rpc from the npm package
+		// (no CLAUDE_RPC_BIN, and none on PATH).
+		copyNodeExample(t, project)
+		require.NoError(t, os.Symlink(filepath.Join(installPi(t), "node_modules", "@mariozechner"), filepath.Join(mods, "@mariozechner")))
+		runExample(t, project, []string{"CLAUDE_RPC_BIN="}, "node", "example.mjs")
 	})
 
 	t.Run("child killed", func(t *testing.T) {

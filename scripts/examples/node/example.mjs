@@ -2,7 +2,12 @@
 // a prompt whose reply streams to the terminal, a steering message sent while
 // it streams, then a second prompt that is aborted. Setup:
 //
-//   cd scripts/examples/node && npm install
+//   cd scripts/examples/node && npm install   # pi's RpcClient
+//   npm install $OUT/*.tgz                     # claude-rpc, from scripts/npm-pack's tarballs
+//   node example.mjs
+//
+// or, with claude-rpc built by go install instead of the npm package:
+//
 //   CLAUDE_RPC_BIN=$(go env GOPATH)/bin/claude-rpc node example.mjs
 //
 // Arguments (optional): the first prompt, the steering message, the prompt
