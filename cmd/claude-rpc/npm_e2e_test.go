@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/claude-rpc/claude-rpc/bridge"
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
 )
 
@@ -81,6 +82,9 @@ func TestNPMPackage(t *testing.T) {
 	for _, p := range []string{"linux-x64", "linux-arm64", "darwin-x64", "darwin-arm64", "win32-x64"} {
 		assert.Equal(t, npmVersion, gjson.GetBytes(mainPkg, `optionalDependencies.@claude-rpc/claude-rpc-`+p).String(), p)
 	}
+	schemaJSON, err := os.ReadFile(filepath.Join(mods, "claude-rpc", "schema.json"))
+	require.NoError(t, err, "the main package carries the protocol reference")
+	assert.Equal(t, string(bridge.Schema()), string(schemaJSON))
 	platPkg, err := os.ReadFile(filepath.Join(mods, "@claude-rpc", "claude-rpc-"+platform, "package.json"))
 	require.NoError(t, err)
 	assert.Equal(t, `["linux"]`, gjson.GetBytes(platPkg, "os|@ugly").Raw)
