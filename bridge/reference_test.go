@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -58,7 +59,9 @@ func TestProtocolReference(t *testing.T) {
 		}
 		got, err := os.ReadFile(path)
 		require.NoError(t, err, "run: go test ./bridge -run TestProtocolReference -update")
-		assert.True(t, bytes.Equal(want, got), "%s is not what the Go types say: run go test ./bridge -run TestProtocolReference -update, and review the diff", path)
+		if !bytes.Equal(want, got) {
+			t.Errorf("%s is not what the Go types say (%s): run go test ./bridge -run TestProtocolReference -update, and review the diff", path, firstDiff(want, got))
+		}
 	}
 	if !*update {
 		assert.Equal(t, string(js), string(Schema()), "claude-rpc schema prints what testdata/protocol/schema.json holds")
@@ -109,4 +112,22 @@ func TestCheckFrame(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.err, tc.frame)
 		}
 	}
+}
+
+// firstDiff describes the first line where got differs from want.
+func firstDiff(want, got []byte) string {
+	w, g := strings.Split(string(want), "\n"), strings.Split(string(got), "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			return fmt.Sprintf("line %d: the types say %q, the file has %q", i+1, wl, gl)
+		}
+	}
+	return "same lines"
 }
