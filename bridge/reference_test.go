@@ -39,7 +39,7 @@ func TestProtocolReference(t *testing.T) {
 	md := schema.Markdown(doc,
 		"Generated from the Go types that write the frames (`go test ./bridge -run TestProtocolReference -update`); do not edit. "+
 			"The same as JSON Schema: [schema.json](schema.json), which `claude-rpc schema` prints. "+
-			"The end-to-end tests check every frame they read against it.",
+			"The end-to-end tests check every frame claude-rpc writes in them against it.",
 		[]schema.Group{
 			{Prefix: "response.", Heading: "Responses", Only: "data", Intro: "A command's answer: " +
 				"`{\"type\":\"response\", \"command\", \"success\":true, \"id\"?, \"data\"?}`, with the command's `id` " +
