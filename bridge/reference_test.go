@@ -131,3 +131,13 @@ func firstDiff(want, got []byte) string {
 	}
 	return "same lines"
 }
+
+// TestReferenceCoversCommands: every command of pi's protocol the bridge
+// knows has its answer in the reference, and the reference lists no other.
+func TestReferenceCoversCommands(t *testing.T) {
+	var listed []string
+	for _, c := range commands {
+		listed = append(listed, c.command)
+	}
+	assert.ElementsMatch(t, slices.Sorted(maps.Keys(piCommands)), listed)
+}
