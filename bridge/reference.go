@@ -22,10 +22,13 @@ import (
 // schema.json and, for reading, README.md (TestProtocolReference keeps
 // them, and referenceDocs, in step with the code: go test ./bridge -run
 // TestProtocolReference -update); and the end-to-end tests check every
-// frame they read against it with [CheckFrame].
+// frame claude-rpc writes in them against it.
 
-// Reference returns the protocol reference.
-var Reference = sync.OnceValue(func() *schema.Schema {
+// Reference returns the protocol reference. It is made once; callers must
+// not change it.
+func Reference() *schema.Schema { return reference() }
+
+var reference = sync.OnceValue(func() *schema.Schema {
 	doc, _, err := referenceFrom(referenceDocs)
 	if err != nil {
 		panic("bridge: the protocol reference: " + err.Error()) // TestProtocolReference catches it first
