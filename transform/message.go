@@ -44,6 +44,11 @@ type Content struct {
 	// Data (base64) and MimeType describe an "image" block.
 	Data     string
 	MimeType string
+
+	// escOf and escJSON, when set, are a prefix of the text of a text or
+	// thinking block being streamed and its escaped JSON, kept as the text
+	// grows so that frames do not escape it again ([Encoder]).
+	escOf, escJSON string
 }
 
 // TextContent returns a text block.

@@ -3,6 +3,8 @@ package transform
 import (
 	"strconv"
 	"strings"
+
+	"github.com/tidwall/gjson"
 )
 
 // The hot path reads stream_event lines with these few functions instead of
@@ -131,4 +133,64 @@ func rawString(raw string) string {
 		return s
 	}
 	return string(appendJSONString(nil, raw))
+}
+
+// object is a JSON object's members, found in one walk ([fields]) so that
+// reading several of them costs one walk, where gjson.Get walks from the
+// start for each: on the CLI's assistant and result lines, which carry the
+// whole reply before most members, that was a pass over the reply per
+// member read. The zero value is empty; index reuses its slices.
+type object struct {
+	keys, vals []string // raw keys (without quotes) and raw values, in order
+}
+
+// index makes o the index of the object obj (raw JSON; views into it are
+// kept) and returns o.
+func (o *object) index(obj string) *object {
+	o.keys, o.vals = o.keys[:0], o.vals[:0]
+	fields(obj, func(k, v string) bool {
+		o.keys = append(o.keys, k)
+		o.vals = append(o.vals, v)
+		return true
+	})
+	return o
+}
+
+// raw returns the raw value of the first member called key, or "".
+func (o *object) raw(key string) string {
+	for i, k := range o.keys {
+		if k == key {
+			return o.vals[i]
+		}
+	}
+	return ""
+}
+
+// Get is gjson's Get on the object: the path's first element is looked up
+// in the index, the rest (after a dot) by gjson in that member's value.
+func (o *object) Get(path string) gjson.Result {
+	key, rest, nested := strings.Cut(path, ".")
+	raw := o.raw(key)
+	if raw == "" {
+		return gjson.Result{}
+	}
+	r := gjson.Parse(raw)
+	if nested {
+		return r.Get(rest)
+	}
+	return r
+}
+
+// firstElement returns the raw first element of the JSON array arr, or "".
+func firstElement(arr string) string {
+	i := skipSpace(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return ""
+	}
+	i = skipSpace(arr, i+1)
+	end := skipValue(arr, i)
+	if i >= len(arr) || arr[i] == ']' || end > len(arr) {
+		return ""
+	}
+	return arr[i:end]
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/tidwall/gjson"
@@ -89,6 +90,9 @@ type Translator struct {
 	resultFailed bool      // the last result was an error
 
 	retry int // the CLI's API retry attempt in progress, 0 when none
+
+	// Reused indexes of the line being read, its message and a block.
+	top, msg, block object
 }
 
 // SetMoreComing sets the function asked at each result whether the run goes
@@ -131,7 +135,7 @@ func (t *Translator) userMessage(out []Event, user Message) []Event {
 // steer shows a steering message the CLI started: now if the run is between
 // model calls, else (a message streaming, tools running) at the next turn
 // boundary.
-func (t *Translator) steer(out []Event, v gjson.Result) []Event {
+func (t *Translator) steer(out []Event, v *object) []Event {
 	if t.steered == nil || v.Get("state").String() != "started" {
 		return out
 	}
@@ -162,6 +166,7 @@ type assistantState struct {
 	blocks   map[int]int    // stream block index → index in msg.Content (-1: a kind not shown)
 	json     map[int][]byte // stream block index → the tool input JSON so far
 	text     map[int][]byte // content index → the text of a text or thinking block so far
+	esc      map[int]escBuf // content index → the escaped JSON of that text
 	complete int            // complete assistant lines seen: the stream index they describe
 	stopped  bool           // the API's message_delta said why the message ended
 }
@@ -230,7 +235,11 @@ func (t *Translator) Append(dst []Event, line []byte) []Event {
 	if bytes.HasPrefix(line, streamEventPrefix) {
 		return t.streamLine(dst, line)
 	}
-	v := gjson.ParseBytes(line) // a copy: strings taken from it may be kept
+	// Members are found in one walk of a copy of the line (strings taken
+	// from it may be kept): gjson.Get walks from the start for each, and
+	// the CLI's assistant and result lines carry the whole reply before
+	// most of them.
+	v := t.top.index(string(line))
 	t.noteSession(v.Get("session_id"))
 	typ := v.Get("type").String()
 	out := dst
@@ -455,23 +464,25 @@ func (t *Translator) streamEvent(out []Event, ev string) []Event {
 
 // appendText adds streamed text to a text or thinking block.
 func (t *Translator) appendText(out []Event, ci int, s string) []Event {
-	return t.appendTo(out, ci, func(buf []byte) []byte { return append(buf, s...) })
+	return t.appendTo(out, ci, s, "")
 }
 
 // appendRaw adds a JSON string (raw, with its quotes) to a text or thinking
 // block, unescaping it straight into the block's buffer.
 func (t *Translator) appendRaw(out []Event, ci int, raw string) []Event {
-	return t.appendTo(out, ci, func(buf []byte) []byte { return appendJSONString(buf, raw) })
+	return t.appendTo(out, ci, "", raw)
 }
 
-// appendTo grows block ci's text with add and emits the delta.
+// appendTo grows block ci's text with s, or with the value of the JSON
+// string literal raw, and emits the delta.
 //
 // The block's text grows in an append-only buffer and the block holds a
 // string view of it, as the delta does of the part added. Appending never
 // changes bytes a view already covers (it writes past them, or into a new
 // array), so the strings in earlier events stay valid, and a delta costs
-// O(len(delta)), not O(len(text)).
-func (t *Translator) appendTo(out []Event, ci int, add func([]byte) []byte) []Event {
+// O(len(delta)), not O(len(text)). The same holds for the text's escaped
+// JSON, kept beside it for the frames ([Encoder]).
+func (t *Translator) appendTo(out []Event, ci int, s, raw string) []Event {
 	b := &t.cur.msg.Content[ci]
 	buf, ok := t.cur.text[ci]
 	if !ok { // start from what the block already has
@@ -482,9 +493,14 @@ func (t *Translator) appendTo(out []Event, ci int, add func([]byte) []byte) []Ev
 		}
 	}
 	n := len(buf)
-	buf = add(buf)
+	if raw != "" {
+		buf = appendJSONString(buf, raw)
+	} else {
+		buf = append(buf, s...)
+	}
 	t.cur.text[ci] = buf
 	view := unsafe.String(unsafe.SliceData(buf), len(buf))
+	b.escOf, b.escJSON = t.cur.escape(ci, view, n, raw)
 	kind := TextDelta
 	if b.Type == "thinking" {
 		b.Thinking = view
@@ -495,11 +511,75 @@ func (t *Translator) appendTo(out []Event, ci int, add func([]byte) []byte) []Ev
 	return append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: kind, ContentIndex: ci, Delta: view[n:]}))
 }
 
+// escBuf is the escaped JSON of the first n bytes of a block's text, grown
+// append-only as the text grows.
+type escBuf struct {
+	json []byte
+	n    int
+}
+
+// escape escapes what block ci's text gained since the last call and
+// returns the text escaped so far and its escape, for [Content]. The text
+// grew from n bytes; raw, when not empty, is the JSON string literal it
+// grew by, whose inside is the escape itself when the CLI escaped it as
+// the Encoder does (the usual case: then escaping is a copy). A character
+// cut at the end of the text (a delta that ended inside one) waits for the
+// next call.
+func (a *assistantState) escape(ci int, text string, n int, raw string) (of, esc string) {
+	st := a.esc[ci]
+	if inner := strings.TrimSuffix(strings.TrimPrefix(raw, `"`), `"`); st.n == n && len(inner)+2 == len(raw) && escapedAsGo(inner) {
+		st.json = append(st.json, inner...)
+		st.n = len(text)
+	} else {
+		k := len(text)
+		for i := k - 1; i >= st.n && i >= k-utf8.UTFMax; i-- {
+			if utf8.RuneStart(text[i]) {
+				if !utf8.FullRuneInString(text[i:]) {
+					k = i
+				}
+				break
+			}
+		}
+		st.json = appendEscaped(st.json, text[st.n:k])
+		st.n = k
+	}
+	a.esc[ci] = st
+	return text[:st.n], unsafe.String(unsafe.SliceData(st.json), len(st.json))
+}
+
+// escapedAsGo reports whether s, the inside of a valid JSON string literal,
+// is exactly what [appendEscaped] writes for its value: valid UTF-8 without
+// U+2028 or U+2029, every escape one of \" \\ \b \f \n \r \t (JSON.stringify
+// writes these; \uXXXX and \/ take the slow way).
+func escapedAsGo(s string) bool {
+	for i := strings.IndexByte(s, '\\'); i >= 0; {
+		if i+1 >= len(s) || strings.IndexByte(`"\\bfnrt`, s[i+1]) < 0 {
+			return false
+		}
+		j := strings.IndexByte(s[i+2:], '\\')
+		if j < 0 {
+			break
+		}
+		i += 2 + j
+	}
+	for i := strings.IndexByte(s, 0xE2); i >= 0; {
+		if i+2 < len(s) && s[i+1] == 0x80 && (s[i+2] == 0xA8 || s[i+2] == 0xA9) {
+			return false
+		}
+		j := strings.IndexByte(s[i+1:], 0xE2)
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return utf8.ValidString(s)
+}
+
 // assistant maps a complete assistant line: an API error (a synthetic
 // message with no stream), the authoritative content of a streamed block, or
 // a block of a message the CLI did not stream.
-func (t *Translator) assistant(out []Event, v gjson.Result) []Event {
-	m := v.Get("message")
+func (t *Translator) assistant(out []Event, v *object) []Event {
+	m := t.msg.index(v.raw("message"))
 	id := m.Get("id").String()
 	if v.Get("is_api_error_message").Bool() || v.Get("error").Exists() && m.Get("model").String() == "<synthetic>" {
 		text := m.Get("content.0.text").String()
@@ -513,7 +593,7 @@ func (t *Translator) assistant(out []Event, v gjson.Result) []Event {
 		if !ok || ci < 0 {
 			return out
 		}
-		return t.authoritative(out, ci, m.Get("content.0"))
+		return t.authoritative(out, ci, t.block.index(firstElement(m.raw("content"))))
 	}
 	if id != "" && id == t.lastID {
 		return out // the line of a message already ended
@@ -538,21 +618,33 @@ func (t *Translator) assistant(out []Event, v gjson.Result) []Event {
 // authoritative applies a complete block to the streamed block ci. Text the
 // stream did not carry (thinking, whose deltas the CLI holds back) is sent
 // as one delta, so the host sees all of it before the block ends.
-func (t *Translator) authoritative(out []Event, ci int, b gjson.Result) []Event {
+func (t *Translator) authoritative(out []Event, ci int, b *object) []Event {
 	c := &t.cur.msg.Content[ci]
 	switch {
 	case c.Type == "text" && b.Get("type").String() == "text":
-		if full := b.Get("text").String(); len(full) > len(c.Text) && strings.HasPrefix(full, c.Text) {
-			out = t.appendText(out, ci, full[len(c.Text):])
-		}
+		return t.complete(out, ci, c.Text, b.raw("text"))
 	case c.Type == "thinking" && b.Get("type").String() == "thinking":
-		if full := b.Get("thinking").String(); len(full) > len(c.Thinking) && strings.HasPrefix(full, c.Thinking) {
-			out = t.appendText(out, ci, full[len(c.Thinking):])
-		}
+		return t.complete(out, ci, c.Thinking, b.raw("thinking"))
 	case c.Type == "toolCall":
 		if in := b.Get("input"); in.IsObject() {
 			c.Arguments = json.RawMessage(in.Raw)
 		}
+	}
+	return out
+}
+
+// complete sends what the complete text (raw, a JSON string literal) has
+// beyond the text streamed so far. When the escaped copy of the streamed
+// text is the literal's inside, nothing is missing, and the reply (2 MB in
+// the recording) is neither unescaped nor compared again.
+func (t *Translator) complete(out []Event, ci int, streamed, raw string) []Event {
+	c := &t.cur.msg.Content[ci]
+	if len(c.escOf) == len(streamed) && escCovers(c.escOf, c.escJSON, streamed) &&
+		len(raw) == len(c.escJSON)+2 && raw[1:len(raw)-1] == c.escJSON {
+		return out
+	}
+	if full := rawString(raw); len(full) > len(streamed) && strings.HasPrefix(full, streamed) {
+		out = t.appendText(out, ci, full[len(streamed):])
 	}
 	return out
 }
@@ -589,7 +681,7 @@ func (t *Translator) wholeBlock(out []Event, b gjson.Result) []Event {
 }
 
 // user maps a user line: tool results, or a message the CLI added itself.
-func (t *Translator) user(out []Event, v gjson.Result) []Event {
+func (t *Translator) user(out []Event, v *object) []Event {
 	content := v.Get("message.content")
 	if content.IsArray() {
 		var results []gjson.Result
@@ -722,7 +814,7 @@ func userText(c gjson.Result) string {
 }
 
 // result ends the run.
-func (t *Translator) result(out []Event, v gjson.Result) []Event {
+func (t *Translator) result(out []Event, v *object) []Event {
 	v.Get("modelUsage").ForEach(func(model, u gjson.Result) bool {
 		if t.model == "" || model.String() == t.model {
 			t.limits = Limits{ContextWindow: u.Get("contextWindow").Int(), MaxTokens: u.Get("maxOutputTokens").Int()}
@@ -809,7 +901,7 @@ func (t *Translator) newAssistant(id, model string, streamed bool) *assistantSta
 	return &assistantState{
 		msg: Message{Role: RoleAssistant, Content: []Content{}, API: API, Provider: Provider,
 			Model: model, StopReason: StopStop, Timestamp: t.now(), ResponseID: id},
-		id: id, streamed: streamed, blocks: map[int]int{}, json: map[int][]byte{}, text: map[int][]byte{},
+		id: id, streamed: streamed, blocks: map[int]int{}, json: map[int][]byte{}, text: map[int][]byte{}, esc: map[int]escBuf{},
 	}
 }
 
@@ -985,6 +1077,14 @@ func (t *Translator) endRun(out []Event, stop, errMsg string) []Event {
 	msgs := make([]Message, len(t.messages))
 	for i := range t.messages {
 		msgs[i] = t.messages[i].Clone()
+		// The messages outlive the run (the session's history): they keep
+		// their text, not its escaped copy, which only the run's frames
+		// (agent_end the last) use.
+		for j := range t.messages[i].Content {
+			if c := &t.messages[i].Content[j]; c.escJSON != "" {
+				c.escOf, c.escJSON = "", ""
+			}
+		}
 	}
 	return append(out, Event{Type: EventAgentEnd, Messages: msgs})
 }

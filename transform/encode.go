@@ -1,0 +1,617 @@
+package transform
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"strconv"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// Encoder writes protocol events as JSON lines, byte for byte what their
+// MarshalJSON methods write (the shapes in shapes.go, through encoding/json
+// without HTML escaping; encode_test compares them on every recorded
+// event), but without encoding/json's cost:
+// encoding/json re-validates and re-compacts what each MarshalJSON returns,
+// once per level of nesting, so a message_update of a long message cost
+// several passes over the whole text (measured: 98% of the bridge's CPU on
+// a long reply). The Encoder writes each value once, and writes the text of
+// a block being streamed from the escaped copy the translator keeps (see
+// [Content]), so a frame costs a copy of what did not change, never an
+// escape of it.
+//
+// It writes through a small buffer: long strings go to the writer from
+// where they are, so a frame is never held whole. Not safe for concurrent
+// use.
+type Encoder struct {
+	w   io.Writer
+	buf []byte
+	n   int64 // bytes written to w
+	err error // the first write error; every later write returns it
+}
+
+// encoderBuffer is how much the encoder gathers before it writes; strings
+// at least this long are written straight from where they are.
+const encoderBuffer = 32 << 10
+
+// NewEncoder returns an encoder writing to w.
+func NewEncoder(w io.Writer) *Encoder {
+	return &Encoder{w: w, buf: make([]byte, 0, encoderBuffer)}
+}
+
+// Written is the number of bytes the encoder handed to its writer.
+func (e *Encoder) Written() int64 { return e.n }
+
+// Buffered is the number of bytes waiting for [Encoder.Flush].
+func (e *Encoder) Buffered() int { return len(e.buf) }
+
+// Event writes ev as one line. It may leave the line's end in the buffer:
+// call [Encoder.Flush] when no more frames follow at once. An event that
+// cannot be encoded (a tool call whose arguments are not JSON) is an error
+// before anything of it is written.
+func (e *Encoder) Event(ev *Event) error {
+	if e.err != nil {
+		return e.err
+	}
+	if err := ev.check(); err != nil {
+		return err
+	}
+	e.event(ev)
+	e.buf = append(e.buf, '\n')
+	e.spill()
+	return e.err
+}
+
+// Line writes b, one encoded frame without its line end, as one line.
+func (e *Encoder) Line(b []byte) error {
+	if e.err != nil {
+		return e.err
+	}
+	e.raw(unsafe.String(unsafe.SliceData(b), len(b)))
+	e.buf = append(e.buf, '\n')
+	e.spill()
+	return e.err
+}
+
+// Flush writes what is buffered.
+func (e *Encoder) Flush() error {
+	if e.w != nil && e.err == nil && len(e.buf) > 0 {
+		e.write(e.buf)
+		e.buf = e.buf[:0]
+	}
+	return e.err
+}
+
+func (e *Encoder) write(b []byte) {
+	if e.err != nil {
+		return
+	}
+	n, err := e.w.Write(b)
+	e.n += int64(n)
+	if err == nil && n < len(b) {
+		err = io.ErrShortWrite
+	}
+	e.err = err
+}
+
+// spill writes the buffer once it is full enough. An encoder without a
+// writer (see [marshal]) keeps everything.
+func (e *Encoder) spill() {
+	if e.w != nil && len(e.buf) >= encoderBuffer {
+		_ = e.Flush() // the error stays in e.err
+	}
+}
+
+// raw writes s as it is: through the buffer when short, else straight.
+func (e *Encoder) raw(s string) {
+	if e.w == nil || len(s) < encoderBuffer {
+		e.buf = append(e.buf, s...)
+		e.spill()
+		return
+	}
+	_ = e.Flush()
+	e.write(unsafe.Slice(unsafe.StringData(s), len(s)))
+}
+
+func (e *Encoder) str(s string) {
+	if len(s) <= encoderBuffer {
+		e.buf = appendString(e.buf, s)
+		e.spill()
+		return
+	}
+	e.buf = append(e.buf, '"')
+	e.strTail(s)
+}
+
+// strTail escapes the rest of a long string whose opening quote and first
+// piece are written, and closes it.
+func (e *Encoder) strTail(s string) {
+	for len(s) > encoderBuffer {
+		k := encoderBuffer
+		for k > encoderBuffer-utf8.UTFMax && !utf8.RuneStart(s[k]) {
+			k-- // not inside a character (invalid bytes are escaped one by one anyway)
+		}
+		e.buf = appendEscaped(e.buf, s[:k])
+		e.spill()
+		s = s[k:]
+	}
+	e.buf = appendEscaped(e.buf, s)
+	e.buf = append(e.buf, '"')
+	e.spill()
+}
+
+// text writes a block's text s, from the escaped copy kept with the block
+// when there is one (esc, the escape of of, a prefix of s; see [Content]).
+func (e *Encoder) text(s string, c *Content) {
+	if !escCovers(c.escOf, c.escJSON, s) {
+		e.str(s)
+		return
+	}
+	e.buf = append(e.buf, '"')
+	e.raw(c.escJSON)
+	e.strTail(s[len(c.escOf):])
+}
+
+func (e *Encoder) key(k string) {
+	e.buf = append(e.buf, k...) // keys are written with their quotes, comma and colon
+}
+
+func (e *Encoder) int(n int64) { e.buf = strconv.AppendInt(e.buf, n, 10) }
+
+func (e *Encoder) bool(b bool) { e.buf = strconv.AppendBool(e.buf, b) }
+
+// float writes f as encoding/json does.
+func (e *Encoder) float(f float64) {
+	e.buf = appendFloat(e.buf, f)
+}
+
+// rawJSON writes a JSON value compacted, as encoding/json writes a
+// json.RawMessage; empty writes def. Values were checked by check.
+func (e *Encoder) rawJSON(v json.RawMessage, def string) {
+	if len(v) == 0 {
+		e.buf = append(e.buf, def...)
+		return
+	}
+	if isCompact(v) {
+		e.raw(unsafe.String(unsafe.SliceData(v), len(v)))
+		return
+	}
+	var b bytes.Buffer
+	_ = json.Compact(&b, v) // checked valid
+	e.raw(b.String())
+}
+
+// isCompact reports whether v has no whitespace outside strings, the common
+// case, so it can be written as it is.
+func isCompact(v []byte) bool {
+	in := false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return false
+		}
+	}
+	return true
+}
+
+// errInvalidJSON is the error for a JSON field (tool arguments, details)
+// that holds no valid JSON.
+var errInvalidJSON = errors.New("transform: invalid JSON in a raw field")
+
+func checkRaw(v json.RawMessage) error {
+	if len(v) > 0 && !json.Valid(v) {
+		return errInvalidJSON
+	}
+	return nil
+}
+
+// check reports whether ev can be encoded: its raw JSON fields are valid.
+// Text is always encodable.
+func (ev *Event) check() error {
+	if err := checkRaw(ev.Args); err != nil {
+		return err
+	}
+	if err := ev.Message.check(); err != nil {
+		return err
+	}
+	for i := range ev.Messages {
+		if err := ev.Messages[i].check(); err != nil {
+			return err
+		}
+	}
+	for i := range ev.ToolResults {
+		if err := ev.ToolResults[i].check(); err != nil {
+			return err
+		}
+	}
+	if ev.Result != nil {
+		if err := checkRaw(ev.Result.Details); err != nil {
+			return err
+		}
+		if err := checkContent(ev.Result.Content); err != nil {
+			return err
+		}
+	}
+	if ev.Update.ToolCall != nil {
+		return checkRaw(ev.Update.ToolCall.Arguments)
+	}
+	return nil
+}
+
+func (m *Message) check() error {
+	if err := checkRaw(m.Details); err != nil {
+		return err
+	}
+	return checkContent(m.Content)
+}
+
+func checkContent(cs []Content) error {
+	for i := range cs {
+		if cs[i].Type == "toolCall" {
+			if err := checkRaw(cs[i].Arguments); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// event writes ev in pi's shape (the keys in the order pi writes them).
+func (e *Encoder) event(ev *Event) {
+	e.key(`{"type":`)
+	e.str(ev.Type)
+	switch ev.Type {
+	case EventAgentEnd:
+		e.key(`,"messages":`)
+		e.messages(ev.Messages)
+	case EventTurnEnd:
+		e.key(`,"message":`)
+		e.message(&ev.Message)
+		e.key(`,"toolResults":`)
+		e.messages(ev.ToolResults)
+	case EventMessageStart, EventMessageEnd:
+		e.key(`,"message":`)
+		e.message(&ev.Message)
+	case EventToolExecutionStart:
+		e.key(`,"toolCallId":`)
+		e.str(ev.ToolCallID)
+		e.key(`,"toolName":`)
+		e.str(ev.ToolName)
+		e.key(`,"args":`)
+		e.rawJSON(ev.Args, "{}")
+	case EventToolExecutionEnd:
+		e.key(`,"toolCallId":`)
+		e.str(ev.ToolCallID)
+		e.key(`,"toolName":`)
+		e.str(ev.ToolName)
+		e.key(`,"result":`)
+		if r := ev.Result; r == nil {
+			e.key(`null`)
+		} else {
+			e.key(`{"content":`)
+			e.contents(r.Content, false)
+			if len(r.Details) > 0 {
+				e.key(`,"details":`)
+				e.rawJSON(r.Details, "null")
+			}
+			e.buf = append(e.buf, '}')
+		}
+		e.key(`,"isError":`)
+		e.bool(ev.IsError)
+	case EventAutoRetryStart:
+		r := ev.Retry
+		e.key(`,"attempt":`)
+		e.int(int64(r.Attempt))
+		e.key(`,"maxAttempts":`)
+		e.int(int64(r.MaxAttempts))
+		e.key(`,"delayMs":`)
+		e.int(r.DelayMs)
+		e.key(`,"errorMessage":`)
+		e.str(r.ErrorMessage)
+	case EventAutoRetryEnd:
+		r := ev.Retry
+		e.key(`,"success":`)
+		e.bool(r.Success)
+		e.key(`,"attempt":`)
+		e.int(int64(r.Attempt))
+		if r.FinalError != "" {
+			e.key(`,"finalError":`)
+			e.str(r.FinalError)
+		}
+	case EventAutoCompactionStart:
+		e.key(`,"reason":`)
+		e.str(ev.Reason)
+	case EventAutoCompactionEnd:
+		e.key(`,"result":`)
+		if c := ev.Compaction; c == nil {
+			e.key(`null`)
+		} else {
+			e.key(`{"summary":`)
+			e.str(c.Summary)
+			e.key(`,"firstKeptEntryId":`)
+			e.str(c.FirstKeptEntryID)
+			e.key(`,"tokensBefore":`)
+			e.int(c.TokensBefore)
+			e.key(`,"details":`)
+			if d := c.Details; d == nil {
+				e.key(`null`)
+			} else {
+				e.key(`{"trigger":`)
+				e.str(d.Trigger)
+				e.key(`,"tokensAfter":`)
+				e.int(d.TokensAfter)
+				e.buf = append(e.buf, '}')
+			}
+			e.buf = append(e.buf, '}')
+		}
+		e.key(`,"aborted":`)
+		e.bool(ev.Aborted)
+		e.key(`,"willRetry":false`)
+		if ev.ErrorMessage != "" {
+			e.key(`,"errorMessage":`)
+			e.str(ev.ErrorMessage)
+		}
+	case EventMessageUpdate:
+		a := &ev.Update
+		e.key(`,"assistantMessageEvent":{"type":`)
+		e.str(a.Type)
+		e.key(`,"contentIndex":`)
+		e.int(int64(a.ContentIndex))
+		switch a.Type {
+		case TextDelta, ThinkingDelta, ToolcallDelta:
+			e.key(`,"delta":`)
+			e.str(a.Delta)
+		case TextEnd, ThinkingEnd:
+			e.key(`,"content":`)
+			// The block's whole text: its escaped copy serves when the
+			// content is that text.
+			c := &Content{}
+			if i := a.ContentIndex; i >= 0 && i < len(ev.Message.Content) {
+				c = &ev.Message.Content[i]
+			}
+			e.text(a.Content, c)
+		}
+		if a.ToolCall != nil {
+			e.key(`,"toolCall":`)
+			e.content(a.ToolCall)
+		}
+		e.key(`,"partial":`)
+		e.message(&ev.Message)
+		e.key(`},"message":`)
+		e.message(&ev.Message)
+	}
+	e.buf = append(e.buf, '}')
+}
+
+func (e *Encoder) messages(ms []Message) {
+	e.buf = append(e.buf, '[')
+	for i := range ms {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		e.message(&ms[i])
+	}
+	e.buf = append(e.buf, ']')
+}
+
+// message writes m in pi's shape for its role; nil content is written as [].
+func (e *Encoder) message(m *Message) {
+	e.key(`{"role":`)
+	e.str(m.Role)
+	switch m.Role {
+	case RoleAssistant:
+		e.key(`,"content":`)
+		e.contents(m.Content, true)
+		e.key(`,"api":`)
+		e.str(m.API)
+		e.key(`,"provider":`)
+		e.str(m.Provider)
+		e.key(`,"model":`)
+		e.str(m.Model)
+		e.key(`,"usage":`)
+		e.usage(&m.Usage)
+		e.key(`,"stopReason":`)
+		e.str(m.StopReason)
+		e.key(`,"timestamp":`)
+		e.int(m.Timestamp)
+		if m.ResponseID != "" {
+			e.key(`,"responseId":`)
+			e.str(m.ResponseID)
+		}
+		if m.ErrorMessage != "" {
+			e.key(`,"errorMessage":`)
+			e.str(m.ErrorMessage)
+		}
+	case RoleToolResult:
+		e.key(`,"toolCallId":`)
+		e.str(m.ToolCallID)
+		e.key(`,"toolName":`)
+		e.str(m.ToolName)
+		e.key(`,"content":`)
+		e.contents(m.Content, true)
+		if len(m.Details) > 0 {
+			e.key(`,"details":`)
+			e.rawJSON(m.Details, "null")
+		}
+		e.key(`,"isError":`)
+		e.bool(m.IsError != nil && *m.IsError)
+		e.key(`,"timestamp":`)
+		e.int(m.Timestamp)
+	default:
+		e.key(`,"content":`)
+		e.contents(m.Content, true)
+		e.key(`,"timestamp":`)
+		e.int(m.Timestamp)
+	}
+	e.buf = append(e.buf, '}')
+}
+
+// contents writes a content array; nil is written as [] when emptyArray,
+// else as null (as encoding/json writes a nil slice).
+func (e *Encoder) contents(cs []Content, emptyArray bool) {
+	if cs == nil && !emptyArray {
+		e.key(`null`)
+		return
+	}
+	e.buf = append(e.buf, '[')
+	for i := range cs {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		e.content(&cs[i])
+	}
+	e.buf = append(e.buf, ']')
+}
+
+// content writes one block in pi's shape.
+func (e *Encoder) content(c *Content) {
+	e.key(`{"type":`)
+	e.str(c.Type)
+	switch c.Type {
+	case "text":
+		e.key(`,"text":`)
+		e.text(c.Text, c)
+	case "thinking":
+		e.key(`,"thinking":`)
+		e.text(c.Thinking, c)
+	case "toolCall":
+		e.key(`,"id":`)
+		e.str(c.ID)
+		e.key(`,"name":`)
+		e.str(c.Name)
+		e.key(`,"arguments":`)
+		e.rawJSON(c.Arguments, "{}")
+	case "image":
+		e.key(`,"data":`)
+		e.str(c.Data)
+		e.key(`,"mimeType":`)
+		e.str(c.MimeType)
+	}
+	e.buf = append(e.buf, '}')
+}
+
+func (e *Encoder) usage(u *Usage) {
+	e.key(`{"input":`)
+	e.int(u.Input)
+	e.key(`,"output":`)
+	e.int(u.Output)
+	e.key(`,"cacheRead":`)
+	e.int(u.CacheRead)
+	e.key(`,"cacheWrite":`)
+	e.int(u.CacheWrite)
+	e.key(`,"totalTokens":`)
+	e.int(u.TotalTokens)
+	e.key(`,"cost":{"input":`)
+	e.float(u.Cost.Input)
+	e.key(`,"output":`)
+	e.float(u.Cost.Output)
+	e.key(`,"cacheRead":`)
+	e.float(u.Cost.CacheRead)
+	e.key(`,"cacheWrite":`)
+	e.float(u.Cost.CacheWrite)
+	e.key(`,"total":`)
+	e.float(u.Cost.Total)
+	e.key(`}}`)
+}
+
+// appendFloat formats f as encoding/json does: the shortest 'f' form, or 'e'
+// for very small and very large magnitudes, with a one-digit negative
+// exponent. NaN and infinities (which encoding/json refuses) are written as
+// 0: costs and counts are always finite.
+func appendFloat(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, '0')
+	}
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// e-09 → e-9
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+// appendString appends s as a JSON string literal.
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	dst = appendEscaped(dst, s)
+	return append(dst, '"')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendEscaped appends the inside of the JSON string literal for s, as
+// encoding/json writes it without HTML escaping: ", \ and control characters
+// escaped (\b \f \n \r \t by name), invalid UTF-8 as \ufffd, and U+2028 and
+// U+2029 as \u2028 and \u2029 (line ends to JavaScript); everything else
+// as it is.
+func appendEscaped(dst []byte, s string) []byte {
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(dst, s[start:]...)
+}
+
+// escCovers reports whether esc, the escape of of, serves for s: of views
+// the bytes s starts with. Both view append-only buffers whose bytes never
+// change, so a block's copy in an earlier event still matches its own
+// shorter text, and a block whose text was replaced since (a new string)
+// does not match and is escaped afresh.
+func escCovers(of, esc, s string) bool {
+	return len(esc) > 0 && len(of) <= len(s) && unsafe.StringData(of) == unsafe.StringData(s)
+}

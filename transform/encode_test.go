@@ -1,0 +1,162 @@
+package transform
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// refFrame is e as encoding/json writes it without HTML escaping, through
+// its MarshalJSON methods (the shapes in shapes.go, which the protocol
+// reference is made from): what the bridge wrote before the Encoder.
+func refFrame(t testing.TB, e Event) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	require.NoError(t, enc.Encode(e))
+	return buf.Bytes()
+}
+
+// encFrame is what the Encoder writes for e, through a small writer so that
+// long strings take the direct path.
+func encFrame(t testing.TB, e Event) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	enc := NewEncoder(&buf)
+	require.NoError(t, enc.Event(&e))
+	require.NoError(t, enc.Flush())
+	assert.Equal(t, int64(buf.Len()), enc.Written())
+	return buf.Bytes()
+}
+
+// TestEncoderMatchesReference encodes every event of every recording (with
+// the escaped text the translator keeps) and compares it byte for byte with
+// what MarshalJSON writes.
+func TestEncoderMatchesReference(t *testing.T) {
+	for _, rec := range recordings(t) {
+		t.Run(rec.name, func(t *testing.T) {
+			evs := translate(rec, rec.lines, finish)
+			for i, e := range evs {
+				if len(evs) > 200 && i%97 != 0 && i < len(evs)-20 {
+					continue // the 2 MB reply: a sample, and its end
+				}
+				want, got := refFrame(t, e), encFrame(t, e)
+				if !bytes.Equal(want, got) {
+					t.Fatalf("event %d (%s):\nwant %.600s\ngot  %.600s", i, e.Type, want, got)
+				}
+			}
+		})
+	}
+}
+
+// TestEncoderUsesEscapedText checks that a block streamed in deltas is
+// written from its escaped copy (escOf and escJSON set and matching), also
+// when a delta ends inside a character, and that the result is the same as
+// escaping the text afresh.
+func TestEncoderUsesEscapedText(t *testing.T) {
+	tr := NewTranslator(clock())
+	tr.Start(UserMessage(nil, 1))
+	lines := []string{
+		`{"type":"stream_event","event":{"type":"message_start","message":{"id":"m1","model":"x","usage":{}}}}`,
+		`{"type":"stream_event","event":{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}}`,
+	}
+	for _, l := range lines {
+		tr.Line([]byte(l))
+	}
+	// "a\"<€\u2028" in pieces, the euro sign cut in two (raw bytes).
+	deltas := []string{`a\"<`, "\xe2\x82", "\xac", `\u2028 \n\t\u0001 `, strings.Repeat("x", 70_000)}
+	var text string
+	for _, d := range deltas {
+		evs := tr.Line([]byte(`{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"` + d + `"}}}`))
+		require.Len(t, evs, 1)
+		e := evs[0]
+		c := e.Message.Content[0]
+		text = c.Text
+		require.NotEmpty(t, c.escJSON)
+		require.True(t, escCovers(c.escOf, c.escJSON, c.Text))
+		assert.Equal(t, string(appendEscaped(nil, c.escOf)), c.escJSON)
+		assert.Equal(t, string(refFrame(t, e)), string(encFrame(t, e)))
+	}
+	assert.Equal(t, "a\"<€\u2028 \n\t\x01 "+strings.Repeat("x", 70_000), text)
+	// A copy whose text was replaced is escaped afresh.
+	evs := tr.Line([]byte(`{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"!"}}}`))
+	e := evs[0]
+	e.Message = e.Message.Clone()
+	e.Message.Content[0].Text = "replaced"
+	assert.Equal(t, string(refFrame(t, e)), string(encFrame(t, e)))
+}
+
+func TestEncoderRefusesInvalidJSON(t *testing.T) {
+	var buf bytes.Buffer
+	enc := NewEncoder(&buf)
+	e := Event{Type: EventToolExecutionStart, ToolCallID: "t", ToolName: "Bash", Args: json.RawMessage(`{"a":`)}
+	require.Error(t, enc.Event(&e))
+	require.NoError(t, enc.Flush())
+	assert.Zero(t, buf.Len(), "nothing of a refused event is written")
+	e.Args = json.RawMessage("{ \"a\" : [1, 2] }")
+	require.NoError(t, enc.Event(&e))
+	require.NoError(t, enc.Flush())
+	assert.Equal(t, `{"type":"tool_execution_start","toolCallId":"t","toolName":"Bash","args":{"a":[1,2]}}`+"\n", buf.String())
+}
+
+func TestAppendFloat(t *testing.T) {
+	for _, f := range []float64{0, 1, -1, 0.1, 1e-7, 1.5e-9, 123456789, 1e21, 1e20, 3.14159e-5, 0.000001, 1e300} {
+		want, err := json.Marshal(f)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(appendFloat(nil, f)), "%v", f)
+	}
+}
+
+// FuzzEscape checks the escaper against encoding/json, on its own and cut
+// anywhere into two pieces escaped one after the other (as deltas are),
+// which must give the same as long as the cut is not inside a character.
+func FuzzEscape(f *testing.F) {
+	for _, s := range []string{"", "plain", "a\"b\\c", "<&>", "\u2028\u2029", "\x00\x1f\x7f", "\xff\xfe", "€😀", "\b\f\n\r\t"} {
+		f.Add(s, 1)
+	}
+	f.Fuzz(func(t *testing.T, s string, cut int) {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		require.NoError(t, enc.Encode(s))
+		want := strings.TrimSuffix(buf.String(), "\n")
+		require.Equal(t, want, string(appendString(nil, s)))
+		var e Encoder
+		e.str(s)
+		require.Equal(t, want, string(e.buf))
+		if cut < 0 || cut > len(s) || cut < len(s) && !isRuneStart(s, cut) {
+			return
+		}
+		got := `"` + string(appendEscaped(appendEscaped(nil, s[:cut]), s[cut:])) + `"`
+		require.Equal(t, want, got, fmt.Sprintf("cut at %d", cut))
+	})
+}
+
+// isRuneStart reports whether s[i] begins a character, or an invalid byte
+// that stands alone.
+func isRuneStart(s string, i int) bool {
+	return strings.ToValidUTF8(s[:i], "") == s[:i] || s[i] < 0x80 || s[i] >= 0xC0
+}
+
+// TestEncoderEventsNotRecorded compares events the recordings lack.
+func TestEncoderEventsNotRecorded(t *testing.T) {
+	isErr := true
+	for _, e := range []Event{
+		{Type: EventAutoCompactionStart, Reason: "threshold"},
+		{Type: EventAutoCompactionEnd, Aborted: true, ErrorMessage: "aborted <now>"},
+		{Type: EventAutoCompactionEnd, Compaction: &Compaction{Summary: "sum \u2028 & more", FirstKeptEntryID: "u1", TokensBefore: 9}},
+		{Type: EventAutoCompactionEnd, Compaction: &Compaction{Summary: "s", Details: &CompactionDetails{Trigger: "auto", TokensAfter: 3}}},
+		{Type: EventAutoRetryEnd, Retry: &Retry{Attempt: 2, FinalError: "529 overloaded"}},
+		{Type: EventToolExecutionEnd, ToolCallID: "t", ToolName: "Read", Result: &ToolResult{Details: json.RawMessage(` {"a": 1} `)}},
+		{Type: EventMessageEnd, Message: Message{Role: RoleToolResult, Content: []Content{{Type: "image", Data: "AAAA", MimeType: "image/png"}}, IsError: &isErr, Details: json.RawMessage(`{"x":[1, 2]}`)}},
+		{Type: EventMessageEnd, Message: Message{Role: RoleAssistant, Usage: Usage{Cost: Cost{Input: 1e-7, Total: 0.25}}, ErrorMessage: "boom"}},
+	} {
+		assert.Equal(t, string(refFrame(t, e)), string(encFrame(t, e)), "%s", e.Type)
+	}
+}
