@@ -86,7 +86,7 @@ func TestEncodeFrame(t *testing.T) {
 // every line is one whole frame.
 func TestFrameWriterWritesWholeFrames(t *testing.T) {
 	var out bytes.Buffer
-	w := newFrameWriter(&out, nil)
+	w := newFrameWriter(&out, Options{})
 	done := make(chan struct{})
 	for g := 0; g < 8; g++ {
 		go func() {

@@ -110,6 +110,7 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 	var evs []transform.Event // reused: emit encodes each event before the next line
 	for {
 		line, err := turn.Next()
+		s.w.lineRead()
 		if watchdog != nil {
 			watchdog.Reset(s.opts.IdleTimeout)
 		}
@@ -181,11 +182,7 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 }
 
 // emit queues events for the host.
-func (s *server) emit(evs []transform.Event) {
-	for i := range evs {
-		s.w.send(evs[i])
-	}
-}
+func (s *server) emit(evs []transform.Event) { s.w.events(evs) }
 
 // noteRetry keeps r.retrying in step with the retry events, for abort_retry.
 func noteRetry(r *run, evs []transform.Event) {

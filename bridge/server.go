@@ -51,6 +51,14 @@ type Options struct {
 	// on; Continue starts on the cwd's most recent one.
 	Session  string
 	Continue bool
+	// Coalesce is the window in which text, thinking and tool-input
+	// deltas of one block are merged into one message_update frame (see
+	// frameWriter); 0 writes every delta as its own frame, as pi does.
+	Coalesce time.Duration
+	// Trace, when set, is called for each frame made from a CLI line with
+	// the time the line was read and the time the frame was written. For
+	// benchmarks; it is called on the writer goroutine and must be quick.
+	Trace func(read, written time.Time)
 }
 
 // Serve reads commands from in and writes responses and events to out until
@@ -71,7 +79,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	if err != nil {
 		return err
 	}
-	s := &server{opts: opts, log: opts.Log, w: newFrameWriter(out, opts.Log), transport: transport, waiting: map[string]*waiter{}}
+	s := &server{opts: opts, log: opts.Log, w: newFrameWriter(out, opts), transport: transport, waiting: map[string]*waiter{}}
 	transport.SetConfig(s.cliConfig()) // with the host's side of the control protocol
 	s.cwd = opts.CLI.Dir
 	if s.cwd == "" {

@@ -3,58 +3,114 @@ package bridge
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/claude-rpc/claude-rpc/transform"
 )
 
-// frameWriter owns the host's stdout: one goroutine writes every frame, each
-// as one complete line in one Write, in the order they were sent.
+// DefaultCoalesce is the default [Options.Coalesce]: a quarter of a 60 Hz
+// display frame, so merging deltas never costs a host a frame it could have
+// shown, while the bursts in which the CLI prints deltas (several lines per
+// read of the API's stream) go out as one frame each.
+const DefaultCoalesce = 4 * time.Millisecond
+
+// coalesceBudget is how many bytes of message_update frames one coalescing
+// window may carry: a frame of B bytes is followed by at least B/budget
+// windows before the next update. Every update carries the whole message
+// so far (twice: message and partial), so frames of a long message are
+// spaced in proportion to its size, and the bytes written per second stay
+// under budget/window (8 MiB/s at the default): a 64 KB message updates
+// about every 16 ms, a 2 MB one about every half second.
+const coalesceBudget = 32 << 10
+
+// frameWriter owns the host's stdout: one goroutine writes every frame, in
+// the order they were sent, each a complete line.
+//
+// Events are encoded by that goroutine as they are written
+// ([transform.Encoder]), so nothing holds more than the frame being written,
+// and not even that whole: the queue holds events, which view the message
+// text the translator keeps. Text, thinking and tool-input deltas of one
+// content block that come within the coalescing window are written as one
+// message_update carrying their concatenated delta and the latest message;
+// any other frame (a response, message_end, a tool event, a delta of
+// another block) first writes the held update, so nothing is reordered or
+// held back but the deltas themselves.
 type frameWriter struct {
-	out  io.Writer
-	log  *slog.Logger
-	ch   chan []byte
-	done chan struct{}
+	out      io.Writer
+	enc      *transform.Encoder
+	log      *slog.Logger
+	ch       chan item
+	done     chan struct{}
+	coalesce time.Duration
+	// trace, when set, gets for each frame the time the CLI line that made
+	// it was read and the time it was written (benchmarks).
+	trace    func(read, written time.Time)
+	lastRead atomic.Int64 // UnixNano of the last CLI line read, when tracing
 
 	mu     sync.Mutex // guards closed, and sending on ch against closing it
 	closed bool
 }
 
-func newFrameWriter(out io.Writer, log *slog.Logger) *frameWriter {
-	w := &frameWriter{out: out, log: log, ch: make(chan []byte, 256), done: make(chan struct{})}
+// item is one frame to write: an event, or a response already encoded.
+type item struct {
+	ev    transform.Event
+	frame []byte    // set for a response
+	read  time.Time // when the line that made ev was read; zero when not traced
+}
+
+func newFrameWriter(out io.Writer, opts Options) *frameWriter {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	w := &frameWriter{out: out, enc: transform.NewEncoder(out), log: opts.Log, ch: make(chan item, 256),
+		done: make(chan struct{}), coalesce: opts.Coalesce, trace: opts.Trace}
 	go w.run()
 	return w
 }
 
-func (w *frameWriter) run() {
-	defer close(w.done)
-	failed := false
-	for b := range w.ch {
-		if failed {
-			continue // keep draining so senders never block on a dead host
-		}
-		if _, err := w.out.Write(b); err != nil {
-			w.log.Error("writing to stdout; dropping further frames", "err", err)
-			failed = true
-		}
-	}
-}
-
-// send encodes v as one frame and queues it. It blocks while the host is
-// slow to read (back-pressure reaches the CLI through its stdout pipe), and
-// drops the frame after close.
+// send encodes v (a response) as one frame and queues it. It blocks while
+// the host is slow to read (back-pressure reaches the CLI through its stdout
+// pipe), and drops the frame after close.
 func (w *frameWriter) send(v any) {
 	b, err := encodeFrame(v)
 	if err != nil {
 		w.log.Error("encoding frame", "err", err)
 		return
 	}
+	w.queue(item{frame: b})
+}
+
+// events queues events made from the CLI line read last (see lineRead).
+func (w *frameWriter) events(evs []transform.Event) {
+	var read time.Time
+	if w.trace != nil {
+		read = time.Unix(0, w.lastRead.Load())
+	}
+	for i := range evs {
+		w.queue(item{ev: evs[i], read: read})
+	}
+}
+
+// lineRead notes that a CLI line was just read, for the trace.
+func (w *frameWriter) lineRead() {
+	if w.trace != nil {
+		w.lastRead.Store(time.Now().UnixNano())
+	}
+}
+
+func (w *frameWriter) queue(it item) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return
 	}
-	w.ch <- b
+	w.ch <- it
 }
 
 // close writes what is queued and stops the writer.
@@ -66,6 +122,141 @@ func (w *frameWriter) close() {
 	}
 	w.mu.Unlock()
 	<-w.done
+}
+
+// held is the message_update being coalesced.
+type held struct {
+	item
+	active bool
+	due    time.Time // when it is written if nothing else comes first
+}
+
+// run is the writer goroutine.
+func (w *frameWriter) run() {
+	defer close(w.done)
+	var (
+		h        held
+		merged   []byte    // concatenated deltas that were not contiguous
+		lastEnd  time.Time // when the last update frame was written
+		lastSize int64     // its size
+		timer    = time.NewTimer(time.Hour)
+		traced   []time.Time // read times of frames not yet flushed
+	)
+	timer.Stop()
+	failed := false
+	flush := func() {
+		if err := w.enc.Flush(); err != nil && !failed {
+			w.log.Error("writing to stdout; dropping further frames", "err", err)
+			failed = true
+		}
+		if w.trace != nil {
+			now := time.Now()
+			for _, r := range traced {
+				w.trace(r, now)
+			}
+			traced = traced[:0]
+		}
+	}
+	write := func(it *item) {
+		if failed {
+			return // keep draining so senders never block on a dead host
+		}
+		before := w.enc.Written() + int64(w.enc.Buffered())
+		var err error // an event that cannot be encoded, or the host gone
+		if it.frame != nil {
+			err = w.enc.Line(bytes.TrimSuffix(it.frame, []byte("\n")))
+		} else {
+			err = w.enc.Event(&it.ev)
+		}
+		if errors.Is(err, transform.ErrInvalidJSON) {
+			w.log.Error("encoding frame", "type", it.ev.Type, "err", err) // nothing written: the next frames go on
+		} else if err != nil {
+			w.log.Error("writing to stdout; dropping further frames", "err", err)
+			failed = true
+			return
+		}
+		if it.ev.Type == transform.EventMessageUpdate {
+			lastEnd, lastSize = time.Now(), w.enc.Written()+int64(w.enc.Buffered())-before
+		}
+		if w.trace != nil && !it.read.IsZero() {
+			traced = append(traced, it.read)
+		}
+	}
+	release := func() {
+		if h.active {
+			h.active = false
+			timer.Stop()
+			write(&h.item)
+			merged = merged[:0] // written: the held delta no longer views it
+		}
+	}
+	for {
+		var it item
+		var ok bool
+		select {
+		case it, ok = <-w.ch:
+		default:
+			// Nothing more at once: what is written reaches the host now,
+			// and a held update waits for its window or the next frame.
+			flush()
+			select {
+			case it, ok = <-w.ch:
+			case <-timer.C: // (a stopped or reset timer delivers no stale tick)
+				release()
+				continue
+			}
+		}
+		if !ok {
+			release()
+			flush()
+			return
+		}
+		if w.coalesce <= 0 || !isDelta(&it.ev) {
+			release()
+			write(&it)
+			continue
+		}
+		if h.active && h.ev.Update.Type == it.ev.Update.Type && h.ev.Update.ContentIndex == it.ev.Update.ContentIndex {
+			it.ev.Update.Delta, merged = concat(h.ev.Update.Delta, it.ev.Update.Delta, merged)
+			it.read = h.read // the latency of the oldest delta in the frame
+			h.item = it
+			if !time.Now().Before(h.due) {
+				release() // deltas come without a pause: the window still ends
+			}
+			continue
+		}
+		release()
+		now := time.Now()
+		due := now.Add(w.coalesce)
+		if gap := lastEnd.Add(time.Duration(lastSize/coalesceBudget) * w.coalesce); gap.After(due) {
+			due = gap
+		}
+		h = held{item: it, active: true, due: due}
+		timer.Reset(due.Sub(now))
+	}
+}
+
+// isDelta reports whether ev is a message_update that only adds text to a
+// block: the kind that is coalesced.
+func isDelta(ev *transform.Event) bool {
+	if ev.Type != transform.EventMessageUpdate {
+		return false
+	}
+	switch ev.Update.Type {
+	case transform.TextDelta, transform.ThinkingDelta, transform.ToolcallDelta:
+		return true
+	}
+	return false
+}
+
+// concat returns a followed by b, in buf, which it returns for reuse: a
+// is already there when it is what concat returned last.
+func concat(a, b string, buf []byte) (string, []byte) {
+	if len(buf) == 0 || len(a) != len(buf) || unsafe.StringData(a) != unsafe.SliceData(buf) {
+		buf = append(buf[:0], a...)
+	}
+	buf = append(buf, b...)
+	return unsafe.String(unsafe.SliceData(buf), len(buf)), buf
 }
 
 // encodeFrame encodes v as JSON followed by LF, without HTML escaping.

@@ -145,9 +145,25 @@ func TestSpool(t *testing.T) {
 	assert.Equal(t, "0123456789", string(out))
 	rest, err := io.ReadAll(s)
 	require.NoError(t, err)
-	assert.Len(t, rest, 999_990)
+	assert.Equal(t, strings.Repeat("0123456789", 100_000)[10:], string(rest))
 	_, err = s.Read(make([]byte, 1))
 	assert.ErrorIs(t, err, io.EOF)
+}
+
+// TestSpoolSmallReads: output read a line at a time is kept in full chunks,
+// not a buffer per read.
+func TestSpoolSmallReads(t *testing.T) {
+	var s spool
+	line := []byte(strings.Repeat("x", 299) + "\n")
+	for range 1000 {
+		s.push(line)
+	}
+	held := 0
+	for _, c := range s.chunks {
+		held += cap(c)
+	}
+	assert.Equal(t, 300_000, s.size)
+	assert.LessOrEqual(t, held, 300_000+spoolChunk)
 }
 
 // TestSlowReaderLosesNothing: the process writes and exits while nobody

@@ -21,8 +21,9 @@ const spoolCap = 64 << 20
 type spool struct {
 	mu     sync.Mutex
 	cond   *sync.Cond
-	chunks [][]byte // unread output, oldest first
-	size   int      // bytes in chunks
+	chunks [][]byte // unread output, oldest first; the first read from off
+	off    int      // bytes of chunks[0] already read
+	size   int      // unread bytes
 	err    error    // why reading stopped, once it has
 }
 
@@ -33,16 +34,21 @@ func newSpool(r io.Reader) *spool {
 	return s
 }
 
+// spoolChunk is the size of the reads from the CLI and of the chunks the
+// spool keeps.
+const spoolChunk = 64 << 10
+
 func (s *spool) fill(r io.Reader) {
-	buf := make([]byte, 64<<10)
+	// The CLI writes a line at a time: reads are often a few hundred bytes.
+	// They are copied into the last chunk while it has room, so the spool
+	// holds about what it queues, not a 64 KiB buffer per read (measured:
+	// 3.5 GB allocated, 200 MB heap, relaying a reply of 200,000 deltas).
+	buf := make([]byte, spoolChunk)
 	for {
 		n, err := r.Read(buf)
 		s.mu.Lock()
 		if n > 0 {
-			// A chunk of its own size: a pty gives at most 4 KiB a read,
-			// and 64 KiB buffers kept for each would hold 16 times the cap.
-			s.chunks = append(s.chunks, append([]byte(nil), buf[:n]...))
-			s.size += n
+			s.push(buf[:n])
 		}
 		if err != nil {
 			s.err = err
@@ -59,24 +65,43 @@ func (s *spool) fill(r io.Reader) {
 	}
 }
 
+// push queues a copy of b, in the last chunk while it has room. Called
+// with s.mu held.
+func (s *spool) push(b []byte) {
+	s.size += len(b)
+	if k := len(s.chunks) - 1; k >= 0 {
+		last := s.chunks[k]
+		n := min(cap(last)-len(last), len(b))
+		s.chunks[k] = append(last, b[:n]...)
+		b = b[n:]
+	}
+	if len(b) > 0 {
+		s.chunks = append(s.chunks, append(make([]byte, 0, max(spoolChunk, len(b))), b...))
+	}
+}
+
 // Read returns queued output, waiting for some when there is none.
 func (s *spool) Read(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for len(s.chunks) == 0 && s.err == nil {
+	for s.size == 0 && s.err == nil {
 		s.cond.Wait()
 	}
-	if len(s.chunks) == 0 {
+	if s.size == 0 {
 		return 0, s.err
 	}
-	n := copy(p, s.chunks[0])
-	if n == len(s.chunks[0]) {
-		s.chunks[0] = nil
-		s.chunks = s.chunks[1:]
-	} else {
-		s.chunks[0] = s.chunks[0][n:]
-	}
+	n := copy(p, s.chunks[0][s.off:])
+	s.off += n
 	s.size -= n
+	if s.off == len(s.chunks[0]) {
+		s.off = 0
+		if len(s.chunks) == 1 {
+			s.chunks[0] = s.chunks[0][:0] // all read: reused by the next push
+		} else {
+			s.chunks[0] = nil
+			s.chunks = s.chunks[1:]
+		}
+	}
 	s.cond.Broadcast() // a fill waiting on the cap may go on
 	return n, nil
 }

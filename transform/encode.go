@@ -201,13 +201,13 @@ func isCompact(v []byte) bool {
 	return true
 }
 
-// errInvalidJSON is the error for a JSON field (tool arguments, details)
-// that holds no valid JSON.
-var errInvalidJSON = errors.New("transform: invalid JSON in a raw field")
+// ErrInvalidJSON is the error for an event whose JSON field (tool
+// arguments, details) holds no valid JSON; nothing of it is written.
+var ErrInvalidJSON = errors.New("transform: invalid JSON in a raw field")
 
 func checkRaw(v json.RawMessage) error {
 	if len(v) > 0 && !json.Valid(v) {
-		return errInvalidJSON
+		return ErrInvalidJSON
 	}
 	return nil
 }

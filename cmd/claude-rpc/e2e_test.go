@@ -357,6 +357,7 @@ func TestFlagErrors(t *testing.T) {
 		{"--mode", "rpc", "--idle-timeout", "-1s"},
 		{"--mode", "rpc", "--ask", "--transport", "pipe"},
 		{"--mode", "rpc", "--ask-timeout", "-5s"},
+		{"--mode", "rpc", "--coalesce", "-4ms"},
 	} {
 		out, err := runBinary(t, nil, args...)
 		var exitErr interface{ ExitCode() int }

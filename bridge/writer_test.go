@@ -1,0 +1,201 @@
+package bridge
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/claude-rpc/claude-rpc/transform"
+)
+
+// frameAt is one frame the writer wrote and when the reader got it.
+type frameAt struct {
+	line string
+	at   time.Time
+}
+
+// watched is a frame writer on a pipe, and what it wrote.
+type watched struct {
+	*frameWriter
+	pw     *io.PipeWriter
+	frames <-chan frameAt
+}
+
+// watch starts a frame writer on a pipe and collects what it writes.
+func watch(t *testing.T, coalesce time.Duration) watched {
+	t.Helper()
+	pr, pw := io.Pipe()
+	w := newFrameWriter(pw, Options{Coalesce: coalesce})
+	frames := make(chan frameAt, 1<<16)
+	go func() {
+		defer close(frames)
+		r := bufio.NewReaderSize(pr, 1<<20)
+		for {
+			l, err := r.ReadString('\n')
+			if err != nil {
+				return
+			}
+			frames <- frameAt{strings.TrimSuffix(l, "\n"), time.Now()}
+		}
+	}()
+	t.Cleanup(func() { _ = pw.Close() })
+	return watched{w, pw, frames}
+}
+
+// recorded translates a recording from testdata/cli.
+func recorded(t *testing.T, name string) []transform.Event {
+	t.Helper()
+	data, err := os.ReadFile("../testdata/cli/" + name + ".jsonl")
+	require.NoError(t, err)
+	tr := transform.NewTranslator(func() int64 { return 1 })
+	evs := tr.Start(transform.UserMessage([]transform.Content{transform.TextContent("hi")}, 1))
+	for _, l := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
+		evs = append(evs, tr.Line(l)...)
+	}
+	return append(evs, tr.Finish("exit status 0")...)
+}
+
+// closeAndCollect closes the writer and returns every frame it wrote.
+func (w watched) closeAndCollect() []string {
+	w.close()
+	_ = w.pw.Close()
+	var out []string
+	for f := range w.frames {
+		out = append(out, f.line)
+	}
+	return out
+}
+
+// TestCoalescedFramesCarryTheSameText sends every event of recordings at
+// once, with a window long enough to merge them, and checks what a host
+// sees: every other event unchanged and in order, fewer delta frames, each
+// delta the concatenation of the deltas it replaces, each partial message
+// the text so far, and the same final text.
+func TestCoalescedFramesCarryTheSameText(t *testing.T) {
+	for _, name := range []string{"text", "thinking", "tool-bash", "tools-many", "text-unicode"} {
+		t.Run(name, func(t *testing.T) {
+			evs := recorded(t, name)
+			w := watch(t, time.Second)
+			w.events(evs)
+			got := w.closeAndCollect()
+
+			var wantOther, gotOther []string
+			deltas := 0
+			for _, e := range evs {
+				if isDelta(&e) {
+					deltas++
+					continue
+				}
+				b, err := e.MarshalJSON()
+				require.NoError(t, err)
+				wantOther = append(wantOther, string(b))
+			}
+			merged := 0
+			var text map[int64]string // the open message's text from deltas, by content index
+			for _, l := range got {
+				v := gjson.Parse(l)
+				ae := v.Get("assistantMessageEvent")
+				switch v.Get("type").String() {
+				case transform.EventMessageStart:
+					text = map[int64]string{}
+				case transform.EventMessageEnd:
+					for i, s := range text { // the message ends with the text the deltas add up to
+						block := v.Get("message.content." + strconv.FormatInt(i, 10))
+						assert.Equal(t, s, block.Get("text").String()+block.Get("thinking").String())
+					}
+				}
+				switch ae.Get("type").String() {
+				case transform.TextDelta, transform.ThinkingDelta, transform.ToolcallDelta:
+					merged++
+					i := ae.Get("contentIndex").Int()
+					assert.Equal(t, v.Get("message").Raw, ae.Get("partial").Raw)
+					if ae.Get("type").String() == transform.ToolcallDelta {
+						continue
+					}
+					text[i] += ae.Get("delta").String()
+					block := v.Get("message.content." + strconv.FormatInt(i, 10))
+					assert.Equal(t, text[i], block.Get("text").String()+block.Get("thinking").String(), "partial = deltas so far")
+					continue
+				}
+				gotOther = append(gotOther, l)
+			}
+			assert.Equal(t, wantOther, gotOther, "the other frames, unchanged and in order")
+			require.Positive(t, merged)
+			assert.Less(t, merged, deltas, "deltas were merged")
+		})
+	}
+}
+
+// TestLoneDeltaIsWrittenAfterTheWindow checks that a delta with nothing
+// after it is written when its window ends, not held until the next frame,
+// and that a frame of another kind releases a held delta at once, before
+// itself.
+func TestLoneDeltaIsWrittenAfterTheWindow(t *testing.T) {
+	evs := recorded(t, "text")
+	var delta, end transform.Event
+	for _, e := range evs {
+		if e.Type == transform.EventMessageUpdate && e.Update.Type == transform.TextDelta && delta.Type == "" {
+			delta = e
+		}
+		if e.Type == transform.EventMessageEnd && e.Message.Role == transform.RoleAssistant {
+			end = e
+		}
+	}
+	const window = 50 * time.Millisecond
+	w := watch(t, window)
+	start := time.Now()
+	w.events([]transform.Event{delta})
+	select {
+	case f := <-w.frames:
+		assert.GreaterOrEqual(t, f.at.Sub(start), window*9/10, "held for the window")
+		assert.Contains(t, f.line, `"text_delta"`)
+	case <-time.After(10 * time.Second):
+		t.Fatal("a lone delta was never written")
+	}
+
+	w.events([]transform.Event{delta})
+	w.events([]transform.Event{end})
+	f1, f2 := <-w.frames, <-w.frames
+	assert.Contains(t, f1.line, `"text_delta"`, "the held delta first")
+	assert.Contains(t, f2.line, `"message_end"`)
+	w.close()
+}
+
+// TestNoCoalescing: with a zero window every delta is its own frame.
+func TestNoCoalescing(t *testing.T) {
+	evs := recorded(t, "text")
+	w := watch(t, 0)
+	w.events(evs)
+	assert.Len(t, w.closeAndCollect(), len(evs))
+}
+
+// TestLongMessagesUpdateLessOften checks the spacing of the updates of a
+// long message: after an update of B bytes the next waits B/coalesceBudget
+// windows.
+func TestLongMessagesUpdateLessOften(t *testing.T) {
+	long := strings.Repeat("long text ", 200_000) // 2 MB: updates of about 4 MB
+	update := func(n int) transform.Event {
+		return transform.Event{Type: transform.EventMessageUpdate,
+			Message: transform.Message{Role: transform.RoleAssistant, Content: []transform.Content{transform.TextContent(long[:n])}},
+			Update:  transform.AssistantEvent{Type: transform.TextDelta, Delta: long[n-10 : n]}}
+	}
+	const window = time.Millisecond
+	w := watch(t, window)
+	w.events([]transform.Event{update(len(long) - 10)})
+	first := <-w.frames
+	w.events([]transform.Event{update(len(long))})
+	second := <-w.frames
+	wait := time.Duration(len(first.line)/coalesceBudget) * window
+	assert.Greater(t, wait, 100*window)
+	assert.GreaterOrEqual(t, second.at.Sub(first.at), wait*9/10)
+	w.close()
+}
