@@ -172,7 +172,7 @@ func (sp *streamProc) read(maxLine int) {
 	defer close(sp.lines)
 	lr := jsonl.NewReader(sp.p.Stdout(), maxLine)
 	for {
-		line, err := lr.Next()
+		line, err := lr.NextOwned()
 		if errors.Is(err, jsonl.ErrLineTooLong) {
 			continue // the turn loses that line; the CLI goes on
 		}
@@ -191,7 +191,7 @@ func (sp *streamProc) read(maxLine int) {
 			sp.cancel(gjson.GetBytes(line, "request_id").String())
 			continue
 		}
-		sp.lines <- append([]byte(nil), line...)
+		sp.lines <- line
 	}
 }
 

@@ -156,6 +156,13 @@ func (o *object) index(obj string) *object {
 	return o
 }
 
+// reset empties o, dropping its views.
+func (o *object) reset() {
+	clear(o.keys)
+	clear(o.vals)
+	o.keys, o.vals = o.keys[:0], o.vals[:0]
+}
+
 // raw returns the raw value of the first member called key, or "".
 func (o *object) raw(key string) string {
 	for i, k := range o.keys {

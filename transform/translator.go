@@ -235,13 +235,18 @@ func (t *Translator) Append(dst []Event, line []byte) []Event {
 	if bytes.HasPrefix(line, streamEventPrefix) {
 		return t.streamLine(dst, line)
 	}
-	// Members are found in one walk of a copy of the line (strings taken
-	// from it may be kept): gjson.Get walks from the start for each, and
-	// the CLI's assistant and result lines carry the whole reply before
-	// most of them.
-	v := t.top.index(string(line))
-	t.noteSession(v.Get("session_id"))
+	defer t.release()
+	// Members are found in one walk of the line: gjson.Get walks from the
+	// start for each, and the CLI's assistant and result lines carry the
+	// whole reply before most of them. Those two are read in place (their
+	// paths copy what they keep); any other line is read from a copy, as
+	// strings taken from it may be kept.
+	v := t.top.index(unsafe.String(unsafe.SliceData(line), len(line)))
 	typ := v.Get("type").String()
+	if !t.inPlace(typ, v) {
+		v = t.top.index(string(line))
+	}
+	t.noteSession(v.Get("session_id"))
 	out := dst
 	if t.pending >= 0 && typ != "result" {
 		out = t.flushPending(out) // more is coming: the run did not end with that message
@@ -308,8 +313,31 @@ func (t *Translator) Append(dst []Event, line []byte) []Event {
 // noteSession records the session id a line names.
 func (t *Translator) noteSession(sid gjson.Result) {
 	if s := sid.String(); s != "" && s != t.sessionID {
-		t.sessionID = s
+		t.sessionID = strings.Clone(s) // the line may be read in place
 	}
+}
+
+// inPlace reports whether a line of type typ is read without copying it:
+// a result, or the complete line of a block of the message being
+// streamed, which keep no string of the line.
+func (t *Translator) inPlace(typ string, v *object) bool {
+	switch typ {
+	case "result":
+		return true
+	case "assistant":
+		c := t.cur
+		return c != nil && c.streamed && t.msg.index(v.raw("message")).Get("id").String() == c.id &&
+			!v.Get("is_api_error_message").Bool() && !v.Get("error").Exists() && v.Get("parent_tool_use_id").String() == ""
+	}
+	return false
+}
+
+// release drops the views of the last line, which may be large (the
+// reply, in the CLI's assistant and result lines).
+func (t *Translator) release() {
+	t.top.reset()
+	t.msg.reset()
+	t.block.reset()
 }
 
 // streamLine handles a stream_event line without copying it: the line is
@@ -829,13 +857,13 @@ func (t *Translator) result(out []Event, v *object) []Event {
 	}
 	out = t.flushPending(out)
 	if v.Get("is_error").Bool() && !t.lastAssistantIs(StopError) {
-		msg := v.Get("result").String()
+		msg := strings.Clone(v.Get("result").String()) // read in place
 		if msg == "" {
 			var errs []string
 			for _, e := range v.Get("errors").Array() {
 				errs = append(errs, e.String())
 			}
-			msg = strings.Join(errs, "; ")
+			msg = strings.Clone(strings.Join(errs, "; ")) // one error: Join returns it, a view of the line
 		}
 		if msg == "" {
 			msg = "claude: " + v.Get("subtype").String()
@@ -933,6 +961,13 @@ func (t *Translator) endAssistant(out []Event) []Event {
 	t.cur = nil
 	u := &c.msg.Usage
 	u.TotalTokens = u.Input + u.Output + u.CacheRead + u.CacheWrite
+	// The escaped copies of the text served the updates; the few frames
+	// left that carry the message (message_end, turn_end, agent_end)
+	// escape it once each, and the copy is freed when the last update is
+	// written rather than kept as long as the session's history.
+	for i := range c.msg.Content {
+		c.msg.Content[i].escOf, c.msg.Content[i].escJSON = "", ""
+	}
 	t.messages = append(t.messages, c.msg)
 	t.turnAssistant = len(t.messages) - 1
 	t.lastID = c.id
@@ -1077,14 +1112,6 @@ func (t *Translator) endRun(out []Event, stop, errMsg string) []Event {
 	msgs := make([]Message, len(t.messages))
 	for i := range t.messages {
 		msgs[i] = t.messages[i].Clone()
-		// The messages outlive the run (the session's history): they keep
-		// their text, not its escaped copy, which only the run's frames
-		// (agent_end the last) use.
-		for j := range t.messages[i].Content {
-			if c := &t.messages[i].Content[j]; c.escJSON != "" {
-				c.escOf, c.escJSON = "", ""
-			}
-		}
 	}
 	return append(out, Event{Type: EventAgentEnd, Messages: msgs})
 }

@@ -409,3 +409,35 @@ func FuzzTranslator(f *testing.F) {
 		encode(t, evs)
 	})
 }
+
+// TestLinesAreOnlyReadDuringTheCall feeds every recording through one
+// buffer that is overwritten after each line (as the pipe transport's
+// reader reuses its buffer): the events must not change, so nothing kept
+// views a line, also of the lines read in place.
+func TestLinesAreOnlyReadDuringTheCall(t *testing.T) {
+	for _, rec := range recordings(t) {
+		short := func(evs []Event) []byte { // the 2 MB reply in full, 2000 times, is too much to compare
+			for i := range evs {
+				evs[i] = abbreviate(evs[i])
+			}
+			return encode(t, evs)
+		}
+		want := short(translate(rec, rec.lines, finish))
+		now := clock()
+		tr := NewTranslator(now)
+		if rec.steer != "" {
+			continue // steering needs the bridge's callbacks (TestGolden covers it)
+		}
+		evs := tr.Start(UserMessage([]Content{TextContent(rec.prompt)}, now()))
+		var buf []byte
+		for _, l := range rec.lines {
+			buf = append(buf[:0], l...)
+			evs = append(evs, tr.Line(buf)...)
+			for i := range buf {
+				buf[i] = 'X'
+			}
+		}
+		evs = append(evs, tr.Finish("exit status 0")...)
+		require.True(t, bytes.Equal(want, short(evs)), "%s: events changed when the line buffer was reused", rec.name)
+	}
+}

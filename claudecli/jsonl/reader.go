@@ -21,6 +21,9 @@ const DefaultMaxLine = 64 << 20
 // cap. The line has been skipped; the next call reads the line after it.
 var ErrLineTooLong = errors.New("line too long")
 
+// keepBuffer is the largest line buffer a reader keeps for the next line.
+const keepBuffer = 1 << 20
+
 // Reader splits a stream into lines of JSON. Lines end at LF; a CR before
 // the LF is dropped; a last line without LF is still a line. Unlike
 // bufio.Scanner it has no practical size limit and survives an over-long
@@ -44,8 +47,7 @@ func NewReader(r io.Reader, max int) *Reader {
 // until the next call. At the end of the stream it returns io.EOF; an
 // over-long line gives an error wrapping [ErrLineTooLong].
 func (lr *Reader) Next() ([]byte, error) {
-	const keep = 1 << 20 // give back buffers grown by a huge line
-	if cap(lr.buf) > keep {
+	if cap(lr.buf) > keepBuffer { // give back buffers grown by a huge line
 		lr.buf = nil
 	}
 	lr.buf = lr.buf[:0]
@@ -76,6 +78,21 @@ func (lr *Reader) Next() ([]byte, error) {
 			return nil, err // io.EOF with nothing read, or a read error
 		}
 	}
+}
+
+// NextOwned is [Reader.Next] returning a line the caller owns: a copy of a
+// short line, and a long one's own buffer, which the reader lets go of
+// anyway (so a 2 MB line is not copied).
+func (lr *Reader) NextOwned() ([]byte, error) {
+	line, err := lr.Next()
+	if err != nil {
+		return line, err
+	}
+	if cap(lr.buf) > keepBuffer {
+		lr.buf = nil
+		return line, nil
+	}
+	return append([]byte(nil), line...), nil
 }
 
 // contentLen is the length of a line of n bytes without its line ending;

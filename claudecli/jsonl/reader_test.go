@@ -123,3 +123,24 @@ func FuzzReader(f *testing.F) {
 		assert.Equal(t, want, got)
 	})
 }
+
+// TestNextOwned: lines from NextOwned stay intact after later reads, the
+// long one handed over and the short ones copied.
+func TestNextOwned(t *testing.T) {
+	long := strings.Repeat("x", 3<<20)
+	lr := NewReader(strings.NewReader("a\n"+long+"\nb\n"+strings.Repeat("y", 3<<20)+"\nc\n"), 0)
+	var got []string
+	var lines [][]byte
+	for {
+		b, err := lr.NextOwned()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		lines = append(lines, b)
+	}
+	for _, b := range lines {
+		got = append(got, string(b))
+	}
+	assert.Equal(t, []string{"a", long, "b", strings.Repeat("y", 3<<20), "c"}, got)
+}

@@ -44,6 +44,7 @@ func main() {
 	// anything else that would print there to stderr.
 	out := os.Stdout
 	os.Stdout = os.Stderr
+	setMemoryLimit()
 	os.Exit(run(os.Args[1:], os.Stdin, out, os.Stderr))
 }
 
