@@ -56,9 +56,10 @@ type Options struct {
 	// frameWriter); 0 writes every delta as its own frame, as pi does.
 	Coalesce time.Duration
 	// Trace, when set, is called for each frame made from a CLI line with
-	// the time the line was read and the time the frame was written. For
-	// benchmarks; it is called on the writer goroutine and must be quick.
-	Trace func(read, written time.Time)
+	// the time the line was read, the time the frame was written, and
+	// whether coalescing held it. For benchmarks; it is called on the
+	// writer goroutine and must be quick.
+	Trace func(read, written time.Time, held bool)
 }
 
 // Serve reads commands from in and writes responses and events to out until

@@ -50,7 +50,7 @@ type frameWriter struct {
 	coalesce time.Duration
 	// trace, when set, gets for each frame the time the CLI line that made
 	// it was read and the time it was written (benchmarks).
-	trace    func(read, written time.Time)
+	trace    func(read, written time.Time, held bool)
 	lastRead atomic.Int64 // UnixNano of the last CLI line read, when tracing
 
 	mu     sync.Mutex // guards closed, and sending on ch against closing it
@@ -62,6 +62,7 @@ type item struct {
 	ev    transform.Event
 	frame []byte    // set for a response
 	read  time.Time // when the line that made ev was read; zero when not traced
+	held  bool      // held for coalescing
 }
 
 func newFrameWriter(out io.Writer, opts Options) *frameWriter {
@@ -83,14 +84,19 @@ func (w *frameWriter) send(v any) {
 		w.log.Error("encoding frame", "err", err)
 		return
 	}
+	w.lastRead.Store(0) // frames after a response come from no CLI line until one is read
 	w.queue(item{frame: b})
 }
 
-// events queues events made from the CLI line read last (see lineRead).
+// events queues events. The first events queued after a CLI line was read
+// (lineRead) are the ones made from it, and carry its time for the trace;
+// others (agent_start, a message the bridge delivers) carry none.
 func (w *frameWriter) events(evs []transform.Event) {
 	var read time.Time
 	if w.trace != nil {
-		read = time.Unix(0, w.lastRead.Load())
+		if ns := w.lastRead.Swap(0); ns != 0 {
+			read = time.Unix(0, ns)
+		}
 	}
 	for i := range evs {
 		w.queue(item{ev: evs[i], read: read})
@@ -140,7 +146,7 @@ func (w *frameWriter) run() {
 		lastEnd  time.Time // when the last update frame was written
 		lastSize int64     // its size
 		timer    = time.NewTimer(time.Hour)
-		traced   []time.Time // read times of frames not yet flushed
+		traced   []item // frames written and not yet flushed, for the trace
 	)
 	timer.Stop()
 	failed := false
@@ -151,8 +157,8 @@ func (w *frameWriter) run() {
 		}
 		if w.trace != nil {
 			now := time.Now()
-			for _, r := range traced {
-				w.trace(r, now)
+			for i := range traced {
+				w.trace(traced[i].read, now, traced[i].held)
 			}
 			traced = traced[:0]
 		}
@@ -179,7 +185,7 @@ func (w *frameWriter) run() {
 			lastEnd, lastSize = time.Now(), w.enc.Written()+int64(w.enc.Buffered())-before
 		}
 		if w.trace != nil && !it.read.IsZero() {
-			traced = append(traced, it.read)
+			traced = append(traced, item{read: it.read, held: it.held})
 		}
 	}
 	release := func() {
@@ -218,7 +224,7 @@ func (w *frameWriter) run() {
 		}
 		if h.active && h.ev.Update.Type == it.ev.Update.Type && h.ev.Update.ContentIndex == it.ev.Update.ContentIndex {
 			it.ev.Update.Delta, merged = concat(h.ev.Update.Delta, it.ev.Update.Delta, merged)
-			it.read = h.read // the latency of the oldest delta in the frame
+			it.read, it.held = h.read, true // the latency of the oldest delta in the frame
 			h.item = it
 			if !time.Now().Before(h.due) {
 				release() // deltas come without a pause: the window still ends
@@ -231,6 +237,7 @@ func (w *frameWriter) run() {
 		if gap := lastEnd.Add(time.Duration(lastSize/coalesceBudget) * w.coalesce); gap.After(due) {
 			due = gap
 		}
+		it.held = true
 		h = held{item: it, active: true, due: due}
 		timer.Reset(due.Sub(now))
 	}

@@ -16,32 +16,6 @@ import (
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
 )
 
-// BenchmarkColdTurn times one prompt on a cold process, alternating a raw
-// CLI turn and a bridge turn on the same prompt and fake API, and reports
-// both and their ratio. "first" is spawn to the raw CLI's result line or the
-// bridge's agent_end (what a host waits for); "exit" is spawn to exit.
-//
-//	scripts/bench   (or: go test -run '^$' -bench ColdTurn -benchtime 10x ./cmd/claude-rpc)
-func BenchmarkColdTurn(b *testing.B) {
-	cli, dir, env := benchSetup(b)
-	var cliFirst, cliExit, brFirst, brExit time.Duration
-	for b.Loop() {
-		f, e := timeRawTurn(b, cli, dir, env)
-		cliFirst, cliExit = cliFirst+f, cliExit+e
-		// The bridge, one prompt, then stdin closed.
-		f, e = timeBridgeTurn(b, cli, dir, env, "pipe")
-		brFirst, brExit = brFirst+f, brExit+e
-	}
-	n := float64(b.N)
-	ms := func(d time.Duration) float64 { return float64(d.Milliseconds()) / n }
-	b.ReportMetric(ms(cliFirst), "cli-first-ms")
-	b.ReportMetric(ms(brFirst), "bridge-first-ms")
-	b.ReportMetric(ms(cliExit), "cli-exit-ms")
-	b.ReportMetric(ms(brExit), "bridge-exit-ms")
-	b.ReportMetric(float64(brFirst)/float64(cliFirst), "first-ratio")
-	b.ReportMetric(float64(brExit)/float64(cliExit), "exit-ratio")
-}
-
 // benchPrompt is the prompt every benchmark turn sends.
 const benchPrompt = "benchmark turn [[say:ok]]"
 

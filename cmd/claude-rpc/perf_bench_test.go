@@ -1,0 +1,216 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// median returns the median of samples (the upper one of an even count).
+func median[T int64 | float64 | time.Duration](samples []T) T {
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// BenchmarkSDK compares a bridge turn with one query() turn of the
+// TypeScript Agent SDK (npm @anthropic-ai/claude-agent-sdk, pinned by
+// scripts/install-sdk) on the same CLI binary (its
+// pathToClaudeCodeExecutable), prompt and fake API, alternated within each
+// round. Measured, medians of b.N rounds:
+//
+//   - bridge-cold: spawn claude-rpc (stream, pipe) → agent_end of its first
+//     prompt: a host's first turn, the CLI started cold.
+//
+//   - sdk-cold: spawn node running query() (scripts/bench-sdk.mjs) → the
+//     result message: the same for a host on the SDK.
+//
+//   - sdk-query: query() in a node process that has imported the SDK
+//     already → the result message (each query() starts the CLI).
+//
+//   - bridge-later: a later prompt in a running bridge (stream) → agent_end.
+//
+//     scripts/bench   (or: go test -run '^$' -bench SDK -benchtime 10x ./cmd/claude-rpc)
+func BenchmarkSDK(b *testing.B) {
+	cli, dir, env := benchSetup(b)
+	node, err := exec.LookPath("node")
+	if err != nil {
+		b.Fatalf("node is needed to run the Agent SDK: %v", err)
+	}
+	sdkDir := os.Getenv("CLAUDE_AGENT_SDK_DIR")
+	if sdkDir == "" {
+		out, err := exec.Command("bash", "../../scripts/install-sdk").Output()
+		if err != nil {
+			b.Fatalf("scripts/install-sdk: %v", err)
+		}
+		sdkDir = strings.TrimSpace(string(out))
+	}
+	script, err := filepath.Abs("../../scripts/bench-sdk.mjs")
+	if err != nil {
+		b.Fatal(err)
+	}
+	sdkEnv := append(slices.Clone(env), "CLAUDE_AGENT_SDK_DIR="+sdkDir, "CLAUDE_RPC_TEST_CLI="+cli, "CLAUDE_RPC_BENCH_CWD="+dir)
+
+	// One node process kept up, as a host on the SDK runs.
+	warmSDK := exec.Command(node, script)
+	warmSDK.Env, warmSDK.Dir = sdkEnv, dir
+	sdkIn, sdkOut := pipes(b, warmSDK)
+	var sdkErr bytes.Buffer
+	warmSDK.Stderr = &sdkErr
+	if err := warmSDK.Start(); err != nil {
+		b.Fatal(err)
+	}
+	sdkLines := bufio.NewReader(sdkOut)
+	sdkTurn := func() time.Duration {
+		start := time.Now()
+		fmt.Fprintln(sdkIn, benchPrompt)
+		line, err := sdkLines.ReadString('\n')
+		if err != nil || gjson.Get(line, "result").String() != "ok" {
+			b.Fatalf("bench-sdk: %q %v; stderr: %s", line, err, sdkErr.String())
+		}
+		return time.Since(start)
+	}
+	sdkTurn() // the import and the first query() warm node up
+	defer func() {
+		_ = sdkIn.Close()
+		_ = warmSDK.Wait()
+	}()
+
+	warm := startBenchBridge(b, cli, dir, env, "stream")
+	warm.prompt(b, benchPrompt)
+	defer warm.close()
+
+	samples := map[string][]time.Duration{}
+	steps := []func(){
+		func() {
+			f, _ := timeBridgeTurn(b, cli, dir, env, "stream")
+			samples["bridge-stream-cold"] = append(samples["bridge-stream-cold"], f)
+		},
+		func() {
+			f, _ := timeProcess(b, exec.Command(node, script), sdkEnv, dir, benchPrompt+"\n", `"result":"ok"`)
+			samples["sdk-cold"] = append(samples["sdk-cold"], f)
+		},
+		func() {
+			f, _ := timeBridgeTurn(b, cli, dir, env, "pipe")
+			samples["bridge-pipe-cold"] = append(samples["bridge-pipe-cold"], f)
+		},
+		func() { samples["sdk-query"] = append(samples["sdk-query"], sdkTurn()) },
+		func() { samples["bridge-later"] = append(samples["bridge-later"], warm.prompt(b, benchPrompt)) },
+	}
+	round := 0
+	for b.Loop() {
+		// Odd rounds run the steps in reverse: no side keeps one place.
+		for i := range steps {
+			if round%2 == 1 {
+				i = len(steps) - 1 - i
+			}
+			steps[i]()
+		}
+		round++
+	}
+	med := map[string]float64{}
+	for k, v := range samples {
+		med[k] = ms(median(v))
+		b.ReportMetric(med[k], k+"-ms")
+	}
+	best := min(med["bridge-stream-cold"], med["bridge-pipe-cold"])
+	b.ReportMetric(best/med["sdk-cold"], "bridge-cold/sdk-cold")
+	b.ReportMetric(best/med["sdk-query"], "bridge-cold/sdk-query")
+	b.ReportMetric(med["bridge-later"]/med["sdk-query"], "bridge-later/sdk-query")
+}
+
+// BenchmarkRelay relays a 2 MB reply streamed in 10-byte deltas (200,000
+// CLI lines; 200 KB with -short) through a claude-rpc process with its
+// default flags, and reports medians of: the bridge's own peak RSS (VmHWM,
+// read from /proc before it exits; the CLI is another process), the bytes
+// it wrote per byte of the reply, and the time to agent_end.
+//
+//	scripts/bench   (or: go test -run '^$' -bench Relay -benchtime 3x ./cmd/claude-rpc)
+func BenchmarkRelay(b *testing.B) {
+	size := 2_000_000
+	if testing.Short() {
+		size = 200_000
+	}
+	cli, dir, env := benchSetup(b)
+	var hwm, perByte []float64
+	var wall []time.Duration
+	for b.Loop() {
+		cmd := exec.Command(binPath, "--mode", "rpc", "--claude-path", cli, "--cwd", dir)
+		cmd.Env = env
+		stdin, stdout := pipes(b, cmd)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		start := time.Now()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		fmt.Fprintf(stdin, "{\"type\":\"prompt\",\"message\":\"[[huge:%d]][[chunk:10]]\"}\n", size)
+		n, err := readUntil(bufio.NewReaderSize(stdout, 64<<10), `{"type":"agent_end"`)
+		if err != nil {
+			b.Fatalf("claude-rpc: %v; stderr: %s", err, stderr.String())
+		}
+		wall = append(wall, time.Since(start))
+		kb, err := vmHWM(cmd.Process.Pid)
+		if err != nil {
+			b.Fatal(err)
+		}
+		hwm = append(hwm, float64(kb)/1024)
+		perByte = append(perByte, float64(n)/float64(size))
+		_ = stdin.Close()
+		_, _ = io.Copy(io.Discard, stdout)
+		_ = cmd.Wait()
+	}
+	b.ReportMetric(median(hwm), "vmhwm-MiB")
+	b.ReportMetric(median(perByte), "bytes/reply-byte")
+	b.ReportMetric(ms(median(wall)), "reply-ms")
+}
+
+// readUntil reads lines, of any length, until one starts with prefix, and
+// returns the bytes read.
+func readUntil(r *bufio.Reader, prefix string) (int64, error) {
+	var n int64
+	for {
+		line, err := r.ReadSlice('\n')
+		head := string(line[:min(len(line), len(prefix))])
+		for err == bufio.ErrBufferFull {
+			n += int64(len(line))
+			line, err = r.ReadSlice('\n')
+		}
+		n += int64(len(line))
+		if err != nil {
+			return n, err
+		}
+		if head == prefix {
+			return n, nil
+		}
+	}
+}
+
+// vmHWM returns a process's peak resident set size in KiB.
+func vmHWM(pid int) (int64, error) {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			return strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+}
