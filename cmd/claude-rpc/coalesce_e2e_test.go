@@ -3,7 +3,13 @@
 package main
 
 import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -48,4 +54,46 @@ func testCoalescedDeltas(t *testing.T, tp string) {
 	}
 	assert.Equal(t, size/chunk, deltaFrames["0"], "without coalescing, one frame per delta")
 	assert.Less(t, deltaFrames["4ms"], deltaFrames["0"], "coalesced: fewer frames")
+}
+
+// TestPiClientSeesTheSameWithCoalescing drives claude-rpc through pi's own
+// RpcClient (scripts/install-pi) with and without coalescing, on a reply
+// with thinking, 10-byte text deltas and a tool call (testdata/pi-coalesce.mjs):
+// the host sees the same events, text and messages, in fewer updates.
+func TestPiClientSeesTheSameWithCoalescing(t *testing.T) {
+	t.Parallel()
+	node, err := exec.LookPath("node")
+	require.NoError(t, err, "node runs pi's RpcClient")
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	pi, err := exec.Command("bash", filepath.Join(root, "scripts", "install-pi")).Output()
+	require.NoError(t, err, "scripts/install-pi")
+	dir := t.TempDir()
+	for src, dst := range map[string]string{
+		filepath.Join(root, "scripts", "examples", "node", "claude-rpc-launcher.mjs"): "claude-rpc-launcher.mjs",
+		"testdata/pi-coalesce.mjs": "pi-coalesce.mjs",
+	} {
+		b, err := os.ReadFile(src)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, dst), b, 0o644))
+	}
+	require.NoError(t, os.Symlink(filepath.Join(strings.TrimSpace(string(pi)), "node_modules"), filepath.Join(dir, "node_modules")))
+	srv := claudetest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "pi-coalesce.mjs", "[[think:Plan it.]][[huge:20000]][[chunk:10]][[bash:echo hi]]")
+	cmd.Dir = dir
+	cmd.Env = append(srv.CLIEnv(t.TempDir()), "CLAUDE_RPC_BIN="+binPath, "CLAUDE_RPC_CLI="+claudetest.CLI(t), "CLAUDE_RPC_CWD="+t.TempDir())
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "stderr:\n%s", tail(stderr.String(), 3000))
+	v := gjson.ParseBytes(out)
+	assert.True(t, v.Get("sameEvents").Bool(), "same events: %s", out)
+	assert.True(t, v.Get("sameText").Bool(), "same text: %s", out)
+	assert.True(t, v.Get("sameMessages").Bool(), "same messages: %s", out)
+	assert.True(t, v.Get("soFar").Bool(), "every update's message is the text so far: %s", out)
+	assert.Less(t, v.Get("updates.1").Int(), v.Get("updates.0").Int()/10, "far fewer updates coalesced: %s", out)
+	assert.Contains(t, v.Get("shape").String(), "tool_execution_end")
+	assert.Equal(t, int64(len("tool said: hi")), v.Get("textLength").Int())
 }
