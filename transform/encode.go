@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -143,16 +144,34 @@ func (e *Encoder) strTail(s string) {
 	e.spill()
 }
 
-// text writes a block's text s, from the escaped copy kept with the block
-// when there is one (esc, the escape of of, a prefix of s; see [Content]).
+// text writes a block's text s. When the block carries the offsets of the
+// characters to escape in a prefix of s (see [Content]), that prefix is
+// written as the runs between them and their escapes, without a scan.
 func (e *Encoder) text(s string, c *Content) {
-	if !escCovers(c.escOf, c.escJSON, s) {
+	if !escCovers(c.escOf, s) {
 		e.str(s)
 		return
 	}
 	e.buf = append(e.buf, '"')
-	e.raw(c.escJSON)
+	prev := 0
+	for _, o := range c.escAt {
+		e.raw(s[prev:o])
+		prev = int(o) + e.escapeAt(s[o:])
+	}
+	e.raw(s[prev:len(c.escOf)])
 	e.strTail(s[len(c.escOf):])
+}
+
+// escapeAt writes the escape of the character s starts with, one that
+// appendEscapes reported, and returns its length in s.
+func (e *Encoder) escapeAt(s string) int {
+	if s[0] < utf8.RuneSelf {
+		e.buf = appendEscaped(e.buf, s[:1])
+		return 1
+	}
+	_, size := utf8.DecodeRuneInString(s)
+	e.buf = appendEscaped(e.buf, s[:size])
+	return size
 }
 
 func (e *Encoder) key(k string) {
@@ -607,11 +626,65 @@ func appendEscaped(dst []byte, s string) []byte {
 	return append(dst, s[start:]...)
 }
 
-// escCovers reports whether esc, the escape of of, serves for s: of views
-// the bytes s starts with. Both view append-only buffers whose bytes never
-// change, so a block's copy in an earlier event still matches its own
-// shorter text, and a block whose text was replaced since (a new string)
-// does not match and is escaped afresh.
-func escCovers(of, esc, s string) bool {
-	return len(esc) > 0 && len(of) <= len(s) && unsafe.StringData(of) == unsafe.StringData(s)
+// escCovers reports whether of, the text a block's escape offsets were
+// found in, is a prefix of s: it views the bytes s starts with. Both view
+// append-only buffers whose bytes never change, so a block's copy in an
+// earlier event still matches its own shorter text, and a block whose text
+// was replaced since (a new string) does not match and is escaped afresh.
+func escCovers(of, s string) bool {
+	return len(of) > 0 && len(of) <= len(s) && unsafe.StringData(of) == unsafe.StringData(s)
+}
+
+// appendEscapes appends to at the offsets (plus base) of the characters of
+// s that [appendEscaped] escapes.
+func appendEscapes(at []uint32, s string, base int) []uint32 {
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b < 0x20 || b == '"' || b == '\\' {
+				at = append(at, uint32(base+i))
+			}
+			i++
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 || c == '\u2028' || c == '\u2029' {
+			at = append(at, uint32(base+i))
+		}
+		i += size
+	}
+	return at
+}
+
+// unescapedLen is the length of the value of the JSON string literal raw
+// (with its quotes), as [appendJSONString] would write it, without writing
+// it.
+func unescapedLen(raw string) int {
+	if len(raw) < 2 || raw[0] != '"' {
+		return 0
+	}
+	s := raw[1 : len(raw)-1]
+	n := 0
+	for {
+		i := strings.IndexByte(s, '\\')
+		if i < 0 {
+			return n + len(s)
+		}
+		n += i
+		s = s[i:]
+		switch {
+		case len(s) < 2:
+			return n + len(s)
+		case s[1] == 'u':
+			r, k := unicodeEscape(s)
+			if k == 0 {
+				n, s = n+2, s[2:]
+				continue
+			}
+			n, s = n+utf8.RuneLen(r), s[k:]
+		case strings.IndexByte(`"\\/bfnrt`, s[1]) >= 0:
+			n, s = n+1, s[2:]
+		default:
+			n, s = n+2, s[2:]
+		}
+	}
 }

@@ -78,9 +78,9 @@ func TestEncoderUsesEscapedText(t *testing.T) {
 		e := evs[0]
 		c := e.Message.Content[0]
 		text = c.Text
-		require.NotEmpty(t, c.escJSON)
-		require.True(t, escCovers(c.escOf, c.escJSON, c.Text))
-		assert.Equal(t, string(appendEscaped(nil, c.escOf)), c.escJSON)
+		require.NotEmpty(t, c.escOf)
+		require.True(t, escCovers(c.escOf, c.Text))
+		assert.Equal(t, appendEscapes(nil, c.escOf, 0), c.escAt)
 		assert.Equal(t, string(refFrame(t, e)), string(encFrame(t, e)))
 	}
 	assert.Equal(t, "a\"<€\u2028 \n\t\x01 "+strings.Repeat("x", 70_000), text)
@@ -130,11 +130,25 @@ func FuzzEscape(f *testing.F) {
 		var e Encoder
 		e.str(s)
 		require.Equal(t, want, string(e.buf))
+		raw := `"` + s + `"`
+		require.Equal(t, len(appendJSONString(nil, raw)), unescapedLen(raw), "unescaped length of %q", raw)
 		if cut < 0 || cut > len(s) || cut < len(s) && !isRuneStart(s, cut) {
 			return
 		}
 		got := `"` + string(appendEscaped(appendEscaped(nil, s[:cut]), s[cut:])) + `"`
 		require.Equal(t, want, got, fmt.Sprintf("cut at %d", cut))
+		// Written from the offsets of a prefix's escapes, found in two
+		// pieces, as a streamed block is.
+		if cut == 0 {
+			return
+		}
+		c := Content{escOf: s[:cut], escAt: appendEscapes(appendEscapes(nil, s[:cut/2], 0), s[cut/2:cut], cut/2)}
+		if !isRuneStart(s, cut/2) {
+			c.escAt = appendEscapes(nil, s[:cut], 0)
+		}
+		e = Encoder{}
+		e.text(s, &c)
+		require.Equal(t, want, string(e.buf), "from offsets, cut at %d", cut)
 	})
 }
 

@@ -45,10 +45,12 @@ type Content struct {
 	Data     string
 	MimeType string
 
-	// escOf and escJSON, when set, are a prefix of the text of a text or
-	// thinking block being streamed and its escaped JSON, kept as the text
-	// grows so that frames do not escape it again ([Encoder]).
-	escOf, escJSON string
+	// escOf and escAt, when set, are a prefix of the text of a text or
+	// thinking block being streamed and the offsets in it of the characters
+	// JSON escapes, found as the text grows so that frames write it without
+	// scanning it again: a copy of the runs between them ([Encoder]).
+	escOf string
+	escAt []uint32
 }
 
 // TextContent returns a text block.

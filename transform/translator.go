@@ -166,7 +166,7 @@ type assistantState struct {
 	blocks   map[int]int    // stream block index → index in msg.Content (-1: a kind not shown)
 	json     map[int][]byte // stream block index → the tool input JSON so far
 	text     map[int][]byte // content index → the text of a text or thinking block so far
-	esc      map[int]escBuf // content index → the escaped JSON of that text
+	esc      map[int]escBuf // content index → where that text has characters to escape
 	complete int            // complete assistant lines seen: the stream index they describe
 	stopped  bool           // the API's message_delta said why the message ended
 }
@@ -528,7 +528,7 @@ func (t *Translator) appendTo(out []Event, ci int, s, raw string) []Event {
 	}
 	t.cur.text[ci] = buf
 	view := unsafe.String(unsafe.SliceData(buf), len(buf))
-	b.escOf, b.escJSON = t.cur.escape(ci, view, n, raw)
+	b.escOf, b.escAt = t.cur.escape(ci, view, n, raw)
 	kind := TextDelta
 	if b.Type == "thinking" {
 		b.Thinking = view
@@ -539,24 +539,34 @@ func (t *Translator) appendTo(out []Event, ci int, s, raw string) []Event {
 	return append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: kind, ContentIndex: ci, Delta: view[n:]}))
 }
 
-// escBuf is the escaped JSON of the first n bytes of a block's text, grown
-// append-only as the text grows.
+// escBuf is where the first n bytes of a block's text have characters
+// JSON escapes (see [Content]), grown append-only as the text grows.
 type escBuf struct {
-	json []byte
-	n    int
+	at []uint32
+	n  int
 }
 
-// escape escapes what block ci's text gained since the last call and
-// returns the text escaped so far and its escape, for [Content]. The text
-// grew from n bytes; raw, when not empty, is the JSON string literal it
-// grew by, whose inside is the escape itself when the CLI escaped it as
-// the Encoder does (the usual case: then escaping is a copy). A character
-// cut at the end of the text (a delta that ended inside one) waits for the
-// next call.
-func (a *assistantState) escape(ci int, text string, n int, raw string) (of, esc string) {
+// escape finds the characters to escape in what block ci's text gained
+// since the last call and returns the text scanned so far and their
+// offsets, for [Content]. The text grew from n bytes; raw, when not empty,
+// is the JSON string literal it grew by: when the CLI escaped it as the
+// Encoder does (the usual case), its backslashes are the offsets, found
+// with a byte search. A character cut at the end of the text (a delta that
+// ended inside one) waits for the next call.
+func (a *assistantState) escape(ci int, text string, n int, raw string) (of string, at []uint32) {
 	st := a.esc[ci]
 	if inner := strings.TrimSuffix(strings.TrimPrefix(raw, `"`), `"`); st.n == n && len(inner)+2 == len(raw) && escapedAsGo(inner) {
-		st.json = append(st.json, inner...)
+		off := n // the text offset of inner[j]
+		for j := 0; ; {
+			k := strings.IndexByte(inner[j:], '\\')
+			if k < 0 {
+				break
+			}
+			off += k
+			st.at = append(st.at, uint32(off))
+			off++ // each of these escapes is one byte of text
+			j += k + 2
+		}
 		st.n = len(text)
 	} else {
 		k := len(text)
@@ -568,11 +578,11 @@ func (a *assistantState) escape(ci int, text string, n int, raw string) (of, esc
 				break
 			}
 		}
-		st.json = appendEscaped(st.json, text[st.n:k])
+		st.at = appendEscapes(st.at, text[st.n:k], st.n)
 		st.n = k
 	}
 	a.esc[ci] = st
-	return text[:st.n], unsafe.String(unsafe.SliceData(st.json), len(st.json))
+	return text[:st.n], st.at
 }
 
 // escapedAsGo reports whether s, the inside of a valid JSON string literal,
@@ -662,13 +672,11 @@ func (t *Translator) authoritative(out []Event, ci int, b *object) []Event {
 }
 
 // complete sends what the complete text (raw, a JSON string literal) has
-// beyond the text streamed so far. When the escaped copy of the streamed
-// text is the literal's inside, nothing is missing, and the reply (2 MB in
-// the recording) is neither unescaped nor compared again.
+// beyond the text streamed so far. When the literal is no longer than the
+// streamed text, nothing is missing, and the reply (2 MB in the recording)
+// is not unescaped into a copy to compare.
 func (t *Translator) complete(out []Event, ci int, streamed, raw string) []Event {
-	c := &t.cur.msg.Content[ci]
-	if len(c.escOf) == len(streamed) && escCovers(c.escOf, c.escJSON, streamed) &&
-		len(raw) == len(c.escJSON)+2 && raw[1:len(raw)-1] == c.escJSON {
+	if unescapedLen(raw) <= len(streamed) {
 		return out
 	}
 	if full := rawString(raw); len(full) > len(streamed) && strings.HasPrefix(full, streamed) {
@@ -961,12 +969,11 @@ func (t *Translator) endAssistant(out []Event) []Event {
 	t.cur = nil
 	u := &c.msg.Usage
 	u.TotalTokens = u.Input + u.Output + u.CacheRead + u.CacheWrite
-	// The escaped copies of the text served the updates; the few frames
-	// left that carry the message (message_end, turn_end, agent_end)
-	// escape it once each, and the copy is freed when the last update is
-	// written rather than kept as long as the session's history.
+	// The escape offsets served the updates; the few frames left that
+	// carry the message (message_end, turn_end, agent_end) escape it once
+	// each, and the offsets are not kept as long as the session's history.
 	for i := range c.msg.Content {
-		c.msg.Content[i].escOf, c.msg.Content[i].escJSON = "", ""
+		c.msg.Content[i].escOf, c.msg.Content[i].escAt = "", nil
 	}
 	t.messages = append(t.messages, c.msg)
 	t.turnAssistant = len(t.messages) - 1

@@ -136,9 +136,11 @@ func BenchmarkSDK(b *testing.B) {
 
 // BenchmarkRelay relays a 2 MB reply streamed in 10-byte deltas (200,000
 // CLI lines; 200 KB with -short) through a claude-rpc process with its
-// default flags, and reports medians of: the bridge's own peak RSS (VmHWM,
-// read from /proc before it exits; the CLI is another process), the bytes
-// it wrote per byte of the reply, and the time to agent_end.
+// default flags, built as the npm packages build it (scripts/npm-pack:
+// static, CGO_ENABLED=0, -trimpath -s -w), and reports medians of: the
+// bridge's own peak RSS (VmHWM, read from /proc before it exits; the CLI is
+// another process), the bytes it wrote per byte of the reply, and the time
+// to agent_end.
 //
 //	scripts/bench   (or: go test -run '^$' -bench Relay -benchtime 3x ./cmd/claude-rpc)
 func BenchmarkRelay(b *testing.B) {
@@ -147,10 +149,16 @@ func BenchmarkRelay(b *testing.B) {
 		size = 200_000
 	}
 	cli, dir, env := benchSetup(b)
+	bin := filepath.Join(b.TempDir(), "claude-rpc")
+	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		b.Fatalf("building claude-rpc as released: %v\n%s", err, out)
+	}
 	var hwm, perByte []float64
 	var wall []time.Duration
 	for b.Loop() {
-		cmd := exec.Command(binPath, "--mode", "rpc", "--claude-path", cli, "--cwd", dir)
+		cmd := exec.Command(bin, "--mode", "rpc", "--claude-path", cli, "--cwd", dir)
 		cmd.Env = env
 		stdin, stdout := pipes(b, cmd)
 		var stderr bytes.Buffer
