@@ -69,7 +69,7 @@ var referenceDocs = schema.Docs{
 	"github.com/claude-rpc/claude-rpc/transform.assistantEventJSON":                 "assistantEventJSON is pi's AssistantMessageEvent: one step of an assistant message's streaming.",
 	"github.com/claude-rpc/claude-rpc/transform.assistantEventJSON.Content":         "Content is the block's whole text, on text_end and thinking_end.",
 	"github.com/claude-rpc/claude-rpc/transform.assistantEventJSON.ContentIndex":    "ContentIndex is the index of the content block it is about.",
-	"github.com/claude-rpc/claude-rpc/transform.assistantEventJSON.Delta":           "Delta is the new text of a text_delta or thinking_delta, or the next piece of the arguments' JSON of a toolcall_delta.",
+	"github.com/claude-rpc/claude-rpc/transform.assistantEventJSON.Delta":           "Delta is the new text of a text_delta or thinking_delta, or the next piece of the arguments' JSON of a toolcall_delta. Deltas of one block that arrive within --coalesce (4 ms; longer for a long message) come as one, their concatenation (--coalesce 0: one event each, as pi).",
 	"github.com/claude-rpc/claude-rpc/transform.assistantEventJSON.Partial":         "Partial is the assistant message so far.",
 	"github.com/claude-rpc/claude-rpc/transform.assistantEventJSON.ToolCall":        "ToolCall is the finished call, on toolcall_end.",
 	"github.com/claude-rpc/claude-rpc/transform.assistantJSON":                      "assistantJSON is a message from the model.",

@@ -127,7 +127,9 @@ type assistantEventJSON struct {
 	// ContentIndex is the index of the content block it is about.
 	ContentIndex int `json:"contentIndex"`
 	// Delta is the new text of a text_delta or thinking_delta, or the next
-	// piece of the arguments' JSON of a toolcall_delta.
+	// piece of the arguments' JSON of a toolcall_delta. Deltas of one block
+	// that arrive within --coalesce (4 ms; longer for a long message) come
+	// as one, their concatenation (--coalesce 0: one event each, as pi).
 	Delta *string `json:"delta,omitempty"`
 	// Content is the block's whole text, on text_end and thinking_end.
 	Content *string `json:"content,omitempty"`
