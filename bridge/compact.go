@@ -55,12 +55,7 @@ func (s *server) compactTurn(r *run, text string) (*transform.Compaction, error)
 	if err != nil {
 		return nil, errors.New("starting claude: " + err.Error())
 	}
-	s.mu.Lock()
-	r.turn = turn
-	if r.aborted {
-		turn.Interrupt()
-	}
-	s.mu.Unlock()
+	s.attach(r, turn) // a compaction takes no steering (handOver)
 	tr := transform.NewTranslator(nowMillis)
 	tr.Start(transform.UserMessage([]transform.Content{transform.TextContent(text)}, nowMillis()))
 	var failure, reply string

@@ -35,8 +35,9 @@ func (s *server) cliConfig() claudecli.Config {
 	if len(s.settings.hostTools) > 0 {
 		cfg.SDKServers = []string{hostServer}
 	}
+	base := cfg.Environ() // once: on Windows it looks for Git Bash
 	var env []string
-	if !slices.ContainsFunc(cfg.Environ(), func(kv string) bool { return strings.HasPrefix(kv, todoToolsEnv+"=") }) {
+	if !slices.ContainsFunc(base, func(kv string) bool { return strings.HasPrefix(kv, todoToolsEnv+"=") }) {
 		env = append(env, todoToolsEnv+"=1")
 	}
 	if s.settings.noRetry {
@@ -46,7 +47,7 @@ func (s *server) cliConfig() claudecli.Config {
 		env = append(env, "DISABLE_AUTO_COMPACT=1")
 	}
 	if env != nil {
-		cfg.Env = append(cfg.Environ(), env...) // the last value of a key wins
+		cfg.Env = append(base, env...) // the last value of a key wins
 	}
 	return cfg
 }

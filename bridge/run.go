@@ -86,13 +86,7 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 		return false
 	}
 	s.log.Debug("turn started", "transport", s.transport.Name(), "pid", turn.Pid(), "session", session.ID, "resume", session.Exists)
-	s.mu.Lock()
-	r.turn = turn
-	if r.aborted {
-		turn.Interrupt()
-	}
-	s.handOver(r) // steering that came while the CLI started
-	s.mu.Unlock()
+	s.attach(r, turn)
 
 	// The watchdog: a turn during which the CLI prints nothing for
 	// IdleTimeout is stopped (an API or a process that hangs).
@@ -179,6 +173,18 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 	s.log.Warn("claude ended the turn without a result", "pid", turn.Pid(), "exit", desc)
 	s.finish(r, tr, tr.Finish(desc))
 	return false
+}
+
+// attach makes turn the run's CLI turn: an abort that came while the CLI
+// started stops it, and steering that came meanwhile is handed over.
+func (s *server) attach(r *run, turn claudecli.Turn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r.turn = turn
+	if r.aborted {
+		turn.Interrupt()
+	}
+	s.handOver(r)
 }
 
 // emit queues events for the host.

@@ -107,11 +107,9 @@ func (s *server) history() (entries []sessions.Entry, sourceID string, err error
 		id, file = f.from, ""
 	}
 	if file == "" {
-		if !sessions.Exists(s.configDir, s.cwd, id) {
+		var ok bool
+		if file, ok = sessions.Locate(s.configDir, s.cwd, id); !ok {
 			return nil, id, nil
-		}
-		if file, err = sessions.Find(s.configDir, s.cwd, id); err != nil {
-			return nil, id, err
 		}
 	}
 	tr, err := sessions.ReadTranscript(file)

@@ -75,9 +75,25 @@ func NewID() string {
 // writing (killed in its first moments) does not exist: resuming it fails
 // with "No conversation found", creating it with --session-id works.
 func Exists(configDir, cwd, id string) bool {
-	if _, err := os.Stat(TranscriptPath(configDir, cwd, id)); err == nil {
-		return true
+	_, ok := Locate(configDir, cwd, id)
+	return ok
+}
+
+// Locate returns the transcript of session id: in cwd's project folder,
+// else in any project folder. An id that could name a path (see validID)
+// has none.
+func Locate(configDir, cwd, id string) (string, bool) {
+	if !validID(id) {
+		return "", false
+	}
+	if p := TranscriptPath(configDir, cwd, id); p != "" {
+		if _, err := os.Stat(p); err == nil {
+			return p, true
+		}
 	}
 	matches, _ := filepath.Glob(filepath.Join(configDir, "projects", "*", id+".jsonl"))
-	return len(matches) > 0
+	if len(matches) > 0 {
+		return matches[0], true
+	}
+	return "", false
 }

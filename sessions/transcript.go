@@ -167,14 +167,8 @@ func Find(configDir, cwd, idOrPath string) (string, error) {
 	if !validID(idOrPath) {
 		return "", fmt.Errorf("%q is neither a transcript path nor a session id", idOrPath)
 	}
-	if p := TranscriptPath(configDir, cwd, idOrPath); p != "" {
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	matches, _ := filepath.Glob(filepath.Join(configDir, "projects", "*", idOrPath+".jsonl"))
-	if len(matches) > 0 {
-		return matches[0], nil
+	if p, ok := Locate(configDir, cwd, idOrPath); ok {
+		return p, nil
 	}
 	return "", fmt.Errorf("no transcript of session %s under %s", idOrPath, filepath.Join(configDir, "projects"))
 }
