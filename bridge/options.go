@@ -1,0 +1,47 @@
+package bridge
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/claude-rpc/claude-rpc/claudecli"
+)
+
+// Options configures [Serve].
+type Options struct {
+	// CLI says how to run the Claude CLI.
+	CLI claudecli.Config
+	// Transport is how: "stream", "pipe" or "pty" (see claudecli.New);
+	// empty means stream.
+	Transport string
+	// MaxLine caps one line from the host and from the CLI; 0 means
+	// [jsonl.DefaultMaxLine].
+	MaxLine int
+	// Log receives the bridge's logs; nil discards them.
+	Log *slog.Logger
+	// FlushWait bounds how long, at exit, the bridge lets a CLI process that
+	// has finished its turn write its transcript before stopping it; 0 means
+	// 10 seconds.
+	FlushWait time.Duration
+	// IdleTimeout stops a turn during which the CLI printed nothing for
+	// that long, ending the run with an error; 0 never does.
+	IdleTimeout time.Duration
+	// Ask puts the CLI's permission prompts and AskUserQuestion to the
+	// host as extension_ui_request (stream transport); AskTimeout bounds
+	// the wait for an answer (then: denied); 0 waits as long as the turn.
+	Ask        bool
+	AskTimeout time.Duration
+	// Session, when set, is the session (id or transcript path) to start
+	// on; Continue starts on the cwd's most recent one.
+	Session  string
+	Continue bool
+	// Coalesce is the window in which text, thinking and tool-input
+	// deltas of one block are merged into one message_update frame (see
+	// frameWriter); 0 writes every delta as its own frame, as pi does.
+	Coalesce time.Duration
+	// Trace, when set, is called for each frame made from a CLI line with
+	// the time the line was read, the time the frame was written, and
+	// whether coalescing held it. For benchmarks; it is called on the
+	// writer goroutine and must be quick.
+	Trace func(read, written time.Time, held bool)
+}
