@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
 )
@@ -17,76 +18,73 @@ import (
 // returned: its last bytes; the whole output then goes to a temp file.
 const bashKeep = 50 << 10
 
-// bashRun is the running bash command, if any.
+// bashJob is the running bash command, if any: one at a time.
+type bashJob struct {
+	mu  sync.Mutex
+	run *bashRun
+}
+
+// bashRun is one running bash command.
 type bashRun struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-// bashResult is pi's BashResult.
-type bashResult struct {
-	Output         string `json:"output"`
-	ExitCode       int    `json:"exitCode"`
-	Cancelled      bool   `json:"cancelled"`
-	Truncated      bool   `json:"truncated"`
-	FullOutputPath string `json:"fullOutputPath,omitempty"`
+// stop stops the running command, if any, and waits until it ended.
+func (j *bashJob) stop() {
+	j.mu.Lock()
+	b := j.run
+	j.mu.Unlock()
+	if b != nil {
+		b.cancel()
+		<-b.done
+	}
 }
 
-// runBash handles bash: the command runs in the session's folder with the
-// user's shell, off the dispatcher; its result answers the command and, as
-// in pi, goes into the next prompt's context.
-func (s *server) runBash(c command) {
-	cmdline, err := c.str("command")
-	if err == nil && cmdline == "" {
-		err = fmt.Errorf("bash: \"command\" is empty")
+// bash handles bash: the command runs in the session's folder with the
+// user's shell, on a goroutine of its own; its result answers the command
+// and, as in pi, goes into the next prompt's context.
+func (s *server) bash(c *call) (any, error) {
+	cmdline := c.str("command")
+	if cmdline == "" {
+		return nil, errors.New("bash: \"command\" is empty")
 	}
-	if err != nil {
-		s.w.send(errResponse(c.id, c.typ, err.Error()))
-		return
-	}
-	s.mu.Lock()
-	if s.bash != nil {
-		s.mu.Unlock()
-		s.w.send(errResponse(c.id, c.typ, "a bash command is already running; abort_bash stops it"))
-		return
+	j := &s.bashJ
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.run != nil {
+		return nil, errors.New("a bash command is already running; abort_bash stops it")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &bashRun{cancel: cancel, done: make(chan struct{})}
-	s.bash = b
-	s.mu.Unlock()
-
+	j.run = b
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		defer close(b.done)
 		res, err := s.execBash(ctx, cmdline)
 		cancel()
-		s.mu.Lock()
-		s.bash = nil
-		if err == nil {
-			s.bashContext = append(s.bashContext, bashContextText(cmdline, res))
-		}
-		s.mu.Unlock()
+		j.mu.Lock()
+		j.run = nil
+		j.mu.Unlock()
 		if err != nil {
-			s.w.send(errResponse(c.id, c.typ, err.Error()))
+			s.out.send(errResponse(c.id, c.typ, err.Error()))
 			return
 		}
-		s.w.send(okResponse(c.id, c.typ, res))
+		s.st.mu.Lock()
+		s.st.bashContext = append(s.st.bashContext, bashContextText(cmdline, res))
+		s.st.mu.Unlock()
+		s.out.send(okResponse(c.id, c.typ, res))
 	}()
+	return nil, errAnswered
 }
 
 // abortBash handles abort_bash: the running command is stopped (its whole
 // process group) and answered with cancelled:true; abort_bash answers when
 // it has.
-func (s *server) abortBash(c command) {
-	s.mu.Lock()
-	b := s.bash
-	s.mu.Unlock()
-	if b != nil {
-		b.cancel()
-		<-b.done
-	}
-	s.w.send(okResponse(c.id, c.typ, nil))
+func (s *server) abortBash(*call) (any, error) {
+	s.bashJ.stop()
+	return nil, nil
 }
 
 func (s *server) execBash(ctx context.Context, cmdline string) (bashResult, error) {
@@ -160,17 +158,18 @@ func bashContextText(cmdline string, res bashResult) string {
 }
 
 // takeBashContext returns the bash executions since the last prompt as
-// context for the CLI, and forgets them. Called with s.mu held.
-func (s *server) takeBashContext() string {
-	text := s.bashContextText()
-	s.bashContext = nil
+// context for the CLI, and forgets them. Called with st.mu held.
+func (st *state) takeBashContext() string {
+	text := st.bashContextText()
+	st.bashContext = nil
 	return text
 }
 
-// bashContextText is what [server.takeBashContext] returns, kept.
-func (s *server) bashContextText() string {
-	if len(s.bashContext) == 0 {
+// bashContextText is what [state.takeBashContext] returns, kept. Called
+// with st.mu held.
+func (st *state) bashContextText() string {
+	if len(st.bashContext) == 0 {
 		return ""
 	}
-	return strings.Join(s.bashContext, "\n\n") + "\n\n"
+	return strings.Join(st.bashContext, "\n\n") + "\n\n"
 }

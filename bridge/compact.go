@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -15,45 +16,38 @@ import (
 // instructions) runs as a turn of its own while isCompacting is true, and
 // the answer is pi's CompactionResult. Like pi, it shows no agent events;
 // a prompt meanwhile is refused as while streaming, and abort stops it.
-func (s *server) compact(c command) {
-	instr, err := c.optStr("customInstructions")
-	if err != nil {
-		s.w.send(errResponse(c.id, c.typ, err.Error()))
-		return
+func (s *server) compact(c *call) (any, error) {
+	text := strings.TrimSpace("/compact " + c.str("customInstructions"))
+	s.runs.mu.Lock()
+	defer s.runs.mu.Unlock()
+	if s.runs.cur != nil {
+		return nil, errors.New("Agent is busy: wait for agent_end, or abort, before compacting")
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.run != nil {
-		s.w.send(errResponse(c.id, c.typ, "Agent is busy: wait for agent_end, or abort, before compacting"))
-		return
-	}
-	r := &run{compact: true}
-	s.run = r
+	r := s.newRun(true)
 	s.wg.Add(1)
-	go s.runCompact(r, c, strings.TrimSpace("/compact "+instr))
+	go s.runCompact(r, c, text)
+	return nil, errAnswered
 }
 
-func (s *server) runCompact(r *run, c command, text string) {
+func (s *server) runCompact(r *run, c *call, text string) {
 	defer s.wg.Done()
 	res, err := s.compactTurn(r, text)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.runs.mu.Lock()
+	defer s.runs.mu.Unlock()
 	if err != nil {
-		s.w.send(errResponse(c.id, c.typ, err.Error()))
+		s.out.send(errResponse(c.id, c.typ, err.Error()))
 	} else {
-		s.w.send(okResponse(c.id, c.typ, res))
+		s.out.send(okResponse(c.id, c.typ, res))
 	}
 	s.ended(r)
 }
 
 // compactTurn runs /compact and reads the compaction off the CLI's lines.
 func (s *server) compactTurn(r *run, text string) (*transform.Compaction, error) {
-	s.mu.Lock()
-	session := s.session()
-	s.mu.Unlock()
+	session, _ := s.cliSession()
 	turn, err := s.transport.Turn(session, claudecli.UserLine(text, nil))
 	if err != nil {
-		return nil, errors.New("starting claude: " + err.Error())
+		return nil, fmt.Errorf("starting claude: %w", err)
 	}
 	s.attach(r, turn) // a compaction takes no steering (handOver)
 	tr := transform.NewTranslator(nowMillis)
@@ -68,6 +62,9 @@ func (s *server) compactTurn(r *run, text string) (*transform.Compaction, error)
 			break
 		}
 		tr.Line(line)
+		if claudecli.IsResult(line) {
+			s.resultSeen(r, turn)
+		}
 		v := gjson.ParseBytes(line)
 		switch {
 		case v.Get("type").String() == "system" && v.Get("compact_result").String() == "failed":
@@ -79,12 +76,10 @@ func (s *server) compactTurn(r *run, text string) (*transform.Compaction, error)
 			}
 		}
 	}
-	s.mu.Lock()
+	s.runs.mu.Lock()
 	aborted := r.aborted
-	if sid := tr.SessionID(); sid != "" {
-		s.sessionID = sid
-	}
-	s.mu.Unlock()
+	s.runs.mu.Unlock()
+	s.st.learn(r.gen, tr, false)
 	comp := tr.Compaction()
 	switch {
 	case aborted:
@@ -92,8 +87,8 @@ func (s *server) compactTurn(r *run, text string) (*transform.Compaction, error)
 	case failure != "":
 		return nil, errors.New(failure)
 	case comp == nil || comp.Summary == "":
-		if d := turn.ExitDescription(); d != "" {
-			return nil, errors.New("claude exited without compacting: " + d)
+		if err := turn.Err(); err != nil {
+			return nil, fmt.Errorf("claude exited without compacting: %w", err)
 		}
 		return nil, errors.New("nothing was compacted: " + strings.TrimSpace(reply))
 	}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -55,6 +56,26 @@ type waiter struct {
 	cancel func()            // withdraws it (a host tool call: host_tool_cancel)
 }
 
+// hostLink keeps the requests to the host waiting for its answers, by id
+// (ui_N: extension_ui_request, host_N: host_tool_call).
+type hostLink struct {
+	mu      sync.Mutex
+	waiting map[string]*waiter
+	seq     map[string]int // per prefix: the last number given
+}
+
+func newHostLink() *hostLink {
+	return &hostLink{waiting: map[string]*waiter{}, seq: map[string]int{}}
+}
+
+// next is the next request id with prefix.
+func (h *hostLink) next(prefix string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.seq[prefix]++
+	return prefix + strconv.Itoa(h.seq[prefix])
+}
+
 // hostRequest answers the CLI's control requests; it is the CLI config's
 // Host.
 func (s *server) hostRequest(ctx context.Context, req claudecli.ControlRequest) (any, error) {
@@ -94,9 +115,8 @@ func (s *server) canUseTool(ctx context.Context, r gjson.Result) (any, error) {
 		options = append(options, allowAlways)
 	}
 	options = append(options, deny)
-	req := map[string]any{"method": "select", "title": "Allow " + title + "?",
-		"message": describeToolUse(name, r), "options": options}
-	answer, ok := s.askUI(ctx, req)
+	answer, ok := s.askUI(ctx, &uiSelectJSON{Method: "select", Title: "Allow " + title + "?",
+		Message: describeToolUse(name, r), Options: options})
 	switch {
 	case ok && answer.Get("value").String() == allowOnce:
 		return allowInput(input), nil
@@ -155,10 +175,9 @@ func (s *server) askQuestions(ctx context.Context, in gjson.Result) (any, error)
 		if title == "" {
 			title = text
 		}
-		req := map[string]any{"method": "select", "title": title, "message": text, "options": labels}
+		var req uiRequest = &uiSelectJSON{Method: "select", Title: title, Message: text, Options: labels}
 		if q.Get("multiSelect").Bool() || len(labels) == 0 {
-			req = map[string]any{"method": "input", "title": title, "message": text,
-				"placeholder": strings.Join(labels, ", ")}
+			req = &uiInputJSON{Method: "input", Title: title, Message: text, Placeholder: strings.Join(labels, ", ")}
 		}
 		answer, ok := s.askUI(ctx, req)
 		if !ok || answer.Get("value").String() == "" {
@@ -174,17 +193,20 @@ func (s *server) askQuestions(ctx context.Context, in gjson.Result) (any, error)
 	return map[string]any{"behavior": "allow", "updatedInput": updated}, nil
 }
 
+// uiRequest is an extension_ui_request frame (frames.go), given its id and
+// timeout when sent.
+type uiRequest interface {
+	setID(id string, timeout int64)
+}
+
 // askUI sends an extension_ui_request and waits for its answer, the
 // timeout (--ask-timeout), or ctx. It reports false when the host cancelled
 // it or it was not answered.
-func (s *server) askUI(ctx context.Context, req map[string]any) (gjson.Result, bool) {
-	id, w, ctx, done := s.register(ctx, "ui_", &s.uiSeq, 1)
+func (s *server) askUI(ctx context.Context, req uiRequest) (gjson.Result, bool) {
+	id, w, ctx, done := s.register(ctx, "ui_", 1)
 	defer done()
-	req["type"], req["id"] = "extension_ui_request", id
-	if t := s.opts.AskTimeout; t > 0 {
-		req["timeout"] = t.Milliseconds()
-	}
-	s.w.send(req)
+	req.setID(id, s.opts.AskTimeout.Milliseconds())
+	s.out.send(req)
 	select {
 	case a := <-w.ch:
 		return a, !a.Get("cancelled").Bool()
@@ -205,18 +227,18 @@ func (s *server) timeout() <-chan time.Time {
 
 // register makes a waiter for the host's answer to request prefix+N. Its
 // context ends when the request is withdrawn; done forgets it.
-func (s *server) register(ctx context.Context, prefix string, seq *int, buf int) (string, *waiter, context.Context, func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	*seq++
-	id := prefix + strconv.Itoa(*seq)
+func (s *server) register(ctx context.Context, prefix string, buf int) (string, *waiter, context.Context, func()) {
+	id := s.host.next(prefix)
 	ctx, cancel := context.WithCancel(ctx)
 	w := &waiter{ch: make(chan gjson.Result, buf), cancel: cancel}
-	s.waiting[id] = w
+	h := s.host
+	h.mu.Lock()
+	h.waiting[id] = w
+	h.mu.Unlock()
 	return id, w, ctx, func() {
-		s.mu.Lock()
-		delete(s.waiting, id)
-		s.mu.Unlock()
+		h.mu.Lock()
+		delete(h.waiting, id)
+		h.mu.Unlock()
 		cancel()
 	}
 }
@@ -224,27 +246,24 @@ func (s *server) register(ctx context.Context, prefix string, seq *int, buf int)
 // answer hands the host's answer frame (extension_ui_response,
 // host_tool_result, host_tool_update) to the request it names; a frame for
 // nothing waiting is refused with a clear error.
-func (s *server) answer(c command, prefix string) (*waiter, bool) {
+func (s *server) answer(c *call, prefix string) error {
 	id := c.raw.Get("id").String()
-	s.mu.Lock()
-	w := s.waiting[id]
-	s.mu.Unlock()
+	s.host.mu.Lock()
+	w := s.host.waiting[id]
+	s.host.mu.Unlock()
 	if w == nil || !strings.HasPrefix(id, prefix) {
-		s.w.send(errResponse(c.id, c.typ, fmt.Sprintf("%s: no request %q is waiting for an answer", c.typ, id)))
-		return nil, false
+		return fmt.Errorf("%s: no request %q is waiting for an answer", c.typ, id)
 	}
-	return w, true
+	deliver(w, c.raw)
+	return errAnswered
 }
 
-func (s *server) uiResponse(c command) {
+func (s *server) uiResponse(c *call) (any, error) {
 	v := c.raw
 	if !v.Get("value").Exists() && !v.Get("confirmed").IsBool() && !v.Get("cancelled").Exists() {
-		s.w.send(errResponse(c.id, c.typ, c.typ+": give \"value\", \"confirmed\" or \"cancelled\""))
-		return
+		return nil, errors.New(c.typ + ": give \"value\", \"confirmed\" or \"cancelled\"")
 	}
-	if w, ok := s.answer(c, "ui_"); ok {
-		deliver(w, v)
-	}
+	return nil, s.answer(c, "ui_")
 }
 
 // deliver passes an answer on; a second answer to the same request is
@@ -260,20 +279,14 @@ func deliver(w *waiter, v gjson.Result) {
 // mcp__host__ prefix the CLI adds, within its 64 characters).
 var toolNameRe = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,54}$`)
 
-func (s *server) setHostTools(c command) {
+func (s *server) setHostTools(c *call) (any, error) {
 	if s.transport.Name() != claudecli.TransportStream {
-		s.w.send(errResponse(c.id, c.typ, "set_host_tools needs the stream transport (--transport stream): the CLI calls host tools over its control protocol"))
-		return
-	}
-	v := c.raw.Get("tools")
-	if !v.IsArray() {
-		s.w.send(errResponse(c.id, c.typ, fmt.Sprintf("%s: \"tools\" must be an array, got %s", c.typ, jsonKind(v))))
-		return
+		return nil, errors.New("set_host_tools needs the stream transport (--transport stream): the CLI calls host tools over its control protocol")
 	}
 	var tools []hostTool
 	names := []string{}
 	seen := map[string]bool{}
-	for i, t := range v.Array() {
+	for i, t := range c.raw.Get("tools").Array() {
 		tool := hostTool{Name: t.Get("name").String(), Label: t.Get("label").String(), Description: t.Get("description").String()}
 		params := t.Get("parameters")
 		var err error
@@ -288,8 +301,7 @@ func (s *server) setHostTools(c command) {
 			err = fmt.Errorf("tools[%d]: parameters must be a JSON Schema object", i)
 		}
 		if err != nil {
-			s.w.send(errResponse(c.id, c.typ, c.typ+": "+err.Error()))
-			return
+			return nil, fmt.Errorf("%s: %w", c.typ, err)
 		}
 		tool.Parameters = json.RawMessage(`{"type":"object"}`)
 		if params.Exists() {
@@ -305,7 +317,7 @@ func (s *server) setHostTools(c command) {
 	// The CLI lists a server's tools when it starts: a new set takes effect
 	// from the next turn, in a new process resuming the session.
 	s.applySettings(func(st *cliSettings) { st.hostTools = tools })
-	s.w.send(okResponse(c.id, c.typ, map[string]any{"toolNames": names}))
+	return hostToolsData{ToolNames: names}, nil
 }
 
 // mcpMessage answers one JSON-RPC message of the CLI's MCP client to the
@@ -320,9 +332,9 @@ func (s *server) mcpMessage(ctx context.Context, m gjson.Result) map[string]any 
 		return result(map[string]any{"protocolVersion": m.Get("params.protocolVersion").String(),
 			"capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]string{"name": "claude-rpc host tools", "version": "1"}})
 	case method == "tools/list":
-		s.mu.Lock()
-		tools := s.settings.hostTools
-		s.mu.Unlock()
+		s.st.mu.Lock()
+		tools := s.st.settings.hostTools
+		s.st.mu.Unlock()
 		list := make([]map[string]any, 0, len(tools))
 		for _, t := range tools {
 			list = append(list, map[string]any{"name": t.Name, "description": t.Description, "inputSchema": t.Parameters})
@@ -342,58 +354,49 @@ func (s *server) mcpMessage(ctx context.Context, m gjson.Result) map[string]any 
 // host gets host_tool_cancel. It returns MCP's CallToolResult.
 func (s *server) callHostTool(ctx context.Context, p gjson.Result) map[string]any {
 	name := p.Get("name").String()
-	id, w, ctx, done := s.register(ctx, "host_", &s.hostSeq, 16)
+	id, w, ctx, done := s.register(ctx, "host_", 16)
 	defer done()
 	toolCallID := p.Get(`_meta.claudecode/toolUseId`).String()
 	args := json.RawMessage(p.Get("arguments").Raw)
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	s.w.send(map[string]any{"type": "host_tool_call", "id": id, "toolCallId": toolCallID, "toolName": name, "arguments": args})
+	s.out.send(hostToolCallJSON{Type: "host_tool_call", ID: id, ToolCallID: toolCallID, ToolName: name, Arguments: args})
 	for {
 		select {
 		case a := <-w.ch:
 			if a.Get("type").String() == "host_tool_update" {
-				s.w.send(map[string]any{"type": "tool_execution_update", "toolCallId": toolCallID,
-					"toolName": "mcp__" + hostServer + "__" + name, "args": args, "partialResult": json.RawMessage(a.Get("partialResult").Raw)})
+				s.out.send(toolExecutionUpdateJSON{Type: "tool_execution_update", ToolCallID: toolCallID,
+					ToolName: "mcp__" + hostServer + "__" + name, Args: args, PartialResult: json.RawMessage(a.Get("partialResult").Raw)})
 				continue
 			}
 			content := json.RawMessage(a.Get("result.content").Raw)
 			return map[string]any{"content": content, "isError": a.Get("isError").Bool()}
 		case <-ctx.Done():
-			s.mu.Lock()
-			s.hostSeq++
-			cid := "host_cancel_" + strconv.Itoa(s.hostSeq)
-			s.mu.Unlock()
-			s.w.send(map[string]any{"type": "host_tool_cancel", "id": cid, "targetId": id})
+			s.out.send(hostToolCancelJSON{Type: "host_tool_cancel", ID: s.host.next("host_cancel_"), TargetID: id})
 			return map[string]any{"content": []map[string]string{{"type": "text", "text": "The tool call was cancelled."}}, "isError": true}
 		}
 	}
 }
 
 // hostToolAnswer handles host_tool_result and host_tool_update.
-func (s *server) hostToolAnswer(c command) {
+func (s *server) hostToolAnswer(c *call) (any, error) {
 	v := c.raw
-	var err error
 	switch {
 	case c.typ == "host_tool_result" && !v.Get("result.content").IsArray():
-		err = errors.New(`host_tool_result: "result.content" must be an array of content blocks`)
+		return nil, errors.New(`host_tool_result: "result.content" must be an array of content blocks`)
 	case c.typ == "host_tool_update" && !v.Get("partialResult").IsObject():
-		err = errors.New(`host_tool_update: "partialResult" must be an object`)
+		return nil, errors.New(`host_tool_update: "partialResult" must be an object`)
 	}
-	if err != nil {
-		s.w.send(errResponse(c.id, c.typ, err.Error()))
-		return
-	}
-	if w, ok := s.answer(c, "host_"); ok {
-		deliver(w, v)
-	}
+	return nil, s.answer(c, "host_")
 }
 
-// cancelWaiting withdraws every request waiting for the host: the run they
-// belong to is over. Called with s.mu held.
-func (s *server) cancelWaiting() {
-	for _, w := range s.waiting {
+// cancelAll withdraws every request waiting for the host: the run they
+// belong to is over.
+func (h *hostLink) cancelAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, w := range h.waiting {
 		w.cancel()
 	}
 }

@@ -1,65 +1,18 @@
 package bridge
 
 import (
+	"context"
 	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/transform"
 )
-
-// cliSettings are what the host changed about how the CLI runs. Each
-// setter updates them and hands the transport the resulting config, which
-// takes effect from the next turn.
-type cliSettings struct {
-	model         string // --model / set_model: an alias or a model id; "" for the CLI's default
-	thinkingLevel string // pi's level; "" for the CLI's default
-	noRetry       bool   // set_auto_retry false: CLAUDE_CODE_MAX_RETRIES=0
-	noAutoCompact bool   // set_auto_compaction false: DISABLE_AUTO_COMPACT=1
-	hostTools     []hostTool
-}
-
-// cliConfig is the CLI's config with the host's settings. Called with s.mu
-// held.
-func (s *server) cliConfig() claudecli.Config {
-	cfg := s.opts.CLI
-	if s.settings.model != "" {
-		cfg.Model = s.settings.model
-	}
-	cfg.Effort = effortOf[s.settings.thinkingLevel]
-	cfg.Host, cfg.AskPermissions = s.hostRequest, s.opts.Ask
-	if len(s.settings.hostTools) > 0 {
-		cfg.SDKServers = []string{hostServer}
-	}
-	base := cfg.Environ() // once: on Windows it looks for Git Bash
-	var env []string
-	if !slices.ContainsFunc(base, func(kv string) bool { return strings.HasPrefix(kv, todoToolsEnv+"=") }) {
-		env = append(env, todoToolsEnv+"=1")
-	}
-	if s.settings.noRetry {
-		env = append(env, "CLAUDE_CODE_MAX_RETRIES=0")
-	}
-	if s.settings.noAutoCompact {
-		env = append(env, "DISABLE_AUTO_COMPACT=1")
-	}
-	if env != nil {
-		cfg.Env = append(base, env...) // the last value of a key wins
-	}
-	return cfg
-}
-
-// applySettings changes the settings with f and passes the new config on.
-func (s *server) applySettings(f func(*cliSettings)) {
-	s.mu.Lock()
-	f(&s.settings)
-	cfg := s.cliConfig()
-	s.mu.Unlock()
-	s.transport.SetConfig(cfg)
-}
 
 // thinkingLevels are pi's levels, in cycle order.
 var thinkingLevels = []string{"off", "minimal", "low", "medium", "high", "xhigh"}
@@ -75,61 +28,93 @@ var effortOf = map[string]string{"off": "low", "minimal": "low", "low": "low", "
 // default effort, medium.
 const defaultThinkingLevel = "medium"
 
-// thinkingLevel is the level get_state reports. Called with s.mu held.
-func (s *server) thinkingLevel() string {
-	if s.settings.thinkingLevel == "" {
+// thinkingLevel is the level get_state reports. Called with st.mu held.
+func (st *state) thinkingLevel() string {
+	if st.settings.thinkingLevel == "" {
 		return defaultThinkingLevel
 	}
-	return s.settings.thinkingLevel
+	return st.settings.thinkingLevel
 }
 
-func (s *server) setThinkingLevel(c command) {
-	level, err := c.str("level")
-	if err == nil && !slices.Contains(thinkingLevels, level) {
-		err = fmt.Errorf("%s: level must be one of %s, got %q", c.typ, strings.Join(thinkingLevels, ", "), level)
-	}
-	if err != nil {
-		s.w.send(errResponse(c.id, c.typ, err.Error()))
-		return
+func (s *server) setThinkingLevel(c *call) (any, error) {
+	level := c.str("level")
+	if !slices.Contains(thinkingLevels, level) {
+		return nil, fmt.Errorf("%s: level must be one of %s, got %q", c.typ, strings.Join(thinkingLevels, ", "), level)
 	}
 	s.applySettings(func(st *cliSettings) { st.thinkingLevel = level })
-	s.w.send(okResponse(c.id, c.typ, nil))
+	return nil, nil
 }
 
-func (s *server) cycleThinkingLevel(c command) {
-	s.mu.Lock()
-	i := slices.Index(thinkingLevels, s.thinkingLevel())
-	s.mu.Unlock()
+func (s *server) cycleThinkingLevel(*call) (any, error) {
+	s.st.mu.Lock()
+	i := slices.Index(thinkingLevels, s.st.thinkingLevel())
+	s.st.mu.Unlock()
 	next := thinkingLevels[(i+1)%len(thinkingLevels)]
 	s.applySettings(func(st *cliSettings) { st.thinkingLevel = next })
-	s.w.send(okResponse(c.id, c.typ, map[string]string{"level": next}))
+	return levelData{Level: next}, nil
 }
 
-// cliInfo returns what the CLI says about itself, asked once (a CLI process
-// that only initializes) and kept; a failure is asked again next time.
+// cliInfo is what the CLI says about itself (models, commands): the
+// running CLI's initialize answer when the transport has one; else one
+// query process, shared by the calls that ask while it runs, and kept once
+// it answered (a failure is asked again next time).
+type cliInfo struct {
+	mu       sync.Mutex
+	got      *claudecli.Info
+	inflight chan struct{} // closed when the running query ends
+	err      error         // the last query's failure
+}
+
+// infoTimeout bounds one query of the CLI's models and commands.
+const infoTimeout = 30 * time.Second
+
+// cliInfo returns what the CLI says about itself.
 func (s *server) cliInfo() (claudecli.Info, error) {
-	s.mu.Lock()
-	info := s.info
-	s.mu.Unlock()
-	if info != nil {
-		return *info, nil
+	if src, ok := s.transport.(claudecli.InfoSource); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), infoTimeout)
+		info, ok := src.LiveInfo(ctx)
+		cancel()
+		if ok {
+			return info, nil
+		}
 	}
-	got, err := claudecli.Query(s.opts.CLI, 30*time.Second)
-	if err != nil {
-		return claudecli.Info{}, fmt.Errorf("asking claude for its models and commands: %w", err)
+	ci := s.info
+	ci.mu.Lock()
+	if ci.got != nil {
+		defer ci.mu.Unlock()
+		return *ci.got, nil
 	}
-	s.mu.Lock()
-	s.info = &got
-	s.mu.Unlock()
-	return got, nil
+	wait := ci.inflight
+	if wait == nil {
+		wait = make(chan struct{})
+		ci.inflight = wait
+		go func() {
+			got, err := s.opts.query(s.opts.CLI, infoTimeout)
+			ci.mu.Lock()
+			defer ci.mu.Unlock()
+			ci.inflight, ci.err = nil, err
+			if err == nil {
+				ci.got = &got
+			}
+			close(wait)
+		}()
+	}
+	ci.mu.Unlock()
+	<-wait
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
+	if ci.got != nil {
+		return *ci.got, nil
+	}
+	return claudecli.Info{}, fmt.Errorf("asking claude for its models and commands: %w", ci.err)
 }
 
 // models lists the CLI's models as pi's Models, one per model id: the
 // CLI's "default" entry names the same model as one of its aliases, whose
 // display name ("Opus") reads better than "Default (recommended)".
 func (s *server) models(info claudecli.Info) []modelInfo {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
 	var out []modelInfo
 	at := map[string]int{}           // model id → index in out
 	fromDefault := map[string]bool{} // the entry came from "default"
@@ -178,33 +163,22 @@ func findModel(info claudecli.Info, name string) (claudecli.ModelInfo, bool) {
 	return claudecli.ModelInfo{}, false
 }
 
-func (s *server) getAvailableModels(c command) {
+func (s *server) getAvailableModels(*call) (any, error) {
 	info, err := s.cliInfo()
 	if err != nil {
-		s.w.send(errResponse(c.id, c.typ, err.Error()))
-		return
+		return nil, err
 	}
-	s.w.send(okResponse(c.id, c.typ, map[string]any{"models": s.models(info)}))
+	return modelsData{Models: s.models(info)}, nil
 }
 
-func (s *server) setModel(c command) {
-	provider, err := c.str("provider")
-	if err != nil {
-		s.w.send(errResponse(c.id, c.typ, err.Error()))
-		return
-	}
-	id, err := c.str("modelId")
-	if err == nil && provider != transform.Provider {
-		err = fmt.Errorf("%s: claude-rpc runs Claude models only: provider must be %q, got %q", c.typ, transform.Provider, provider)
-	}
-	if err != nil {
-		s.w.send(errResponse(c.id, c.typ, err.Error()))
-		return
+func (s *server) setModel(c *call) (any, error) {
+	provider, id := c.str("provider"), c.str("modelId")
+	if provider != transform.Provider {
+		return nil, fmt.Errorf("%s: claude-rpc runs Claude models only: provider must be %q, got %q", c.typ, transform.Provider, provider)
 	}
 	info, err := s.cliInfo()
 	if err != nil {
-		s.w.send(errResponse(c.id, c.typ, err.Error()))
-		return
+		return nil, err
 	}
 	m, ok := findModel(info, id)
 	if !ok {
@@ -212,10 +186,9 @@ func (s *server) setModel(c command) {
 		for _, mi := range s.models(info) {
 			known = append(known, mi.ID)
 		}
-		s.w.send(errResponse(c.id, c.typ, fmt.Sprintf("Model not found: %s/%s (known: %s)", provider, id, strings.Join(known, ", "))))
-		return
+		return nil, fmt.Errorf("Model not found: %s/%s (known: %s)", provider, id, strings.Join(known, ", "))
 	}
-	s.w.send(okResponse(c.id, c.typ, s.switchModel(info, m)))
+	return s.switchModel(info, m), nil
 }
 
 // switchModel makes m the model of the next turns and describes it.
@@ -225,74 +198,66 @@ func (s *server) switchModel(info claudecli.Info, m claudecli.ModelInfo) modelIn
 		id = m.Value
 	}
 	s.applySettings(func(st *cliSettings) { st.model = m.Value })
-	s.mu.Lock()
-	s.model = id
-	s.mu.Unlock()
+	s.st.mu.Lock()
+	s.st.model = id
+	s.st.mu.Unlock()
 	for _, mi := range s.models(info) {
 		if mi.ID == id {
 			return mi
 		}
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
 	return s.describeModel(id)
 }
 
-func (s *server) cycleModel(c command) {
+// cycleModel answers no data (null) when there is nothing to cycle.
+func (s *server) cycleModel(*call) (any, error) {
 	info, err := s.cliInfo()
 	if err != nil {
-		s.w.send(errResponse(c.id, c.typ, err.Error()))
-		return
+		return nil, err
 	}
 	models := s.models(info)
 	if len(models) < 2 {
-		s.w.send(okResponse(c.id, c.typ, nil))
-		return
+		return nil, nil
 	}
-	s.mu.Lock()
-	cur := s.model
-	s.mu.Unlock()
+	s.st.mu.Lock()
+	cur := s.st.model
+	s.st.mu.Unlock()
 	i := slices.IndexFunc(models, func(m modelInfo) bool { return m.ID == cur })
 	next, _ := findModel(info, models[(i+1)%len(models)].ID)
 	mi := s.switchModel(info, next)
-	s.mu.Lock()
-	level := s.thinkingLevel()
-	s.mu.Unlock()
-	s.w.send(okResponse(c.id, c.typ, map[string]any{"model": mi, "thinkingLevel": level, "isScoped": false}))
-}
-
-// slashCommand is pi's RpcSlashCommand; argumentHint is the CLI's.
-type slashCommand struct {
-	Name         string `json:"name"`
-	Description  string `json:"description,omitempty"`
-	Source       string `json:"source"`
-	ArgumentHint string `json:"argumentHint,omitempty"`
+	s.st.mu.Lock()
+	level := s.st.thinkingLevel()
+	s.st.mu.Unlock()
+	return cycleModelData{Model: mi, ThinkingLevel: level, IsScoped: false}, nil
 }
 
 // getCommands lists the CLI's slash commands and skills. A prompt
 // "/name args" runs one. pi's sources are extension, prompt and skill; the
 // CLI does not say which of its commands are skills, so all are "prompt".
-func (s *server) getCommands(c command) {
+func (s *server) getCommands(*call) (any, error) {
 	info, err := s.cliInfo()
 	if err != nil {
-		s.w.send(errResponse(c.id, c.typ, err.Error()))
-		return
+		return nil, err
 	}
 	cmds := make([]slashCommand, 0, len(info.Commands))
 	for _, ci := range info.Commands {
 		cmds = append(cmds, slashCommand{Name: ci.Name, Description: ci.Description, Source: "prompt", ArgumentHint: ci.ArgumentHint})
 	}
-	s.w.send(okResponse(c.id, c.typ, map[string]any{"commands": cmds}))
+	return commandsData{Commands: cmds}, nil
 }
 
-// setFlag handles set_auto_retry and set_auto_compaction: a boolean
-// "enabled" that changes the CLI's environment from the next turn on.
-func (s *server) setFlag(c command, set func(*cliSettings, bool)) {
-	v := c.raw.Get("enabled")
-	if !v.IsBool() {
-		s.w.send(errResponse(c.id, c.typ, fmt.Sprintf("%s: field \"enabled\" must be a boolean, got %s", c.typ, jsonKind(v))))
-		return
-	}
-	s.applySettings(func(st *cliSettings) { set(st, v.Bool()) })
-	s.w.send(okResponse(c.id, c.typ, nil))
+// setAutoRetry and setAutoCompaction change the CLI's environment from the
+// next turn on.
+func (s *server) setAutoRetry(c *call) (any, error) {
+	on := c.raw.Get("enabled").Bool()
+	s.applySettings(func(st *cliSettings) { st.noRetry = !on })
+	return nil, nil
+}
+
+func (s *server) setAutoCompaction(c *call) (any, error) {
+	on := c.raw.Get("enabled").Bool()
+	s.applySettings(func(st *cliSettings) { st.noAutoCompact = !on })
+	return nil, nil
 }

@@ -44,4 +44,10 @@ type Options struct {
 	// whether coalescing held it. For benchmarks; it is called on the
 	// writer goroutine and must be quick.
 	Trace func(read, written time.Time, held bool)
+
+	// transport, when set, is used instead of the one Transport names
+	// (the bridge's own tests: a scripted fake).
+	transport claudecli.Transport
+	// query, when set, replaces [claudecli.Query] (tests).
+	query func(claudecli.Config, time.Duration) (claudecli.Info, error)
 }

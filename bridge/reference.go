@@ -59,213 +59,6 @@ func CheckFrame(frame []byte) error {
 	return nil
 }
 
-// Shapes the bridge builds as maps (not as Go types of their own) are
-// described here; the end-to-end tests keep these honest.
-
-// messagesData is get_messages' data.
-type messagesData struct {
-	// Messages are the session's messages, oldest first.
-	Messages []transform.Message `json:"messages"`
-}
-
-// lastTextData is get_last_assistant_text's data.
-type lastTextData struct {
-	// Text is the last assistant message's text, trimmed; absent (not null)
-	// when there is none, as pi 0.73.1 answers.
-	Text string `json:"text,omitempty"`
-}
-
-// cancelledData is the data of new_session and switch_session.
-type cancelledData struct {
-	// Cancelled is always false: no extension can veto the switch.
-	Cancelled bool `json:"cancelled"`
-}
-
-// forkData is branch's and fork's data.
-type forkData struct {
-	// Text is the prompt branched before, for the host to edit and send.
-	Text      string `json:"text"`
-	Cancelled bool   `json:"cancelled"`
-}
-
-// cloneData is clone's data.
-type cloneData struct {
-	Cancelled bool `json:"cancelled"`
-	// SessionID is the new session's id.
-	SessionID string `json:"sessionId"`
-}
-
-// forkMessagesData is get_fork_messages' data.
-type forkMessagesData struct {
-	// Messages are the session's prompts, oldest first.
-	Messages []forkPoint `json:"messages"`
-}
-
-// exportData is export_html's data.
-type exportData struct {
-	// Path is the HTML file written.
-	Path string `json:"path"`
-}
-
-// modelsData is get_available_models' data.
-type modelsData struct {
-	// Models are the CLI's models, one per model id.
-	Models []modelInfo `json:"models"`
-}
-
-// cycleModelData is cycle_model's data.
-type cycleModelData struct {
-	Model         modelInfo `json:"model"`
-	ThinkingLevel string    `json:"thinkingLevel"`
-	// IsScoped is always false: claude-rpc cycles through all the CLI's
-	// models.
-	IsScoped bool `json:"isScoped"`
-}
-
-// levelData is cycle_thinking_level's data.
-type levelData struct {
-	// Level is the new thinking level.
-	Level string `json:"level"`
-}
-
-// commandsData is get_commands' data.
-type commandsData struct {
-	Commands []slashCommand `json:"commands"`
-}
-
-// todosData is set_todos' data.
-type todosData struct {
-	// TodoPhases are the phases as stored: ids filled in, statuses checked.
-	TodoPhases []transform.TodoPhase `json:"todoPhases"`
-}
-
-// hostToolsData is set_host_tools' data.
-type hostToolsData struct {
-	// ToolNames are the tools' names; the model sees each as
-	// mcp__host__<name>.
-	ToolNames []string `json:"toolNames"`
-}
-
-// hostToolCallJSON asks the host to run one of its tools (xcsh's
-// host_tool_call); answer with host_tool_result (and, before it, any
-// host_tool_update).
-type hostToolCallJSON struct {
-	Type string `json:"type"`
-	// ID is the request's id ("host_N"), for host_tool_result.
-	ID string `json:"id"`
-	// ToolCallID is the model's toolCall id, as in tool_execution_start.
-	ToolCallID string `json:"toolCallId"`
-	// ToolName is the name the host gave in set_host_tools.
-	ToolName string `json:"toolName"`
-	// Arguments are the model's arguments, a JSON object.
-	Arguments json.RawMessage `json:"arguments"`
-}
-
-// hostToolCancelJSON withdraws a host_tool_call: the turn was interrupted
-// or the run ended.
-type hostToolCancelJSON struct {
-	Type string `json:"type"`
-	ID   string `json:"id"`
-	// TargetID is the host_tool_call's id.
-	TargetID string `json:"targetId"`
-}
-
-// toolExecutionUpdateJSON relays a host_tool_update: a host tool's
-// progress. Only host tools update: the CLI reports no progress of its
-// own tools.
-type toolExecutionUpdateJSON struct {
-	Type       string `json:"type"`
-	ToolCallID string `json:"toolCallId"`
-	// ToolName is the CLI's name of the tool: mcp__host__<name>.
-	ToolName string          `json:"toolName"`
-	Args     json.RawMessage `json:"args"`
-	// PartialResult is the host_tool_update's partialResult.
-	PartialResult json.RawMessage `json:"partialResult"`
-}
-
-// uiSelectJSON asks the host to choose: a tool's permission (Allow once,
-// Allow always, Deny) or one of AskUserQuestion's options. Answer with
-// extension_ui_response {id, value} or {id, cancelled:true}.
-type uiSelectJSON struct {
-	Type   string `json:"type"`
-	ID     string `json:"id"`
-	Method string `json:"method"`
-	Title  string `json:"title"`
-	// Message says what is asked: the tool and its command or file, or
-	// the question. (pi's select has no message; claude-rpc adds it.)
-	Message string   `json:"message"`
-	Options []string `json:"options"`
-	// Timeout is --ask-timeout in milliseconds, when set; unanswered by
-	// then, the request counts as denied.
-	Timeout int64 `json:"timeout,omitempty"`
-}
-
-// uiInputJSON asks the host for text: an AskUserQuestion question that
-// allows several answers or none of its options.
-type uiInputJSON struct {
-	Type    string `json:"type"`
-	ID      string `json:"id"`
-	Method  string `json:"method"`
-	Title   string `json:"title"`
-	Message string `json:"message"`
-	// Placeholder lists the question's options, if any.
-	Placeholder string `json:"placeholder"`
-	Timeout     int64  `json:"timeout,omitempty"`
-}
-
-// commandRef describes one command's successful response.
-type commandRef struct {
-	command string
-	data    any // a value of the data's Go type; nil: no data
-	// maybe: data is sometimes absent (cycle_model with one model)
-	maybe bool
-	doc   string
-	// unfilled: what pi's response has and claude-rpc's does not, and why.
-	unfilled map[string]string
-}
-
-// commands are the pi commands claude-rpc answers with success, in pi's
-// order, then those of pi's forks.
-var commands = []commandRef{
-	{command: "prompt", doc: "Acknowledged before agent_start. A prompt while a run streams is refused unless it has streamingBehavior."},
-	{command: "steer", doc: "Queued; delivered at the CLI's next tool boundary (stream transport) or when its turn ends, within the same run."},
-	{command: "follow_up", doc: "Queued; delivered when the run would otherwise end, within the same run."},
-	{command: "abort", doc: "Answered after the run's agent_end (at once when idle). Queued messages stay queued, as in pi."},
-	{command: "abort_and_prompt", doc: "Acknowledged at once; the running prompt ends aborted, then the new one runs."},
-	{command: "new_session", data: cancelledData{}},
-	{command: "get_state", data: stateData{}},
-	{command: "set_model", data: modelInfo{}, doc: "The model takes effect from the next turn."},
-	{command: "cycle_model", data: cycleModelData{}, maybe: true, doc: "No data when the CLI offers fewer than two models."},
-	{command: "get_available_models", data: modelsData{}, doc: "The CLI's models (asked once with an initialize control request, then kept)."},
-	{command: "set_thinking_level", doc: "Mapped to the CLI's effort level (off and minimal: low), from the next turn."},
-	{command: "cycle_thinking_level", data: levelData{}},
-	{command: "set_steering_mode"},
-	{command: "set_follow_up_mode"},
-	{command: "set_interrupt_mode", doc: "Stored and reported in get_state (omp's command)."},
-	{command: "compact", data: transform.Compaction{}, doc: "The CLI's /compact as a turn of its own; like pi, no agent events."},
-	{command: "set_auto_compaction", doc: "The CLI's DISABLE_AUTO_COMPACT, from the next turn."},
-	{command: "set_auto_retry", doc: "The CLI's CLAUDE_CODE_MAX_RETRIES (0 when off), from the next turn."},
-	{command: "abort_retry"},
-	{command: "bash", data: bashResult{}},
-	{command: "abort_bash"},
-	{command: "get_session_stats", data: sessionStats{}, unfilled: map[string]string{
-		"data.contextUsage": "the CLI does not report how full the context is between turns",
-	}},
-	{command: "export_html", data: exportData{}},
-	{command: "switch_session", data: cancelledData{}},
-	{command: "fork", data: forkData{}},
-	{command: "branch", data: forkData{}, doc: "The same as fork (indusagi's name)."},
-	{command: "clone", data: cloneData{}, doc: "pi's clone answers {cancelled}; claude-rpc adds the new sessionId."},
-	{command: "get_fork_messages", data: forkMessagesData{}},
-	{command: "get_branch_messages", data: forkMessagesData{}, doc: "The same as get_fork_messages (indusagi's name)."},
-	{command: "get_last_assistant_text", data: lastTextData{}},
-	{command: "set_session_name", doc: "Reported in get_state and passed to the CLI as --name."},
-	{command: "get_messages", data: messagesData{}},
-	{command: "get_commands", data: commandsData{}},
-	{command: "set_todos", data: todosData{}, doc: "xcsh's command."},
-	{command: "set_host_tools", data: hostToolsData{}, doc: "xcsh's command; needs the stream transport. The tools take effect from the next turn."},
-}
-
 // bridgeEvents are the events the bridge writes itself (the others come
 // from transform).
 var bridgeEvents = []struct {
@@ -390,11 +183,15 @@ func referenceFrom(docs schema.Docs) (*schema.Schema, schema.Docs, error) {
 
 	// Responses: the envelope is the response type's, specialised per
 	// command.
-	for _, c := range commands {
+	for i := range commandTable {
+		c := &commandTable[i]
+		if !c.answers() {
+			continue
+		}
 		s := g.Object(reflect.TypeFor[response]())
 		s.Description = c.doc
 		constProp(s, "type", "response")
-		constProp(s, "command", c.command)
+		constProp(s, "command", c.name)
 		constProp(s, "success", true)
 		delete(s.Properties, "error")
 		if c.data == nil {
@@ -413,7 +210,7 @@ func referenceFrom(docs schema.Docs) (*schema.Schema, schema.Docs, error) {
 			}
 		}
 		s.Unfilled = c.unfilled
-		add("response."+c.command, s)
+		add("response."+c.name, s)
 	}
 	failure := g.Object(reflect.TypeFor[response]())
 	failure.Description = "The answer to any command that fails, and to a line that is no command: command is the command's type (\"parse\" for a line that is not a JSON command); the answer to an unknown command has no id, as pi's."

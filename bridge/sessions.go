@@ -3,10 +3,12 @@ package bridge
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/tidwall/gjson"
 
@@ -55,43 +57,44 @@ func raws(entries []sessions.Entry) [][]byte {
 	return out
 }
 
-// use makes l the session in use. Called with s.mu held and no run.
-func (s *server) use(l *loaded) {
-	s.sessionID, s.sessionFile, s.sessionName = l.id, l.path, l.name
-	s.messages = l.messages
-	s.fork, s.todos = nil, todoState{}
-	s.steerQ, s.followQ, s.bashContext = nil, nil, nil
-}
-
-// stopRun aborts the running prompt, if any, and waits until it ended.
-func (s *server) stopRun() {
-	s.mu.Lock()
-	r := s.run
+// switchTo makes l the session in use at once and waits for the run of
+// the old one, if any, to end: the dispatcher lets calls that only touch
+// the session go as soon as it switched (c.settle). The old run is
+// detached: it ends as an abort, its queue is dropped, and what it learns
+// stays out of the new session (state.gen).
+func (s *server) switchTo(c *call, l *loaded, f *fork) {
+	s.runs.mu.Lock()
+	r := s.runs.cur
 	if r != nil {
 		r.interrupt()
+		s.runs.cur = nil
 	}
-	s.mu.Unlock()
+	s.runs.steerQ, s.runs.followQ = nil, nil
+	s.st.mu.Lock()
+	s.st.use(l)
+	s.st.fork = f
+	s.st.mu.Unlock()
+	s.runs.mu.Unlock()
+	c.settle()
 	if r != nil {
-		s.waitIdle()
+		<-r.done
 	}
 }
 
-func (s *server) switchSession(c command) {
-	path, err := c.str("sessionPath")
+func (s *server) newSession(c *call) (any, error) {
+	// pi records parentSession for its session tree; the CLI keeps no such
+	// link, so it is checked and otherwise unused.
+	s.switchTo(c, &loaded{id: sessions.NewID()}, nil)
+	return cancelledData{Cancelled: false}, nil
+}
+
+func (s *server) switchSession(c *call) (any, error) {
+	l, err := s.loadSession(c.str("sessionPath"))
 	if err != nil {
-		s.w.send(errResponse(c.id, c.typ, err.Error()))
-		return
+		return nil, fmt.Errorf("switch_session: %w", err)
 	}
-	l, err := s.loadSession(path)
-	if err != nil {
-		s.w.send(errResponse(c.id, c.typ, "switch_session: "+err.Error()))
-		return
-	}
-	s.stopRun()
-	s.mu.Lock()
-	s.use(l)
-	s.mu.Unlock()
-	s.w.send(okResponse(c.id, c.typ, map[string]any{"cancelled": false}))
+	s.switchTo(c, l, nil)
+	return cancelledData{Cancelled: false}, nil
 }
 
 // history is the conversation of the session in use, as entries of the
@@ -99,10 +102,10 @@ func (s *server) switchSession(c command) {
 // yet, the source's up to the fork point. A session without a transcript
 // has none.
 func (s *server) history() (entries []sessions.Entry, sourceID string, err error) {
-	s.mu.Lock()
-	id, f, file := s.sessionID, s.fork, s.sessionFile
+	s.st.mu.Lock()
+	id, f, file := s.st.sessionID, s.st.fork, s.st.sessionFile
+	s.st.mu.Unlock()
 	exists := sessions.Exists(s.configDir, s.cwd, id)
-	s.mu.Unlock()
 	if f != nil && !exists {
 		id, file = f.from, ""
 	}
@@ -128,19 +131,12 @@ func (s *server) history() (entries []sessions.Entry, sourceID string, err error
 	return conv, tr.SessionID(), nil
 }
 
-// forkPoint is pi's entry a session can be branched from: a prompt.
-type forkPoint struct {
-	EntryID string `json:"entryId"`
-	Text    string `json:"text"`
-}
-
 // getForkMessages handles get_branch_messages and get_fork_messages: the
 // prompts of the session in use, oldest first, with their entry ids.
-func (s *server) getForkMessages(c command) {
+func (s *server) getForkMessages(*call) (any, error) {
 	conv, _, err := s.history()
 	if err != nil {
-		s.w.send(errResponse(c.id, c.typ, err.Error()))
-		return
+		return nil, err
 	}
 	points := []forkPoint{}
 	for _, e := range conv {
@@ -148,22 +144,17 @@ func (s *server) getForkMessages(c command) {
 			points = append(points, forkPoint{EntryID: e.UUID, Text: text})
 		}
 	}
-	s.w.send(okResponse(c.id, c.typ, map[string]any{"messages": points}))
+	return forkMessagesData{Messages: points}, nil
 }
 
-// branch handles branch and fork: a new session holding the conversation
+// fork handles fork and branch: a new session holding the conversation
 // before the prompt entryId; the next prompt continues from there. The
 // answer carries that prompt's text, for the host to edit and send again.
-func (s *server) branch(c command) {
-	entryID, err := c.str("entryId")
-	if err != nil {
-		s.w.send(errResponse(c.id, c.typ, err.Error()))
-		return
-	}
+func (s *server) fork(c *call) (any, error) {
+	entryID := c.str("entryId")
 	conv, source, err := s.history()
 	if err != nil {
-		s.w.send(errResponse(c.id, c.typ, err.Error()))
-		return
+		return nil, err
 	}
 	at := -1
 	for i, e := range conv {
@@ -172,40 +163,34 @@ func (s *server) branch(c command) {
 		}
 	}
 	if at < 0 {
-		s.w.send(errResponse(c.id, c.typ, fmt.Sprintf("%s: no prompt %q in this session (see get_fork_messages)", c.typ, entryID)))
-		return
+		return nil, fmt.Errorf("%s: no prompt %q in this session (see get_fork_messages)", c.typ, entryID)
 	}
 	text, _ := transform.TranscriptPrompt(conv[at].Raw)
-	s.stopRun()
-	s.mu.Lock()
-	s.use(&loaded{id: sessions.NewID(), messages: transform.FromTranscript(raws(conv[:at]))})
+	var f *fork
 	if at > 0 { // else nothing came before it: a fresh session
-		s.fork = &fork{from: source, at: conv[at-1].UUID}
+		f = &fork{from: source, at: conv[at-1].UUID}
 	}
-	s.mu.Unlock()
-	s.w.send(okResponse(c.id, c.typ, map[string]any{"text": text, "cancelled": false}))
+	s.switchTo(c, &loaded{id: sessions.NewID(), messages: transform.FromTranscript(raws(conv[:at]))}, f)
+	return forkData{Text: text, Cancelled: false}, nil
 }
 
 // clone handles clone: the same conversation under a new session id; the
 // session in use is left as it is on disk.
-func (s *server) clone(c command) {
+func (s *server) clone(c *call) (any, error) {
 	conv, source, err := s.history()
 	if err != nil {
-		s.w.send(errResponse(c.id, c.typ, err.Error()))
-		return
+		return nil, err
 	}
 	if len(conv) == 0 {
-		s.w.send(errResponse(c.id, c.typ, "clone: the session has no messages yet"))
-		return
+		return nil, errors.New("clone: the session has no messages yet")
 	}
-	s.stopRun()
-	s.mu.Lock()
-	msgs, name := s.messages, s.sessionName
-	s.use(&loaded{id: sessions.NewID(), messages: msgs, name: name})
-	s.fork = &fork{from: source, at: conv[len(conv)-1].UUID}
-	id := s.sessionID
-	s.mu.Unlock()
-	s.w.send(okResponse(c.id, c.typ, map[string]any{"cancelled": false, "sessionId": id}))
+	s.stopRun() // its messages are part of what is cloned
+	s.st.mu.Lock()
+	msgs, name := slices.Clone(s.st.messages), s.st.sessionName
+	s.st.mu.Unlock()
+	id := sessions.NewID()
+	s.switchTo(c, &loaded{id: id, messages: msgs, name: name}, &fork{from: source, at: conv[len(conv)-1].UUID})
+	return cloneData{Cancelled: false, SessionID: id}, nil
 }
 
 // startOn starts the bridge on an existing session (--session, --continue).
@@ -222,32 +207,19 @@ func (s *server) startOn(idOrPath string, latest bool) error {
 	if err != nil {
 		return fmt.Errorf("--session %s: %w", idOrPath, err)
 	}
-	s.use(l)
+	s.st.use(l)
 	return nil
-}
-
-// transcriptPath is where the session in use is (or will be) written.
-// Called with s.mu held.
-func (s *server) transcriptPath() string {
-	if s.sessionFile != "" {
-		return s.sessionFile
-	}
-	return sessions.TranscriptPath(s.configDir, s.cwd, s.sessionID)
 }
 
 // exportHTML handles export_html: the session's messages as one
 // self-contained HTML page, at outputPath or in the working folder. The
 // file is written whole (a temp file renamed), so a reader never sees half.
-func (s *server) exportHTML(c command) {
-	path, err := c.optStr("outputPath")
-	if err != nil {
-		s.w.send(errResponse(c.id, c.typ, err.Error()))
-		return
-	}
-	s.mu.Lock()
-	msgs := append([]transform.Message(nil), s.messages...)
-	id, title := s.sessionID, s.sessionName
-	s.mu.Unlock()
+func (s *server) exportHTML(c *call) (any, error) {
+	path := c.str("outputPath")
+	s.st.mu.Lock()
+	msgs := slices.Clone(s.st.messages)
+	id, title := s.st.sessionID, s.st.sessionName
+	s.st.mu.Unlock()
 	if title == "" {
 		title = "Claude session " + id
 	}
@@ -258,16 +230,14 @@ func (s *server) exportHTML(c command) {
 	for _, m := range msgs {
 		b, err := json.Marshal(m)
 		if err != nil {
-			s.w.send(errResponse(c.id, c.typ, "export_html: encoding a message: "+err.Error()))
-			return
+			return nil, fmt.Errorf("export_html: encoding a message: %w", err)
 		}
 		raws = append(raws, b)
 	}
 	if err := writeFileAtomic(path, func(w io.Writer) error { return htmlexport.Render(w, title, raws) }); err != nil {
-		s.w.send(errResponse(c.id, c.typ, "export_html: "+err.Error()))
-		return
+		return nil, fmt.Errorf("export_html: %w", err)
 	}
-	s.w.send(okResponse(c.id, c.typ, map[string]string{"path": path}))
+	return exportData{Path: path}, nil
 }
 
 // writeFileAtomic writes path through a temp file in its folder.

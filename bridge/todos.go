@@ -21,7 +21,7 @@ import (
 const todoToolsEnv = "CLAUDE_CODE_ENABLE_TODO_TOOLS"
 
 // todoState is the session's todo list (todoPhases) and whether the model
-// is to hear of it. Guarded by server.mu.
+// is to hear of it. Guarded by state.mu.
 type todoState struct {
 	list transform.Todos
 	// tell is set when the host set the list: the next prompt carries it
@@ -33,18 +33,16 @@ type todoState struct {
 // setTodos handles set_todos: the host replaces the session's todo list.
 // The answer is the list as stored (ids and statuses filled in), as xcsh
 // answers: {todoPhases}. The model hears of it with the next prompt.
-func (s *server) setTodos(c command) {
+func (s *server) setTodos(c *call) (any, error) {
 	phases, err := parseTodoPhases(c.raw.Get("phases"))
 	if err != nil {
-		s.w.send(errResponse(c.id, c.typ, "set_todos: "+err.Error()))
-		return
+		return nil, fmt.Errorf("set_todos: %w", err)
 	}
-	s.mu.Lock()
-	s.todos.list.Set(phases)
-	s.todos.tell = true
-	out := s.todos.list.Phases()
-	s.mu.Unlock()
-	s.w.send(okResponse(c.id, c.typ, map[string]any{"todoPhases": out}))
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	s.st.todos.list.Set(phases)
+	s.st.todos.tell = true
+	return todosData{TodoPhases: s.st.todos.list.Phases()}, nil
 }
 
 // parseTodoPhases validates set_todos' phases and normalizes them: names
@@ -176,11 +174,11 @@ func (s *server) noteTodos(evs []transform.Event) {
 		default:
 			continue
 		}
-		s.mu.Lock()
+		s.st.mu.Lock()
 		for j := i; j < len(evs); j++ {
-			s.todos.list.Observe(&evs[j])
+			s.st.todos.list.Observe(&evs[j])
 		}
-		s.mu.Unlock()
+		s.st.mu.Unlock()
 		return
 	}
 }
@@ -188,11 +186,11 @@ func (s *server) noteTodos(evs []transform.Event) {
 // takeTodoContext returns the todo list for the model, to follow the next
 // prompt's text, once after the host set it; else "". It follows rather
 // than leads, as the CLI's own reminders do: the user's words come first.
-// Called with s.mu held.
-func (s *server) takeTodoContext() string {
-	if !s.todos.tell {
+// Called with st.mu held.
+func (st *state) takeTodoContext() string {
+	if !st.todos.tell {
 		return ""
 	}
-	s.todos.tell = false
-	return "\n\n" + s.todos.list.Reminder()
+	st.todos.tell = false
+	return "\n\n" + st.todos.list.Reminder()
 }

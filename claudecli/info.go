@@ -1,6 +1,7 @@
 package claudecli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +39,12 @@ type CommandInfo struct {
 	Name         string
 	Description  string
 	ArgumentHint string
+}
+
+// InfoSource is a transport whose running CLI process has told what it
+// offers (the stream transport): asking it costs no process of its own.
+type InfoSource interface {
+	LiveInfo(ctx context.Context) (Info, bool)
 }
 
 // ParseInfo reads an initialize response (the "response" object of the
@@ -84,7 +91,7 @@ func Query(cfg Config, timeout time.Duration) (Info, error) {
 	req, _ := json.Marshal(map[string]any{"type": "control_request", "request_id": "info",
 		"request": map[string]any{"subtype": "initialize", "hooks": nil}})
 	if _, err := stdin.Write(append(req, '\n')); err != nil {
-		return Info{}, fmt.Errorf("asking claude to initialize: %w (%s)", err, p.ExitDescription())
+		return Info{}, fmt.Errorf("asking claude to initialize: %w (%s)", err, p.Exit())
 	}
 	type answer struct {
 		r   gjson.Result
@@ -124,10 +131,7 @@ func Query(cfg Config, timeout time.Duration) (Info, error) {
 	case a := <-ch:
 		if a.err != nil {
 			<-p.Done()
-			if d := p.ExitDescription(); d != "" {
-				return Info{}, fmt.Errorf("%w: %s", a.err, d)
-			}
-			return Info{}, a.err
+			return Info{}, fmt.Errorf("%w: %w", a.err, p.Exit())
 		}
 		return ParseInfo(a.r), nil
 	case <-time.After(timeout):

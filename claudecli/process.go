@@ -306,22 +306,35 @@ func (p *Process) Done() <-chan struct{} { return p.done }
 // Err is the process's exit error (nil for status 0), valid after Done.
 func (p *Process) Err() error { return p.waitErr }
 
-// ExitDescription says how the process ended and what it last wrote to
-// stderr, for error messages. It waits for the process to exit.
-func (p *Process) ExitDescription() string {
+// ExitError is how a CLI process ended, for a turn that ended without the
+// CLI's result: its wait status and the end of what it wrote to stderr.
+type ExitError struct {
+	Status error  // from [exec.Cmd.Wait]; nil for exit status 0
+	Stderr string // the tail of its stderr, trimmed
+}
+
+func (e *ExitError) Error() string {
+	status := "exit status 0"
+	if e.Status != nil {
+		status = e.Status.Error()
+	}
+	if e.Stderr != "" {
+		return status + "; stderr: " + e.Stderr
+	}
+	return status
+}
+
+func (e *ExitError) Unwrap() error { return e.Status }
+
+// Exit waits for the process to end and says how it did (a short wait for
+// the rest of its stderr included).
+func (p *Process) Exit() *ExitError {
 	<-p.done
 	select {
 	case <-p.stderrDone:
 	case <-time.After(500 * time.Millisecond):
 	}
-	status := "exit status 0"
-	if p.waitErr != nil {
-		status = p.waitErr.Error()
-	}
-	if tail := strings.TrimSpace(p.stderr.String()); tail != "" {
-		return status + "; stderr: " + tail
-	}
-	return status
+	return &ExitError{Status: p.waitErr, Stderr: strings.TrimSpace(p.stderr.String())}
 }
 
 // Stop ends the process and its group: SIGTERM, then SIGKILL after

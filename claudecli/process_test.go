@@ -102,15 +102,15 @@ func TestStartTurnRelaysStdinToStdout(t *testing.T) {
 	assert.Equal(t, "line\ndone\n", string(out))
 	<-p.Done()
 	assert.NoError(t, p.Err())
-	assert.Equal(t, "exit status 0", p.ExitDescription())
+	assert.Equal(t, "exit status 0", p.Exit().Error())
 }
 
-func TestExitDescriptionHasStderrTail(t *testing.T) {
+func TestExitHasStderrTail(t *testing.T) {
 	p, err := StartTurn(script(t, "echo oops >&2; exit 4\n"), Session{}, nil)
 	require.NoError(t, err)
 	_, _ = io.ReadAll(p.Stdout())
 	<-p.Done()
-	assert.Equal(t, "exit status 4; stderr: oops", p.ExitDescription())
+	assert.Equal(t, "exit status 4; stderr: oops", p.Exit().Error())
 }
 
 // TestStopKillsTheGroup starts a "CLI" that ignores SIGTERM and leaves a
@@ -128,7 +128,7 @@ func TestStopKillsTheGroup(t *testing.T) {
 	_, err = io.ReadAll(p.Stdout())
 	require.NoError(t, err)
 	assert.Less(t, time.Since(start), 3*time.Second)
-	assert.Contains(t, p.ExitDescription(), "killed")
+	assert.Contains(t, p.Exit().Error(), "killed")
 	p.Stop() // again: a no-op
 }
 

@@ -93,6 +93,12 @@ type streamProc struct {
 
 	host Host // answers the CLI's control requests; nil refuses them
 
+	// info is the process's answer to initialize, once infoDone is closed
+	// (zero when it failed).
+	info     Info
+	infoOK   bool
+	infoDone chan struct{}
+
 	mu       sync.Mutex // guards pending and inflight
 	pending  map[string]chan gjson.Result
 	inflight map[string]context.CancelFunc // CLI requests being answered
@@ -136,7 +142,7 @@ func (s *stream) Turn(session Session, input []byte) (Turn, error) {
 		}
 		s.proc = sp
 	}
-	t := &streamTurn{sp: sp, ended: make(chan struct{}), handed: map[string]bool{}}
+	t := &streamTurn{sp: sp, ended: make(chan struct{})}
 	// A process that dies before reading the line ends the turn through
 	// Next, with how it died.
 	sp.stdin.send(input)
@@ -155,12 +161,18 @@ func (s *stream) startProc(session Session) (*streamProc, error) {
 		p: p, session: session.ID, name: session.Name, stdin: newInbox(stdin),
 		lines: make(chan []byte, 64), dead: make(chan struct{}),
 		pending: map[string]chan gjson.Result{}, inflight: map[string]context.CancelFunc{},
-		host: s.cfg.Host,
+		host: s.cfg.Host, infoDone: make(chan struct{}),
 	}
 	go sp.read(s.maxLine)
 	// The SDKs open with initialize; the answer (commands, models) is not
-	// needed to run a turn, so the first user line follows at once.
-	go func() { _, _ = sp.request(map[string]any{"subtype": "initialize", "hooks": nil}, 30*time.Second) }()
+	// needed to run a turn, so the first user line follows at once. It is
+	// kept: get_available_models and get_commands read it (LiveInfo).
+	go func() {
+		defer close(sp.infoDone)
+		if r, err := sp.request(map[string]any{"subtype": "initialize", "hooks": nil}, 30*time.Second); err == nil {
+			sp.info, sp.infoOK = ParseInfo(r.Get("response")), true
+		}
+	}()
 	return sp, nil
 }
 
@@ -317,6 +329,24 @@ func (sp *streamProc) shutdown(flush time.Duration) {
 	waitOrStop(sp.p, flush)
 }
 
+// LiveInfo is the running process's initialize answer: what the CLI that
+// runs the turns offers. It waits for the answer of a process still
+// starting (or ctx); false when no process runs or it did not answer.
+func (s *stream) LiveInfo(ctx context.Context) (Info, bool) {
+	s.mu.Lock()
+	sp := s.proc
+	s.mu.Unlock()
+	if sp == nil {
+		return Info{}, false
+	}
+	select {
+	case <-sp.infoDone:
+		return sp.info, sp.infoOK
+	case <-ctx.Done():
+		return Info{}, false
+	}
+}
+
 func (s *stream) Close(flush time.Duration) {
 	s.mu.Lock()
 	sp := s.proc
@@ -327,18 +357,15 @@ func (s *stream) Close(flush time.Duration) {
 	}
 }
 
-// streamTurn is one turn on a persistent process: its lines up to and
-// including the result that leaves no steering message behind.
+// streamTurn is one turn on a persistent process: its lines until the
+// caller releases it (or the process dies).
 type streamTurn struct {
 	sp          *streamProc
 	ended       chan struct{} // closed when the turn is over
 	endOnce     sync.Once
 	dead        bool // the process died during the turn
 	interrupted atomic.Bool
-
-	mu        sync.Mutex      // guards handed and unstarted, and ends the turn
-	handed    map[string]bool // uuids of steering lines sent → taken up by the CLI
-	unstarted int             // handed lines the CLI has not started
+	mu          sync.Mutex // orders Steer against Interrupt and Release
 }
 
 func (t *streamTurn) markEnded() { t.endOnce.Do(func() { close(t.ended) }) }
@@ -360,35 +387,33 @@ func (t *streamTurn) Next() ([]byte, error) {
 		return nil, io.EOF
 	default:
 	}
-	line, ok := <-t.sp.lines
-	if !ok {
-		<-t.sp.p.Done()
-		t.dead = true
-		t.markEnded()
+	select {
+	case line, ok := <-t.sp.lines:
+		if !ok {
+			<-t.sp.p.Done()
+			t.dead = true
+			t.markEnded()
+			return nil, io.EOF
+		}
+		return line, nil
+	case <-t.ended:
 		return nil, io.EOF
 	}
-	switch {
-	case isLifecycle(line):
-		t.noteLifecycle(line)
-	case isResult(line):
-		// The turn's last line, unless a steering line waits to run as the
-		// CLI's next command: end it now, so the next turn may start as
-		// soon as the bridge has the result.
-		t.mu.Lock()
-		if t.unstarted == 0 {
-			t.markEnded()
-		}
-		t.mu.Unlock()
-	}
-	return line, nil
+}
+
+func (t *streamTurn) Release() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.markEnded()
 }
 
 // Steerer is a [Turn] that takes user messages while it runs (the stream
 // transport). Measured on 2.1.328: a user line sent during a turn is
 // queued by the CLI; at the next tool boundary it is folded into the same
 // model call as the tool results, else the CLI runs it as its next command
-// right after the turn's result. Either way its lines belong to this turn,
-// which ends at the first result after which no handed line waits.
+// right after the turn's result. Either way its lines belong to this turn:
+// the caller releases it at the first result after which no line it handed
+// is still waiting ([Lifecycle] tells), not before.
 type Steerer interface {
 	// Steer sends input, a user line made by [UserLineID] with uuid. It
 	// reports false, sending nothing, when the turn is over or being
@@ -405,32 +430,18 @@ func (t *streamTurn) Steer(uuid string, input []byte) bool {
 		return false
 	default:
 	}
-	if t.interrupted.Load() || t.handed[uuid] || !t.sp.stdin.send(input) {
-		return false
-	}
-	t.handed[uuid] = false
-	t.unstarted++
-	return true
+	return !t.interrupted.Load() && t.sp.stdin.send(input)
 }
 
-// noteLifecycle follows the handed lines: started (or cancelled, by an
-// interrupt) means the CLI no longer holds them in its queue.
-func (t *streamTurn) noteLifecycle(line []byte) {
+// Lifecycle reads a command_lifecycle line: the CLI's report on a user line
+// it was given with a uuid ([UserLineID]): "queued", "started" (the model
+// gets it), "completed", or "cancelled" (an interrupt with cancel_queued).
+func Lifecycle(line []byte) (uuid, state string, ok bool) {
+	if !bytes.HasPrefix(line, []byte(`{"type":"command_lifecycle"`)) {
+		return "", "", false
+	}
 	v := gjson.GetManyBytes(line, "command_uuid", "state")
-	if st := v[1].String(); st != "started" && st != "cancelled" && st != "completed" {
-		return
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if taken, ok := t.handed[v[0].String()]; ok && !taken {
-		t.handed[v[0].String()] = true
-		t.unstarted--
-	}
-}
-
-// isLifecycle reports whether a CLI line is a command_lifecycle line.
-func isLifecycle(line []byte) bool {
-	return bytes.HasPrefix(line, []byte(`{"type":"command_lifecycle"`))
+	return v[0].String(), v[1].String(), true
 }
 
 // Interrupt sends the interrupt control request; if the turn has not ended
@@ -458,16 +469,17 @@ func (t *streamTurn) Interrupt() {
 	}()
 }
 
-func (t *streamTurn) ExitDescription() string {
+func (t *streamTurn) Err() error {
 	if !t.dead {
-		return ""
+		return nil
 	}
-	return t.sp.p.ExitDescription()
+	return t.sp.p.Exit()
 }
 
 func (t *streamTurn) Pid() int { return t.sp.p.Pid() }
 
-// isResult reports whether a CLI line is a result line, which ends a turn.
-func isResult(line []byte) bool {
+// IsResult reports whether a CLI line is a result line: the end of the
+// CLI's answer to one user line.
+func IsResult(line []byte) bool {
 	return bytes.Contains(line, []byte(`"type":"result"`)) && gjson.GetBytes(line, "type").String() == "result"
 }

@@ -33,20 +33,28 @@ type Transport interface {
 
 // Turn is one turn's output. Next and Interrupt may be called from
 // different goroutines; Next from one only.
+//
+// The caller decides when a turn is over (the bridge's run: a result after
+// which the CLI holds no steering line of its own), and says so with
+// Release; the turn itself only knows when its process ended.
 type Turn interface {
 	// Next returns the next line the CLI printed for this turn. The slice
 	// is valid until the next call. It returns io.EOF when the turn is
-	// over; a line too long to keep gives an error wrapping
-	// jsonl.ErrLineTooLong, and reading goes on.
+	// over: released, or its process ended. A line too long to keep gives
+	// an error wrapping jsonl.ErrLineTooLong, and reading goes on.
 	Next() ([]byte, error)
+	// Release says the caller has read the turn's last line: the CLI may
+	// take the next turn, and Next returns io.EOF. A per-turn process needs
+	// none (its turn ends with it). Safe to call more than once.
+	Release()
 	// Interrupt asks the CLI to stop the turn; Next then reaches io.EOF
 	// soon. Safe to call more than once and after the turn ended.
 	Interrupt()
-	// ExitDescription says, after Next returned io.EOF, how the CLI
-	// process that ran the turn ended when it ended abnormally (a per-turn
-	// process without a result, a persistent one that died), and "" when
-	// the turn ended normally.
-	ExitDescription() string
+	// Err says, after Next returned io.EOF, how the CLI process that ran
+	// the turn ended when it ended abnormally (a per-turn process without
+	// a result, a persistent one that died): an [*ExitError]. It is nil
+	// when the turn ended normally.
+	Err() error
 	// Pid is the CLI process's id, for logs.
 	Pid() int
 }
@@ -160,7 +168,7 @@ func (t *processTurn) Next() ([]byte, error) {
 			return t.Next() // a line that was only terminal noise (the cursor shown again at exit)
 		}
 	}
-	if isResult(line) {
+	if IsResult(line) {
 		t.sawResult = true
 	}
 	return line, nil
@@ -168,11 +176,13 @@ func (t *processTurn) Next() ([]byte, error) {
 
 func (t *processTurn) Interrupt() { go t.p.Stop() }
 
-func (t *processTurn) ExitDescription() string {
+func (t *processTurn) Release() {}
+
+func (t *processTurn) Err() error {
 	if t.sawResult {
-		return ""
+		return nil
 	}
-	return t.p.ExitDescription()
+	return t.p.Exit()
 }
 
 func (t *processTurn) Pid() int { return t.p.Pid() }

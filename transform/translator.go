@@ -78,13 +78,9 @@ type Translator struct {
 	manualCompact bool
 	compaction    *Compaction // the last compaction, its summary once seen
 
-	// moreComing, when set, is asked at each result whether the run goes
-	// on (queued steering or follow-up messages); then the result ends the
-	// turn but not the run, and [Translator.Inject] opens the next one.
-	moreComing func(failed bool) bool
-	// steered, when set, gives the steering message the bridge handed to
-	// the CLI under a uuid, asked when the CLI starts it.
-	steered      func(uuid string) (Message, bool)
+	// hold: a result ends the CLI turn, not the run ([Translator.HoldResults]).
+	hold     bool
+	atResult bool // the last line was a result the caller has not decided on
 	deferred     []Message // steering messages started while a message or tools were open
 	between      bool      // a result ended a turn of a run that goes on
 	resultFailed bool      // the last result was an error
@@ -95,20 +91,31 @@ type Translator struct {
 	top, msg, block object
 }
 
-// SetMoreComing sets the function asked at each result whether the run goes
-// on; failed tells whether the result was an error (then only messages the
-// CLI already holds keep the run going). It is called on the goroutine
-// feeding the translator.
-func (t *Translator) SetMoreComing(f func(failed bool) bool) { t.moreComing = f }
+// HoldResults makes a result line end the CLI turn but not the run: after
+// a line for which [Translator.AtResult] reports true, the caller ends the
+// run ([Translator.End]) or goes on to another turn ([Translator.NextTurn])
+// before it feeds the next line. Without it, a result ends the run (a
+// transcript, a compaction, a test). The translator never asks its caller
+// anything: whoever feeds it decides, with what it reports.
+func (t *Translator) HoldResults() { t.hold = true }
 
-// SetSteered sets the function that gives the user message the bridge sent
-// the CLI mid-turn under a uuid ([claudecli.Steerer]). When the CLI's
-// command_lifecycle line says it started that message, the message is shown
-// where the model gets it: at the tool boundary it was folded into (a new
-// turn after the tool results), or as the next turn after a result. It is
-// called on the goroutine feeding the translator; ok is false for a uuid
-// that is not one of the bridge's steering messages.
-func (t *Translator) SetSteered(f func(uuid string) (m Message, ok bool)) { t.steered = f }
+// AtResult reports whether the last line was a result waiting for the
+// caller's decision, and whether that result was an error.
+func (t *Translator) AtResult() (at, failed bool) { return t.atResult, t.resultFailed }
+
+// NextTurn ends the turn of a held result: the run waits between turns for
+// [Translator.Inject], [Translator.Steered] or [Translator.End].
+func (t *Translator) NextTurn() []Event {
+	if !t.atResult || t.ended {
+		return nil
+	}
+	t.atResult = false
+	out := t.endAssistant(nil)
+	out = t.flushPending(out)
+	out = t.endTurn(out)
+	t.between = true
+	return out
+}
 
 // Between reports whether a result ended a turn and the run waits for
 // [Translator.Inject] or [Translator.End].
@@ -132,22 +139,20 @@ func (t *Translator) userMessage(out []Event, user Message) []Event {
 	return append(out, Event{Type: EventMessageStart, Message: user.Clone()}, Event{Type: EventMessageEnd, Message: user.Clone()})
 }
 
-// steer shows a steering message the CLI started: now if the run is between
-// model calls, else (a message streaming, tools running) at the next turn
-// boundary.
-func (t *Translator) steer(out []Event, v *object) []Event {
-	if t.steered == nil || v.Get("state").String() != "started" {
-		return out
+// Steered shows a user message the CLI started while the run went on (a
+// steering message the bridge handed it mid-turn): now, as a new turn, if
+// the run is between model calls; else, while a message streams or tools
+// run, at the next turn boundary, where the model gets it.
+func (t *Translator) Steered(m Message) []Event {
+	if t.ended {
+		return nil
 	}
-	m, ok := t.steered(v.Get("command_uuid").String())
-	switch {
-	case !ok:
-		return out
-	case t.cur != nil || len(t.running) > 0:
+	t.atResult = false
+	if t.cur != nil || len(t.running) > 0 {
 		t.deferred = append(t.deferred, m)
-		return out
+		return nil
 	}
-	return t.userMessage(t.turnBoundary(out), m)
+	return t.userMessage(t.turnBoundary(nil), m)
 }
 
 // End ends a run that waits between turns: agent_end.
@@ -304,8 +309,6 @@ func (t *Translator) Append(dst []Event, line []byte) []Event {
 		return t.user(out, v)
 	case "result":
 		return t.result(out, v)
-	case "command_lifecycle":
-		return t.steer(out, v)
 	}
 	return out
 }
@@ -879,11 +882,8 @@ func (t *Translator) result(out []Event, v *object) []Event {
 		out = t.errorMessage(out, StopError, msg)
 	}
 	t.resultFailed = v.Get("is_error").Bool()
-	if t.moreComing != nil && t.moreComing(t.resultFailed) {
-		out = t.endAssistant(out)
-		out = t.flushPending(out)
-		out = t.endTurn(out)
-		t.between = true
+	if t.hold {
+		t.atResult = true
 		return out
 	}
 	return t.endRun(out, StopAborted, AbortedMessage)
@@ -1089,6 +1089,7 @@ func (t *Translator) endTurn(out []Event) []Event {
 // endRun ends what is still open and emits agent_end. A message still open
 // ends with stop and errMsg; a tool still running gets an error result.
 func (t *Translator) endRun(out []Event, stop, errMsg string) []Event {
+	t.atResult = false
 	out = t.endRetry(out, false, errMsg)
 	if t.compacting {
 		t.compacting = false

@@ -65,24 +65,37 @@ func clock() func() int64 {
 func translate(rec recording, lines [][]byte, end func(*Translator) []Event) []Event {
 	now := clock()
 	tr := NewTranslator(now)
-	if rec.steer != "" {
+	held := rec.steer != ""
+	if held {
 		// As the bridge does: the run goes on while the CLI holds the
 		// steering message, which is shown when the CLI starts it.
-		held := true
-		tr.SetMoreComing(func(bool) bool { return held })
-		tr.SetSteered(func(uuid string) (Message, bool) {
-			if uuid != rec.steerUUID || !held {
-				return Message{}, false
-			}
-			held = false
-			return UserMessage([]Content{TextContent(rec.steer)}, now()), true
-		})
+		tr.HoldResults()
 	}
 	evs := tr.Start(UserMessage([]Content{TextContent(rec.prompt)}, now()))
 	for _, l := range lines {
 		evs = append(evs, tr.Line(l)...)
+		if uuid, state, ok := lifecycle(l); ok && held && uuid == rec.steerUUID && state == "started" {
+			held = false
+			evs = append(evs, tr.Steered(UserMessage([]Content{TextContent(rec.steer)}, now()))...)
+		}
+		if at, _ := tr.AtResult(); at {
+			if held {
+				evs = append(evs, tr.NextTurn()...)
+			} else {
+				evs = append(evs, tr.End()...)
+			}
+		}
 	}
 	return append(evs, end(tr)...)
+}
+
+// lifecycle reads a command_lifecycle line, as the bridge does.
+func lifecycle(line []byte) (uuid, state string, ok bool) {
+	v := gjson.ParseBytes(line)
+	if v.Get("type").String() != "command_lifecycle" {
+		return "", "", false
+	}
+	return v.Get("command_uuid").String(), v.Get("state").String(), true
 }
 
 func finish(tr *Translator) []Event { return tr.Finish("exit status 0") }

@@ -36,7 +36,7 @@ func TestParseCommand(t *testing.T) {
 		{"{\"type\":\"a\xffb\"}", "a\xffb", "", ""},
 	}
 	for _, tt := range tests {
-		c, err := parseCommand([]byte(tt.line))
+		c, err := parseCall([]byte(tt.line))
 		if tt.errPart != "" {
 			require.Error(t, err, tt.line)
 			assert.Contains(t, err.Error(), tt.errPart, tt.line)
@@ -48,23 +48,55 @@ func TestParseCommand(t *testing.T) {
 	}
 }
 
-func TestCommandFields(t *testing.T) {
-	c, err := parseCommand([]byte(`{"type":"prompt","message":"m","n":3,"z":null}`))
-	require.NoError(t, err)
-	s, err := c.str("message")
-	require.NoError(t, err)
-	assert.Equal(t, "m", s)
-	_, err = c.str("n")
-	assert.EqualError(t, err, `prompt: field "n" must be a string, got a number`)
-	_, err = c.str("missing")
-	assert.EqualError(t, err, `prompt: missing required field "missing"`)
-	_, err = c.str("z")
-	assert.EqualError(t, err, `prompt: missing required field "z"`)
-	s, err = c.optStr("z")
-	assert.NoError(t, err)
-	assert.Empty(t, s)
-	_, err = c.optStr("n")
-	assert.Error(t, err)
+func TestCallCheck(t *testing.T) {
+	def := &commandDef{name: "x", fields: []field{
+		{name: "s", kind: fString, required: true},
+		{name: "o", kind: fString},
+		{name: "b", kind: fBool},
+		{name: "a", kind: fArray},
+		{name: "j", kind: fObject},
+		{name: "any", kind: fAny},
+	}}
+	tests := []struct{ line, err string }{
+		{`{"type":"x","s":"m"}`, ""},
+		{`{"type":"x","s":"m","o":null,"any":[1],"b":false,"a":[],"j":{}}`, ""},
+		{`{"type":"x"}`, `x: missing required field "s"`},
+		{`{"type":"x","s":null}`, `x: missing required field "s"`},
+		{`{"type":"x","s":3}`, `x: field "s" must be a string, got a number`},
+		{`{"type":"x","s":"m","o":{}}`, `x: field "o" must be a string, got an object`},
+		{`{"type":"x","s":"m","b":"yes"}`, `x: field "b" must be a boolean, got a string`},
+		{`{"type":"x","s":"m","a":{}}`, `x: field "a" must be an array, got an object`},
+		{`{"type":"x","s":"m","j":[]}`, `x: field "j" must be an object, got an array`},
+	}
+	for _, tt := range tests {
+		c, err := parseCall([]byte(tt.line))
+		require.NoError(t, err)
+		c.def = def
+		if tt.err == "" {
+			assert.NoError(t, c.check(), tt.line)
+		} else {
+			assert.EqualError(t, c.check(), tt.err, tt.line)
+		}
+	}
+}
+
+// TestCommandTable: names are unique, and a field is listed once.
+func TestCommandTable(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range commandTable {
+		assert.False(t, seen[c.name], "%s is listed twice", c.name)
+		seen[c.name] = true
+		require.NotNil(t, c.handle, c.name)
+		fields := map[string]bool{}
+		for _, f := range c.fields {
+			assert.False(t, fields[f.name], "%s lists %s twice", c.name, f.name)
+			fields[f.name] = true
+		}
+		if c.kind == preempt {
+			assert.Zero(t, c.reads|c.writes, "%s preempts: it waits for nothing", c.name)
+		}
+		assert.Zero(t, c.early&^c.writes, "%s settles early only what it writes", c.name)
+	}
 }
 
 func TestExcerptIsBounded(t *testing.T) {

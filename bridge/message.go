@@ -31,15 +31,12 @@ func (m message) userMessage() transform.Message {
 }
 
 // readMessage reads a command's "message" and optional "images".
-func readMessage(c command) (message, error) {
-	text, err := c.str("message")
-	if err != nil {
-		return message{}, err
-	}
+func readMessage(c *call) (message, error) {
 	images, err := readImages(c)
 	if err != nil {
 		return message{}, err
 	}
+	text := c.str("message")
 	if strings.TrimSpace(text) == "" && len(images) == 0 {
 		// The API refuses an empty message; say so before a run starts.
 		return message{}, fmt.Errorf("%s: \"message\" is empty", c.typ)
@@ -53,7 +50,7 @@ var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/g
 // readImages reads "images": pi's ImageContent ({type:"image", data,
 // mimeType}), or the {source:{type:"base64", mediaType|media_type, data}}
 // form some forks use.
-func readImages(c command) ([]claudecli.Image, error) {
+func readImages(c *call) ([]claudecli.Image, error) {
 	v := c.raw.Get("images")
 	if !v.Exists() || v.Type == gjson.Null {
 		return nil, nil
@@ -93,77 +90,29 @@ const (
 	modeOneAtATime = "one-at-a-time"
 )
 
-// setMode handles set_steering_mode and set_follow_up_mode.
-func (s *server) setMode(c command, dst *string) {
-	mode, err := c.str("mode")
-	if err == nil && mode != modeAll && mode != modeOneAtATime {
-		err = fmt.Errorf("%s: mode must be %q or %q, got %q", c.typ, modeAll, modeOneAtATime, mode)
+func (s *server) setSteeringMode(c *call) (any, error) { return s.setMode(c, &s.runs.steering) }
+func (s *server) setFollowUpMode(c *call) (any, error) { return s.setMode(c, &s.runs.followUp) }
+
+// setMode handles set_steering_mode and set_follow_up_mode; dst is the
+// runner's.
+func (s *server) setMode(c *call, dst *string) (any, error) {
+	mode := c.str("mode")
+	if mode != modeAll && mode != modeOneAtATime {
+		return nil, fmt.Errorf("%s: mode must be %q or %q, got %q", c.typ, modeAll, modeOneAtATime, mode)
 	}
-	if err != nil {
-		s.w.send(errResponse(c.id, c.typ, err.Error()))
-		return
-	}
-	s.mu.Lock()
+	s.runs.mu.Lock()
 	*dst = mode
-	s.mu.Unlock()
-	s.w.send(okResponse(c.id, c.typ, nil))
+	s.runs.mu.Unlock()
+	return nil, nil
 }
 
-func (s *server) setInterruptMode(c command) {
-	mode, err := c.str("mode")
-	if err == nil && mode != "immediate" && mode != "wait" {
-		err = fmt.Errorf("%s: mode must be \"immediate\" or \"wait\", got %q", c.typ, mode)
-	}
-	if err != nil {
-		s.w.send(errResponse(c.id, c.typ, err.Error()))
-		return
-	}
-	s.mu.Lock()
-	s.interruptMode = mode
-	s.mu.Unlock()
-	s.w.send(okResponse(c.id, c.typ, nil))
-}
-
-// enqueue handles steer and follow_up (and prompt with streamingBehavior):
-// while a prompt runs the message waits in its queue; when idle it runs as
-// a prompt.
-func (s *server) enqueue(c command, steer bool) {
-	s.withMessage(c, func(m message) {
-		if steer {
-			s.steerQ = append(s.steerQ, m)
-			if s.run.turn != nil {
-				s.handOver(s.run)
-			}
-		} else {
-			s.followQ = append(s.followQ, m)
-		}
-		s.w.send(okResponse(c.id, c.typ, nil))
-	})
-}
-
-// withMessage reads c's message (answering c when it is bad); when idle it
-// runs the message as a prompt, else it calls busy with s.mu held.
-func (s *server) withMessage(c command, busy func(message)) {
-	m, err := readMessage(c)
-	if err != nil {
-		s.w.send(errResponse(c.id, c.typ, err.Error()))
-		return
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.run == nil {
-		s.startRun(c, m)
-		return
-	}
-	busy(m)
-}
-
-// queued reports whether messages wait. Called with s.mu held.
-func (s *server) queued() bool { return len(s.steerQ) > 0 || len(s.followQ) > 0 }
+// queued reports whether messages wait. Called with rn.mu held.
+func (rn *runner) queued() bool { return len(rn.steerQ) > 0 || len(rn.followQ) > 0 }
 
 // dequeue takes what the next turn delivers: steering messages first, then
-// follow-ups, one or all of them by the queue's mode. Called with s.mu held.
-func (s *server) dequeue() []message {
+// follow-ups, one or all of them by the queue's mode. Called with rn.mu
+// held.
+func (rn *runner) dequeue() []message {
 	take := func(q *[]message, mode string) []message {
 		n := 1
 		if mode == modeAll {
@@ -174,10 +123,10 @@ func (s *server) dequeue() []message {
 		return out
 	}
 	switch {
-	case len(s.steerQ) > 0:
-		return take(&s.steerQ, s.steeringMode)
-	case len(s.followQ) > 0:
-		return take(&s.followQ, s.followUpMode)
+	case len(rn.steerQ) > 0:
+		return take(&rn.steerQ, rn.steering)
+	case len(rn.followQ) > 0:
+		return take(&rn.followQ, rn.followUp)
 	}
 	return nil
 }

@@ -1,0 +1,166 @@
+package bridge
+
+import (
+	"errors"
+
+	"github.com/claude-rpc/claude-rpc/transform"
+)
+
+// kind says how the dispatcher runs a command (the ordering rules in the
+// package doc).
+type kind int
+
+const (
+	// instant commands are answered on the dispatcher from state; they
+	// never block on I/O or on a person.
+	instant kind = iota
+	// slow commands run on a goroutine of their own and answer when done.
+	slow
+	// preempt commands run at once, whatever runs or waits.
+	preempt
+)
+
+// res are the things a command reads or writes, for ordering: a call waits
+// for earlier calls that write what it touches, and for earlier readers of
+// what it writes.
+type res uint8
+
+const (
+	resRun     res = 1 << iota // the run and its queues
+	resConfig                  // how the CLI runs: model, thinking, flags, host tools
+	resSession                 // which session, and its messages
+)
+
+// commandDef is one command of the protocol: everything the dispatcher,
+// the list of known commands and the protocol reference need.
+type commandDef struct {
+	name          string
+	kind          kind
+	reads, writes res
+	// early are the resources whose change the handler makes visible
+	// before it returns ([call.settle]).
+	early  res
+	fields []field
+	// handle answers the call: data for a successful response (nil: no
+	// data), or an error for a failed one. A handler that answers by
+	// itself, later or at a point of its own choosing (prompt before
+	// agent_start, abort after agent_end), returns errAnswered.
+	handle func(s *server, c *call) (any, error)
+
+	// For the reference: a value of the response data's Go type (nil: no
+	// data); maybe: data is sometimes absent; what the command does; what
+	// pi's response has that claude-rpc's does not, and why.
+	data     any
+	maybe    bool
+	doc      string
+	unfilled map[string]string
+}
+
+// errAnswered is returned by a handler that answers its call itself.
+var errAnswered = errors.New("answered by the handler")
+
+// Request fields shared by several commands.
+var (
+	messageFields = []field{
+		{name: "message", kind: fString, required: true},
+		{name: "images", kind: fAny},
+	}
+	modeField    = []field{{name: "mode", kind: fString, required: true}}
+	enabledField = []field{{name: "enabled", kind: fBool, required: true}}
+)
+
+// commandTable lists every command claude-rpc answers, in pi's order, then
+// those of pi's forks. A command of pi's protocol that is not here is
+// answered as unknown.
+var commandTable = []commandDef{
+	{name: "prompt", reads: resConfig | resSession, writes: resRun, handle: (*server).prompt,
+		fields: append([]field{{name: "streamingBehavior", kind: fString}}, messageFields...),
+		doc:    "Acknowledged before agent_start. A prompt while a run streams is refused unless it has streamingBehavior."},
+	{name: "steer", reads: resConfig | resSession, writes: resRun, fields: messageFields, handle: (*server).steer,
+		doc: "Queued; delivered at the CLI's next tool boundary (stream transport) or when its turn ends, within the same run."},
+	{name: "follow_up", reads: resConfig | resSession, writes: resRun, fields: messageFields, handle: (*server).followUp,
+		doc: "Queued; delivered when the run would otherwise end, within the same run."},
+	{name: "abort", kind: preempt, handle: (*server).abort,
+		doc: "Answered after the run's agent_end (at once when idle). Queued messages stay queued, as in pi."},
+	{name: "abort_and_prompt", kind: preempt, fields: messageFields, handle: (*server).abortAndPrompt,
+		doc: "Acknowledged at once; the running prompt ends aborted, then the new one runs."},
+	{name: "new_session", kind: slow, writes: resRun | resSession, early: resSession, handle: (*server).newSession, data: cancelledData{},
+		fields: []field{{name: "parentSession", kind: fString}}},
+	{name: "get_state", reads: resConfig | resSession, handle: (*server).getState, data: stateData{}},
+	{name: "set_model", kind: slow, writes: resConfig, handle: (*server).setModel, data: modelInfo{},
+		fields: []field{{name: "provider", kind: fString, required: true}, {name: "modelId", kind: fString, required: true}},
+		doc:    "The model takes effect from the next turn."},
+	{name: "cycle_model", kind: slow, writes: resConfig, handle: (*server).cycleModel, data: cycleModelData{}, maybe: true,
+		doc: "No data when the CLI offers fewer than two models."},
+	{name: "get_available_models", kind: slow, handle: (*server).getAvailableModels, data: modelsData{},
+		doc: "The CLI's models: the running CLI's (stream transport), else asked once with an initialize control request and kept."},
+	{name: "set_thinking_level", writes: resConfig, handle: (*server).setThinkingLevel,
+		fields: []field{{name: "level", kind: fString, required: true}},
+		doc:    "Mapped to the CLI's effort level (off and minimal: low), from the next turn."},
+	{name: "cycle_thinking_level", writes: resConfig, handle: (*server).cycleThinkingLevel, data: levelData{}},
+	{name: "set_steering_mode", writes: resRun, fields: modeField, handle: (*server).setSteeringMode},
+	{name: "set_follow_up_mode", writes: resRun, fields: modeField, handle: (*server).setFollowUpMode},
+	{name: "set_interrupt_mode", writes: resConfig, fields: modeField, handle: (*server).setInterruptMode,
+		doc: "Stored and reported in get_state (omp's command)."},
+	{name: "compact", reads: resConfig | resSession, writes: resRun, handle: (*server).compact, data: transform.Compaction{},
+		fields: []field{{name: "customInstructions", kind: fString}},
+		doc:    "The CLI's /compact as a turn of its own; like pi, no agent events."},
+	{name: "set_auto_compaction", writes: resConfig, fields: enabledField, handle: (*server).setAutoCompaction,
+		doc: "The CLI's DISABLE_AUTO_COMPACT, from the next turn."},
+	{name: "set_auto_retry", writes: resConfig, fields: enabledField, handle: (*server).setAutoRetry,
+		doc: "The CLI's CLAUDE_CODE_MAX_RETRIES (0 when off), from the next turn."},
+	{name: "abort_retry", kind: preempt, handle: (*server).abortRetry},
+	{name: "bash", reads: resSession, handle: (*server).bash, data: bashResult{},
+		fields: []field{{name: "command", kind: fString, required: true}}},
+	{name: "abort_bash", kind: preempt, handle: (*server).abortBash},
+	{name: "get_session_stats", reads: resSession, handle: (*server).getSessionStats, data: sessionStats{}, unfilled: map[string]string{
+		"data.contextUsage": "the CLI does not report how full the context is between turns",
+	}},
+	{name: "export_html", kind: slow, reads: resSession, handle: (*server).exportHTML, data: exportData{},
+		fields: []field{{name: "outputPath", kind: fString}}},
+	{name: "switch_session", kind: slow, writes: resRun | resSession, early: resSession, handle: (*server).switchSession, data: cancelledData{},
+		fields: []field{{name: "sessionPath", kind: fString, required: true}}},
+	{name: "fork", kind: slow, writes: resRun | resSession, early: resSession, handle: (*server).fork, data: forkData{},
+		fields: []field{{name: "entryId", kind: fString, required: true}}},
+	{name: "branch", kind: slow, writes: resRun | resSession, early: resSession, handle: (*server).fork, data: forkData{},
+		fields: []field{{name: "entryId", kind: fString, required: true}},
+		doc:    "The same as fork (indusagi's name)."},
+	{name: "clone", kind: slow, writes: resRun | resSession, early: resSession, handle: (*server).clone, data: cloneData{},
+		doc: "pi's clone answers {cancelled}; claude-rpc adds the new sessionId."},
+	{name: "get_fork_messages", kind: slow, reads: resSession, handle: (*server).getForkMessages, data: forkMessagesData{}},
+	{name: "get_branch_messages", kind: slow, reads: resSession, handle: (*server).getForkMessages, data: forkMessagesData{},
+		doc: "The same as get_fork_messages (indusagi's name)."},
+	{name: "get_last_assistant_text", reads: resSession, handle: (*server).getLastAssistantText, data: lastTextData{}},
+	{name: "set_session_name", writes: resSession, handle: (*server).setSessionName,
+		fields: []field{{name: "name", kind: fString, required: true}},
+		doc:    "Reported in get_state and passed to the CLI as --name."},
+	{name: "get_messages", reads: resSession, handle: (*server).getMessages, data: messagesData{}},
+	{name: "get_commands", kind: slow, handle: (*server).getCommands, data: commandsData{}},
+	{name: "set_todos", writes: resSession, handle: (*server).setTodos, data: todosData{}, doc: "xcsh's command."},
+	{name: "set_host_tools", writes: resConfig, handle: (*server).setHostTools, data: hostToolsData{},
+		fields: []field{{name: "tools", kind: fArray, required: true}},
+		doc:    "xcsh's command; needs the stream transport. The tools take effect from the next turn."},
+	{name: "extension_ui_response", kind: preempt, handle: (*server).uiResponse},
+	{name: "host_tool_result", kind: preempt, handle: (*server).hostToolAnswer},
+	{name: "host_tool_update", kind: preempt, handle: (*server).hostToolAnswer},
+}
+
+// answers reports whether a command's success is a response frame of its
+// own in the reference (the host's answers to the bridge's requests are
+// refused when they answer nothing, and acknowledged by nothing else).
+func (d *commandDef) answers() bool {
+	switch d.name {
+	case "extension_ui_response", "host_tool_result", "host_tool_update":
+		return false
+	}
+	return true
+}
+
+// commandsByName indexes commandTable.
+var commandsByName = func() map[string]*commandDef {
+	m := make(map[string]*commandDef, len(commandTable))
+	for i := range commandTable {
+		m[commandTable[i].name] = &commandTable[i]
+	}
+	return m
+}()

@@ -1,0 +1,72 @@
+// Package bridge speaks the pi coding agent's RPC protocol to a host over a
+// reader and a writer (the bridge's stdin and stdout) and runs each prompt
+// through the Claude CLI: framing, dispatch, runs, and the protocol layer.
+//
+// # Data flow
+//
+// One goroutine reads the host's lines (readLines) and hands them to the
+// dispatcher (Serve's loop), which parses each into a call, looks its type
+// up in the one table of commands ([commandTable]: name, request fields,
+// handler, response type, docs), checks the fields, and runs the handler
+// under the ordering rules below. A handler returns the response's data or
+// an error; the dispatcher writes the response. A prompt's handler starts
+// a run: one goroutine that owns the run's [transform.Translator] and its
+// CLI turn ([claudecli.Turn]), reads the CLI's lines, feeds them to the
+// translator and hands the events to the protocol layer. The translator
+// only reports what it learned from a line (a result, with or without an
+// error); the run decides what follows (another turn, the run's end) with
+// the [runner], which owns the steering and follow-up queues, the steering
+// messages handed to the CLI, and "is the turn / the run over". The
+// protocol layer ([frameWriter]) is the only writer of stdout: typed
+// frames (responses, events, requests to the host; frames.go and
+// transform's shapes) written in the order they were queued, by one
+// goroutine, each a whole line.
+//
+// # Who owns what
+//
+//   - state (state.go): the session (id, name, file, messages, fork), the
+//     model and limits the CLI reported, the host's settings (model,
+//     thinking level, flags, host tools), todos and bash context. One
+//     mutex, short sections, no I/O under it.
+//   - runner (runner.go): the run, the queues, handed steering messages.
+//     Its mutex may be held while taking state's, never the reverse.
+//   - hostLink (host.go): the requests waiting for the host's answer.
+//   - cliInfo (models.go): the CLI's models and commands, from the running
+//     CLI when the stream transport has one, else one query process shared
+//     by concurrent asks.
+//   - frameWriter: stdout.
+//
+// # Ordering rules (what a host may rely on)
+//
+//  1. No command waits behind another that does not touch what it touches.
+//     Handlers that take time (asking the CLI for its models or commands,
+//     switching, forking or cloning a session, export_html, new_session
+//     during a run) run on their own goroutines; the others are answered
+//     on the dispatcher from state, never blocking on I/O.
+//  2. abort, abort_bash, abort_retry, extension_ui_response and the
+//     host_tool_* answers always preempt: they wait for nothing.
+//  3. Two commands that touch the same thing (the run, the CLI's config,
+//     the session) run in the order sent: each table entry says what it
+//     reads and writes, and a call waits for the earlier calls that write
+//     what it reads or writes, and for the earlier readers of what it
+//     writes. So a command that changes state is visible to every command
+//     sent after it (set_model then get_state); a long one may say early
+//     that its change is made (call.settle), letting the commands behind
+//     it go while it finishes (new_session switches at once and answers
+//     once the old run has ended).
+//  4. A prompt is answered before its agent_start; an abort after the
+//     run's agent_end (at once when idle); a run's last frames are queued
+//     before the bridge counts as idle, so a host that prompts on agent_end
+//     is never refused as busy.
+//  5. Answers to different commands may come in any order: hosts correlate
+//     by id, as pi's docs say.
+//
+// # Adding things
+//
+// A new command is one entry in [commandTable] (commands.go) and its
+// handler; the dispatcher, the list of known commands and the protocol
+// reference come from the table. A new event from the CLI goes into
+// transform (its shape in transform/shapes.go, its making in the
+// translator); a frame the bridge makes itself is a type in frames.go,
+// listed in bridgeFrames for the reference.
+package bridge

@@ -1,0 +1,280 @@
+package bridge
+
+import (
+	"encoding/json"
+
+	"github.com/claude-rpc/claude-rpc/transform"
+)
+
+// The frames the bridge writes itself, as Go types: responses and their
+// data, and the requests it sends the host. Events made from the CLI's
+// lines are transform's (transform/shapes.go). Every one is written by the
+// frameWriter; the protocol reference is generated from these types and
+// their comments (reference.go).
+
+// response is pi's RpcResponse. Key order matches pi's frames.
+type response struct {
+	ID      json.RawMessage `json:"id,omitempty"`
+	Type    string          `json:"type"`
+	Command string          `json:"command"`
+	Success bool            `json:"success"`
+	Data    any             `json:"data,omitempty"`
+	Error   string          `json:"error,omitempty"`
+}
+
+func okResponse(id json.RawMessage, command string, data any) response {
+	return response{ID: id, Type: "response", Command: command, Success: true, Data: data}
+}
+
+func errResponse(id json.RawMessage, command, msg string) response {
+	return response{ID: id, Type: "response", Command: command, Success: false, Error: msg}
+}
+
+// stateData is get_state's data: pi's fields in pi's order, plus
+// interruptMode and queuedMessageCount, which pi's forks (omp, xcsh) add.
+type stateData struct {
+	Model                 modelInfo `json:"model"`
+	ThinkingLevel         string    `json:"thinkingLevel"`
+	IsStreaming           bool      `json:"isStreaming"`
+	IsCompacting          bool      `json:"isCompacting"`
+	SteeringMode          string    `json:"steeringMode"`
+	FollowUpMode          string    `json:"followUpMode"`
+	InterruptMode         string    `json:"interruptMode"`
+	SessionFile           string    `json:"sessionFile,omitempty"`
+	SessionID             string    `json:"sessionId"`
+	SessionName           string    `json:"sessionName,omitempty"`
+	AutoCompactionEnabled bool      `json:"autoCompactionEnabled"`
+	MessageCount          int       `json:"messageCount"`
+	PendingMessageCount   int       `json:"pendingMessageCount"`
+	QueuedMessageCount    int       `json:"queuedMessageCount"`
+	// TodoPhases is xcsh's: the session's todo list.
+	TodoPhases []transform.TodoPhase `json:"todoPhases"`
+	// Transport is claude-rpc's own: how the CLI is driven.
+	Transport string `json:"transport"`
+}
+
+// modelInfo is pi's Model.
+type modelInfo struct {
+	ID            string    `json:"id"`
+	Name          string    `json:"name"`
+	API           string    `json:"api"`
+	Provider      string    `json:"provider"`
+	BaseURL       string    `json:"baseUrl"`
+	Reasoning     bool      `json:"reasoning"`
+	Input         []string  `json:"input"`
+	Cost          modelCost `json:"cost"`
+	ContextWindow int64     `json:"contextWindow"`
+	MaxTokens     int64     `json:"maxTokens"`
+}
+
+// modelCost is a model's price in dollars per million tokens, as far as the
+// CLI's model descriptions tell it (priceOf): cache prices never.
+type modelCost struct {
+	Input      float64 `json:"input"`
+	Output     float64 `json:"output"`
+	CacheRead  float64 `json:"cacheRead"`
+	CacheWrite float64 `json:"cacheWrite"`
+}
+
+// sessionStats is pi's get_session_stats data.
+type sessionStats struct {
+	SessionFile       string      `json:"sessionFile,omitempty"`
+	SessionID         string      `json:"sessionId"`
+	UserMessages      int         `json:"userMessages"`
+	AssistantMessages int         `json:"assistantMessages"`
+	ToolCalls         int         `json:"toolCalls"`
+	ToolResults       int         `json:"toolResults"`
+	TotalMessages     int         `json:"totalMessages"`
+	Tokens            tokenCounts `json:"tokens"`
+	Cost              float64     `json:"cost"`
+}
+
+type tokenCounts struct {
+	Input      int64 `json:"input"`
+	Output     int64 `json:"output"`
+	CacheRead  int64 `json:"cacheRead"`
+	CacheWrite int64 `json:"cacheWrite"`
+	Total      int64 `json:"total"`
+}
+
+// bashResult is pi's BashResult.
+type bashResult struct {
+	Output         string `json:"output"`
+	ExitCode       int    `json:"exitCode"`
+	Cancelled      bool   `json:"cancelled"`
+	Truncated      bool   `json:"truncated"`
+	FullOutputPath string `json:"fullOutputPath,omitempty"`
+}
+
+// slashCommand is pi's RpcSlashCommand; argumentHint is the CLI's.
+type slashCommand struct {
+	Name         string `json:"name"`
+	Description  string `json:"description,omitempty"`
+	Source       string `json:"source"`
+	ArgumentHint string `json:"argumentHint,omitempty"`
+}
+
+// forkPoint is pi's entry a session can be branched from: a prompt.
+type forkPoint struct {
+	EntryID string `json:"entryId"`
+	Text    string `json:"text"`
+}
+
+// messagesData is get_messages' data.
+type messagesData struct {
+	// Messages are the session's messages, oldest first.
+	Messages []transform.Message `json:"messages"`
+}
+
+// lastTextData is get_last_assistant_text's data.
+type lastTextData struct {
+	// Text is the last assistant message's text, trimmed; absent (not null)
+	// when there is none, as pi 0.73.1 answers.
+	Text string `json:"text,omitempty"`
+}
+
+// cancelledData is the data of new_session and switch_session.
+type cancelledData struct {
+	// Cancelled is always false: no extension can veto the switch.
+	Cancelled bool `json:"cancelled"`
+}
+
+// forkData is branch's and fork's data.
+type forkData struct {
+	// Text is the prompt branched before, for the host to edit and send.
+	Text      string `json:"text"`
+	Cancelled bool   `json:"cancelled"`
+}
+
+// cloneData is clone's data.
+type cloneData struct {
+	Cancelled bool `json:"cancelled"`
+	// SessionID is the new session's id.
+	SessionID string `json:"sessionId"`
+}
+
+// forkMessagesData is get_fork_messages' data.
+type forkMessagesData struct {
+	// Messages are the session's prompts, oldest first.
+	Messages []forkPoint `json:"messages"`
+}
+
+// exportData is export_html's data.
+type exportData struct {
+	// Path is the HTML file written.
+	Path string `json:"path"`
+}
+
+// modelsData is get_available_models' data.
+type modelsData struct {
+	// Models are the CLI's models, one per model id.
+	Models []modelInfo `json:"models"`
+}
+
+// cycleModelData is cycle_model's data.
+type cycleModelData struct {
+	Model         modelInfo `json:"model"`
+	ThinkingLevel string    `json:"thinkingLevel"`
+	// IsScoped is always false: claude-rpc cycles through all the CLI's
+	// models.
+	IsScoped bool `json:"isScoped"`
+}
+
+// levelData is cycle_thinking_level's data.
+type levelData struct {
+	// Level is the new thinking level.
+	Level string `json:"level"`
+}
+
+// commandsData is get_commands' data.
+type commandsData struct {
+	Commands []slashCommand `json:"commands"`
+}
+
+// todosData is set_todos' data.
+type todosData struct {
+	// TodoPhases are the phases as stored: ids filled in, statuses checked.
+	TodoPhases []transform.TodoPhase `json:"todoPhases"`
+}
+
+// hostToolsData is set_host_tools' data.
+type hostToolsData struct {
+	// ToolNames are the tools' names; the model sees each as
+	// mcp__host__<name>.
+	ToolNames []string `json:"toolNames"`
+}
+
+// hostToolCallJSON asks the host to run one of its tools (xcsh's
+// host_tool_call); answer with host_tool_result (and, before it, any
+// host_tool_update).
+type hostToolCallJSON struct {
+	Type string `json:"type"`
+	// ID is the request's id ("host_N"), for host_tool_result.
+	ID string `json:"id"`
+	// ToolCallID is the model's toolCall id, as in tool_execution_start.
+	ToolCallID string `json:"toolCallId"`
+	// ToolName is the name the host gave in set_host_tools.
+	ToolName string `json:"toolName"`
+	// Arguments are the model's arguments, a JSON object.
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// hostToolCancelJSON withdraws a host_tool_call: the turn was interrupted
+// or the run ended.
+type hostToolCancelJSON struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	// TargetID is the host_tool_call's id.
+	TargetID string `json:"targetId"`
+}
+
+// toolExecutionUpdateJSON relays a host_tool_update: a host tool's
+// progress. Only host tools update: the CLI reports no progress of its
+// own tools.
+type toolExecutionUpdateJSON struct {
+	Type       string `json:"type"`
+	ToolCallID string `json:"toolCallId"`
+	// ToolName is the CLI's name of the tool: mcp__host__<name>.
+	ToolName string          `json:"toolName"`
+	Args     json.RawMessage `json:"args"`
+	// PartialResult is the host_tool_update's partialResult.
+	PartialResult json.RawMessage `json:"partialResult"`
+}
+
+// uiSelectJSON asks the host to choose: a tool's permission (Allow once,
+// Allow always, Deny) or one of AskUserQuestion's options. Answer with
+// extension_ui_response {id, value} or {id, cancelled:true}.
+type uiSelectJSON struct {
+	Type   string `json:"type"`
+	ID     string `json:"id"`
+	Method string `json:"method"`
+	Title  string `json:"title"`
+	// Message says what is asked: the tool and its command or file, or
+	// the question. (pi's select has no message; claude-rpc adds it.)
+	Message string   `json:"message"`
+	Options []string `json:"options"`
+	// Timeout is --ask-timeout in milliseconds, when set; unanswered by
+	// then, the request counts as denied.
+	Timeout int64 `json:"timeout,omitempty"`
+}
+
+// uiInputJSON asks the host for text: an AskUserQuestion question that
+// allows several answers or none of its options.
+type uiInputJSON struct {
+	Type    string `json:"type"`
+	ID      string `json:"id"`
+	Method  string `json:"method"`
+	Title   string `json:"title"`
+	Message string `json:"message"`
+	// Placeholder lists the question's options, if any.
+	Placeholder string `json:"placeholder"`
+	Timeout     int64  `json:"timeout,omitempty"`
+}
+
+func (r *uiSelectJSON) setID(id string, timeout int64) {
+	r.Type, r.ID, r.Timeout = "extension_ui_request", id, max(timeout, 0)
+}
+
+func (r *uiInputJSON) setID(id string, timeout int64) {
+	r.Type, r.ID, r.Timeout = "extension_ui_request", id, max(timeout, 0)
+}

@@ -1,0 +1,507 @@
+package bridge
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/claude-rpc/claude-rpc/claudecli"
+	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+)
+
+// The bridge's run orchestration, against a scripted fake transport
+// (claudetest.Transport) replaying recorded CLI streams: no CLI, so every
+// point of a run can be reached, and fast. The end-to-end tests
+// (cmd/claude-rpc) drive the same through the real CLI.
+
+// rig is one bridge under test: the host's side of its stdin and stdout.
+type rig struct {
+	t      *testing.T
+	fake   *claudetest.Transport
+	in     *io.PipeWriter
+	frames chan gjson.Result
+	seen   []gjson.Result // every frame read so far, in order
+	done   chan error
+	seq    int
+}
+
+// waitFor bounds every wait of these tests; a hang fails the test.
+const waitFor = 10 * time.Second
+
+func newRig(t *testing.T, fake *claudetest.Transport, opts Options) *rig {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	opts.transport = fake
+	if opts.CLI.Dir == "" {
+		opts.CLI.Dir = t.TempDir()
+	}
+	opts.CLI.Env = append(opts.CLI.Env, "CLAUDE_CONFIG_DIR="+t.TempDir())
+	if opts.query == nil {
+		opts.query = func(claudecli.Config, time.Duration) (claudecli.Info, error) {
+			return claudecli.Info{}, errors.New("no CLI in these tests")
+		}
+	}
+	r := &rig{t: t, fake: fake, in: inW, frames: make(chan gjson.Result, 1024), done: make(chan error, 1)}
+	go func() {
+		r.done <- Serve(context.Background(), inR, outW, opts)
+		_ = outW.Close()
+	}()
+	go func() {
+		defer close(r.frames)
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			if err := CheckFrame([]byte(line)); err != nil {
+				t.Errorf("frame not in the protocol reference: %v\n%.300s", err, line)
+			}
+			r.frames <- gjson.Parse(line)
+		}
+	}()
+	t.Cleanup(func() {
+		_ = inW.Close()
+		select {
+		case err := <-r.done:
+			assert.NoError(t, err)
+		case <-time.After(waitFor):
+			t.Error("Serve did not return after stdin ended")
+		}
+	})
+	return r
+}
+
+// send writes a command with the next id ("c1", "c2", …), which it
+// returns.
+func (r *rig) send(format string, args ...any) string {
+	r.t.Helper()
+	r.seq++
+	id := fmt.Sprintf("c%d", r.seq)
+	line := fmt.Sprintf(format, args...)
+	line = `{"id":"` + id + `",` + strings.TrimPrefix(line, "{")
+	_, err := io.WriteString(r.in, line+"\n")
+	require.NoError(r.t, err)
+	return id
+}
+
+// next returns the next frame.
+func (r *rig) next() gjson.Result {
+	r.t.Helper()
+	select {
+	case f, ok := <-r.frames:
+		require.True(r.t, ok, "stdout ended")
+		r.seen = append(r.seen, f)
+		return f
+	case <-time.After(waitFor):
+		r.t.Fatalf("no frame within %v; seen so far:\n%s", waitFor, r.summary())
+	}
+	return gjson.Result{}
+}
+
+// until reads frames until one matches, and returns it.
+func (r *rig) until(match func(gjson.Result) bool) gjson.Result {
+	r.t.Helper()
+	for {
+		if f := r.next(); match(f) {
+			return f
+		}
+	}
+}
+
+// answer waits for the response to id.
+func (r *rig) answer(id string) gjson.Result {
+	r.t.Helper()
+	for _, f := range r.seen {
+		if f.Get("type").String() == "response" && f.Get("id").String() == id {
+			return f
+		}
+	}
+	return r.until(func(f gjson.Result) bool {
+		return f.Get("type").String() == "response" && f.Get("id").String() == id
+	})
+}
+
+// event waits for an event of type typ.
+func (r *rig) event(typ string) gjson.Result {
+	r.t.Helper()
+	return r.until(func(f gjson.Result) bool { return f.Get("type").String() == typ })
+}
+
+// kinds lists the frames seen: event types, and responses as
+// "response:<id>".
+func (r *rig) kinds() []string {
+	var out []string
+	for _, f := range r.seen {
+		k := f.Get("type").String()
+		if k == "response" {
+			k += ":" + f.Get("id").String()
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+func (r *rig) summary() string {
+	var b strings.Builder
+	for _, f := range r.seen {
+		fmt.Fprintf(&b, "  %.160s\n", f.Raw)
+	}
+	return b.String()
+}
+
+// index is the position of kind among the frames seen, -1 if absent.
+func (r *rig) index(kind string) int {
+	for i, k := range r.kinds() {
+		if k == kind {
+			return i
+		}
+	}
+	return -1
+}
+
+func recording(t *testing.T, name string) claudetest.Recording {
+	t.Helper()
+	rec, err := claudetest.LoadRecording("..", name)
+	require.NoError(t, err)
+	return rec
+}
+
+// replay plays a recording whole.
+func replay(rec claudetest.Recording) claudetest.Scenario {
+	return func(t *claudetest.Turn) { t.Emit(rec.Lines...) }
+}
+
+// resultLine is a recorded result line, to end a scripted turn.
+func resultLine(t *testing.T) []byte {
+	rec := recording(t, "text")
+	return rec.Lines[len(rec.Lines)-1]
+}
+
+// stallUntilInterrupt plays the first n lines of rec, then waits for the
+// interrupt, then (after delay) ends the turn with a result, as the CLI
+// ends an interrupted turn.
+func stallUntilInterrupt(rec claudetest.Recording, n int, result []byte, delay time.Duration) claudetest.Scenario {
+	return func(t *claudetest.Turn) {
+		t.Emit(rec.Lines[:n]...)
+		select {
+		case <-t.Interrupted():
+		case <-t.Released():
+			return
+		}
+		time.Sleep(delay)
+		t.Emit(result)
+		<-t.Released()
+	}
+}
+
+func texts(msgs gjson.Result) []string {
+	var out []string
+	for _, m := range msgs.Array() {
+		var parts []string
+		for _, c := range m.Get("content").Array() {
+			if c.Get("type").String() == "text" {
+				parts = append(parts, c.Get("text").String())
+			}
+		}
+		out = append(out, m.Get("role").String()+":"+strings.Join(parts, ""))
+	}
+	return out
+}
+
+func TestRunPromptRepliesInOrder(t *testing.T) {
+	rec := recording(t, "text")
+	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{replay(rec)}}, Options{})
+	id := r.send(`{"type":"prompt","message":"hi"}`)
+	end := r.event("agent_end")
+	assert.Equal(t, []string{"response:" + id, "agent_start", "turn_start", "message_start", "message_end"}, r.kinds()[:5],
+		"the prompt is answered before agent_start")
+	assert.Equal(t, "assistant", end.Get("messages.1.role").String())
+	msgs := r.answer(r.send(`{"type":"get_messages"}`))
+	assert.Len(t, msgs.Get("data.messages").Array(), 2, "the run's messages join the session")
+	assert.Equal(t, "hi", gjson.Parse(string(r.fake.Inputs()[0])).Get("message.content").String())
+}
+
+func TestRunAbortIsAnsweredAfterAgentEnd(t *testing.T) {
+	rec := recording(t, "text")
+	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{
+		stallUntilInterrupt(rec, 6, resultLine(t), 50*time.Millisecond), replay(rec)}}, Options{})
+	r.send(`{"type":"prompt","message":"hi"}`)
+	r.until(func(f gjson.Result) bool { return f.Get("assistantMessageEvent.type").String() == "text_delta" })
+	abort := r.send(`{"type":"abort"}`)
+	end := r.event("agent_end")
+	assert.Equal(t, "aborted", end.Get("messages.1.stopReason").String())
+	r.answer(abort)
+	assert.Less(t, r.index("agent_end"), r.index("response:"+abort), "abort answers after agent_end")
+	// The next prompt runs once the aborted turn is over.
+	r.send(`{"type":"prompt","message":"again"}`)
+	end = r.event("agent_end")
+	assert.Equal(t, "stop", end.Get("messages.1.stopReason").String())
+}
+
+func TestRunSteerAtToolBoundary(t *testing.T) {
+	rec := recording(t, "steer-at-tool-boundary")
+	recorded := gjson.ParseBytes(rec.Inputs[1]).Get("uuid").String()
+	steered := make(chan string, 1)
+	scenario := func(t *claudetest.Turn) {
+		t.Emit(rec.Lines[:9]...) // up to the tool call
+		s, ok := t.WaitSteer()
+		if !ok {
+			return
+		}
+		steered <- gjson.ParseBytes(s.Line).Get("message.content").String()
+		t.Emit(claudetest.Replace(rec.Lines[9:], recorded, s.UUID)...)
+		<-t.Released()
+	}
+	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{scenario}}, Options{})
+	r.send(`{"type":"prompt","message":"run it"}`)
+	r.event("tool_execution_start")
+	steer := r.send(`{"type":"steer","message":"change course"}`)
+	assert.Equal(t, "change course", <-steered, "handed to the CLI mid-turn")
+	end := r.event("agent_end")
+	assert.Less(t, r.index("response:"+steer), r.index("agent_end"))
+	assert.Equal(t, []string{"user:run it", "assistant:", "toolResult:slept", "user:change course", "assistant:" + gjson.ParseBytes(rec.Lines[16]).Get("message.content.0.text").String()},
+		texts(end.Get("messages")), "the steer shows where the model got it: after the tool result")
+	assert.Equal(t, 1, strings.Count(strings.Join(r.kinds(), " "), "agent_start"), "one run")
+	state := r.answer(r.send(`{"type":"get_state"}`))
+	assert.Zero(t, state.Get("data.pendingMessageCount").Int())
+	assert.Len(t, r.fake.Turns(), 1, "one CLI turn")
+}
+
+func TestRunFollowUpIsAnotherTurnOfTheRun(t *testing.T) {
+	rec := recording(t, "text")
+	gate := make(chan struct{})
+	first := func(t *claudetest.Turn) {
+		t.Emit(rec.Lines[:len(rec.Lines)-1]...)
+		<-gate
+		t.Emit(rec.Lines[len(rec.Lines)-1])
+		<-t.Released()
+	}
+	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{first, replay(rec)}}, Options{})
+	r.send(`{"type":"prompt","message":"one"}`)
+	r.event("message_end")
+	r.answer(r.send(`{"type":"follow_up","message":"two"}`))
+	state := r.answer(r.send(`{"type":"get_state"}`))
+	assert.EqualValues(t, 1, state.Get("data.pendingMessageCount").Int())
+	assert.True(t, state.Get("data.isStreaming").Bool())
+	close(gate)
+	end := r.event("agent_end")
+	got := texts(end.Get("messages"))
+	require.Len(t, got, 4)
+	assert.Equal(t, "user:two", got[2])
+	require.Len(t, r.fake.Inputs(), 2)
+	assert.Contains(t, string(r.fake.Inputs()[1]), `"two"`)
+}
+
+func TestRunSteerWhileIdleRunsAsPrompt(t *testing.T) {
+	rec := recording(t, "text")
+	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{replay(rec)}}, Options{})
+	id := r.send(`{"type":"steer","message":"now"}`)
+	r.event("agent_end")
+	assert.Equal(t, "response:"+id, r.kinds()[0])
+}
+
+func TestRunCLIDiesMidTurn(t *testing.T) {
+	rec := recording(t, "text")
+	die := func(t *claudetest.Turn) {
+		t.Emit(rec.Lines[:5]...)
+		t.Die(&claudecli.ExitError{Status: errors.New("signal: killed"), Stderr: "boom"})
+	}
+	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{die, replay(rec)}}, Options{})
+	r.send(`{"type":"prompt","message":"hi"}`)
+	end := r.event("agent_end")
+	last := end.Get("messages.@reverse.0")
+	assert.Equal(t, "error", last.Get("stopReason").String())
+	assert.Contains(t, last.Get("errorMessage").String(), "signal: killed; stderr: boom")
+	r.send(`{"type":"prompt","message":"again"}`)
+	assert.Equal(t, "stop", r.event("agent_end").Get("messages.1.stopReason").String(), "the bridge goes on")
+}
+
+func TestRunAbortAndPrompt(t *testing.T) {
+	rec := recording(t, "text")
+	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{
+		stallUntilInterrupt(rec, 6, resultLine(t), 0), replay(rec)}}, Options{})
+	r.send(`{"type":"prompt","message":"one"}`)
+	r.event("message_update")
+	id := r.send(`{"type":"abort_and_prompt","message":"two"}`)
+	r.answer(id)
+	assert.Equal(t, "aborted", r.event("agent_end").Get("messages.1.stopReason").String())
+	end := r.event("agent_end")
+	assert.Equal(t, []string{"user:two", "assistant:" + gjson.ParseBytes(rec.Lines[11]).Get("message.content.0.text").String()}, texts(end.Get("messages")))
+}
+
+// TestRunNewSessionMidRun: new_session switches at once (get_state sent
+// after it sees the new session while the old run still winds down), is
+// answered once the old run ended, and the old run's messages stay out of
+// the new session.
+func TestRunNewSessionMidRun(t *testing.T) {
+	rec := recording(t, "text")
+	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{
+		stallUntilInterrupt(rec, 6, resultLine(t), 300*time.Millisecond), replay(rec)}}, Options{})
+	before := r.answer(r.send(`{"type":"get_state"}`)).Get("data.sessionId").String()
+	r.send(`{"type":"prompt","message":"one"}`)
+	r.event("message_update")
+	ns := r.send(`{"type":"new_session"}`)
+	start := time.Now()
+	state := r.answer(r.send(`{"type":"get_state"}`))
+	assert.Less(t, time.Since(start), 250*time.Millisecond, "get_state does not wait for the old run")
+	assert.NotEqual(t, before, state.Get("data.sessionId").String())
+	assert.Zero(t, state.Get("data.messageCount").Int())
+	r.answer(ns)
+	assert.Less(t, r.index("agent_end"), r.index("response:"+ns), "new_session answers after the old run's agent_end")
+	p := r.send(`{"type":"prompt","message":"two"}`)
+	r.answer(p)
+	r.event("agent_end")
+	msgs := r.answer(r.send(`{"type":"get_messages"}`))
+	assert.Equal(t, "user:two", texts(msgs.Get("data.messages"))[0])
+	turns := r.fake.Turns()
+	require.Len(t, turns, 2)
+	assert.NotEqual(t, turns[0].Session.ID, turns[1].Session.ID)
+}
+
+// TestCommandsDoNotWait: a slow command (the CLI's models, asked of a CLI
+// that takes its time) holds up nothing that does not touch what it
+// touches; a command that changes state is seen by the commands after it.
+func TestCommandsDoNotWait(t *testing.T) {
+	release := make(chan struct{})
+	var asked sync.WaitGroup
+	asked.Add(1)
+	var once sync.Once
+	info := claudecli.Info{Models: []claudecli.ModelInfo{{Value: "opus", ResolvedModel: "claude-opus-9"}, {Value: "sonnet", ResolvedModel: "claude-sonnet-9"}}}
+	opts := Options{query: func(claudecli.Config, time.Duration) (claudecli.Info, error) {
+		once.Do(asked.Done)
+		<-release
+		return info, nil
+	}}
+	r := newRig(t, &claudetest.Transport{Per: true, Scenarios: []claudetest.Scenario{replay(recording(t, "text"))}}, opts)
+	models := r.send(`{"type":"get_available_models"}`)
+	cmds := r.send(`{"type":"get_commands"}`)
+	asked.Wait()
+	state := r.send(`{"type":"get_state"}`)
+	r.answer(state)
+	setModel := r.send(`{"type":"set_model","provider":"anthropic","modelId":"sonnet"}`)
+	after := r.send(`{"type":"get_state"}`)
+	abort := r.send(`{"type":"abort"}`)
+	r.answer(abort)
+	assert.Equal(t, []string{"response:" + state, "response:" + abort}, r.kinds(), "answered while the models are asked")
+	close(release)
+	got := r.answer(after)
+	assert.Equal(t, "claude-sonnet-9", got.Get("data.model.id").String(), "set_model is seen by get_state sent after it")
+	assert.Less(t, r.index("response:"+setModel), r.index("response:"+after))
+	r.answer(models)
+	r.answer(cmds)
+}
+
+// TestQueryIsShared: concurrent asks for the CLI's models share one query
+// process.
+func TestQueryIsShared(t *testing.T) {
+	release := make(chan struct{})
+	var mu sync.Mutex
+	n := 0
+	opts := Options{query: func(claudecli.Config, time.Duration) (claudecli.Info, error) {
+		mu.Lock()
+		n++
+		mu.Unlock()
+		<-release
+		return claudecli.Info{Models: []claudecli.ModelInfo{{Value: "opus"}}}, nil
+	}}
+	r := newRig(t, &claudetest.Transport{Per: true, Scenarios: []claudetest.Scenario{replay(recording(t, "text"))}}, opts)
+	ids := []string{r.send(`{"type":"get_available_models"}`), r.send(`{"type":"get_commands"}`), r.send(`{"type":"cycle_model"}`)}
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	for _, id := range ids {
+		assert.True(t, r.answer(id).Get("success").Bool())
+	}
+	r.answer(r.send(`{"type":"get_available_models"}`))
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, 1, n, "one query for all, and none after it answered")
+}
+
+// TestLiveInfo: with a running CLI that answered initialize (the stream
+// transport), its answer is used and no query process starts.
+func TestLiveInfo(t *testing.T) {
+	opts := Options{query: func(claudecli.Config, time.Duration) (claudecli.Info, error) {
+		t.Error("a query process was started")
+		return claudecli.Info{}, errors.New("no")
+	}}
+	info := &claudecli.Info{Models: []claudecli.ModelInfo{{Value: "opus", ResolvedModel: "claude-opus-9", DisplayName: "Opus"}},
+		Commands: []claudecli.CommandInfo{{Name: "compact", Description: "Compact"}}}
+	r := newRig(t, &claudetest.Transport{Info: info, Scenarios: []claudetest.Scenario{replay(recording(t, "text"))}}, opts)
+	assert.Equal(t, "Opus", r.answer(r.send(`{"type":"get_available_models"}`)).Get("data.models.0.name").String())
+	assert.Equal(t, "compact", r.answer(r.send(`{"type":"get_commands"}`)).Get("data.commands.0.name").String())
+}
+
+func TestCompactRunsAsATurn(t *testing.T) {
+	rec := recording(t, "compact")
+	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{replay(rec)}}, Options{})
+	id := r.send(`{"type":"compact","customInstructions":"keep names"}`)
+	res := r.answer(id)
+	require.True(t, res.Get("success").Bool(), res.Raw)
+	assert.NotEmpty(t, res.Get("data.summary").String())
+	assert.Contains(t, string(r.fake.Inputs()[0]), "/compact keep names")
+	assert.Equal(t, []string{"response:" + id}, r.kinds(), "no agent events")
+	assert.False(t, r.answer(r.send(`{"type":"get_state"}`)).Get("data.isCompacting").Bool())
+}
+
+// TestAbortWithHandedSteer: a steer handed to the CLI and not started when
+// the run is aborted is cancelled in the CLI, kept in the queue, and
+// delivered once, in the next prompt's run.
+func TestAbortWithHandedSteer(t *testing.T) {
+	rec := recording(t, "text")
+	steerRec := recording(t, "steer-at-tool-boundary")
+	recorded := gjson.ParseBytes(steerRec.Inputs[1]).Get("uuid").String()
+	started, completed := steerRec.Lines[11], steerRec.Lines[20] // command_lifecycle lines
+	result := resultLine(t)
+	first := func(t *claudetest.Turn) {
+		t.Emit(rec.Lines[:6]...)
+		s, ok := t.WaitSteer()
+		if !ok {
+			return
+		}
+		<-t.Interrupted()
+		// The CLI drops the queued line (recorded: "completed" stands in
+		// for "cancelled", which the bridge takes the same way).
+		t.Emit(claudetest.Replace([][]byte{completed}, recorded, s.UUID)...)
+		t.Emit(result)
+		<-t.Released()
+	}
+	second := func(t *claudetest.Turn) {
+		t.Emit(rec.Lines[:len(rec.Lines)-1]...)
+		s, ok := t.WaitSteer()
+		if !ok {
+			return
+		}
+		t.Emit(claudetest.Replace([][]byte{started}, recorded, s.UUID)...)
+		t.Emit(result)
+		<-t.Released()
+	}
+	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{first, second}}, Options{})
+	r.send(`{"type":"prompt","message":"one"}`)
+	r.event("message_update")
+	r.answer(r.send(`{"type":"steer","message":"later"}`))
+	require.Eventually(t, func() bool { return len(r.fake.Inputs()) == 2 }, waitFor, time.Millisecond, "handed to the CLI")
+	abort := r.send(`{"type":"abort"}`)
+	r.answer(abort)
+	state := r.answer(r.send(`{"type":"get_state"}`))
+	assert.EqualValues(t, 1, state.Get("data.pendingMessageCount").Int(), "kept for the next prompt, as pi")
+	r.send(`{"type":"prompt","message":"next"}`)
+	end := r.event("agent_end")
+	got := texts(end.Get("messages"))
+	require.Len(t, got, 4) // the fake CLI does not answer it: an empty assistant message ends the turn
+	assert.Equal(t, "user:next", got[0])
+	assert.Equal(t, "user:later", got[2], "delivered once, in the next run")
+	inputs := r.fake.Inputs()
+	require.Len(t, inputs, 4)
+	assert.Contains(t, string(inputs[3]), `"later"`)
+	assert.Zero(t, r.answer(r.send(`{"type":"get_state"}`)).Get("data.pendingMessageCount").Int())
+}

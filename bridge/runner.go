@@ -1,0 +1,561 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/claude-rpc/claude-rpc/claudecli"
+	"github.com/claude-rpc/claude-rpc/claudecli/jsonl"
+	"github.com/claude-rpc/claude-rpc/sessions"
+	"github.com/claude-rpc/claude-rpc/transform"
+)
+
+func nowMillis() int64 { return time.Now().UnixMilli() }
+
+// runner owns the running prompt, the steering and follow-up queues, and
+// the steering messages handed to the CLI: it alone decides when a CLI
+// turn is over (a result after which the CLI holds none of them) and when
+// a run is (no more turns to run). Its mutex may be held while taking
+// state's, never the reverse; frames a run ends with are queued under it,
+// so a command that sees the bridge idle comes after agent_end.
+type runner struct {
+	mu  sync.Mutex
+	cur *run // the running prompt or compaction, nil when idle
+	// Messages the host sent while a prompt ran, delivered as further
+	// turns of that run (or, after an abort, of the next one), as pi keeps
+	// them.
+	steerQ, followQ []message
+	steering        string // steering mode
+	followUp        string // follow-up mode
+}
+
+func newRunner() *runner {
+	return &runner{steering: modeOneAtATime, followUp: modeOneAtATime}
+}
+
+// run is one prompt from agent_start to agent_end, or a compaction.
+type run struct {
+	gen      uint64         // the session generation it works in
+	turn     claudecli.Turn // the CLI turn, nil until started
+	compact  bool           // a compact command's turn, not a prompt
+	aborted  bool
+	released bool // the CLI turn is released: nothing more is handed to it
+	then     *message
+	abortIDs []*call // abort calls answered after agent_end
+	done     chan struct{}
+
+	// Steering messages handed to the CLI and not yet started by it (for
+	// the queue, should the run end first), and the uuids the CLI has not
+	// reported on yet (the turn is not over while it holds one).
+	handed      []handedMsg
+	outstanding map[string]bool
+	sawResult   bool // a result since the CLI turn began
+
+	retrying atomic.Bool // the CLI waits to retry an API call (auto_retry_start shown)
+	idle     atomic.Bool // the watchdog stopped the turn: the CLI printed nothing for IdleTimeout
+}
+
+// handedMsg is a steering message sent to the CLI mid-turn, not yet
+// started by it.
+type handedMsg struct {
+	uuid string
+	m    message
+}
+
+// status is what get_state reports of the runner.
+func (rn *runner) status() (pending int, steering, followUp string, streaming, compacting bool) {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	pending = len(rn.steerQ) + len(rn.followQ)
+	if r := rn.cur; r != nil {
+		pending += len(r.handed)
+		streaming, compacting = !r.compact, r.compact
+	}
+	return pending, rn.steering, rn.followUp, streaming, compacting
+}
+
+// interrupt marks the run aborted and asks the CLI to stop its turn; the
+// run's goroutine ends the run. Called with rn.mu held.
+func (r *run) interrupt() {
+	if r.aborted {
+		return
+	}
+	r.aborted = true
+	if r.turn != nil {
+		r.turn.Interrupt()
+	}
+}
+
+// interruptAll ends the running prompt, if any, as an abort (shutdown).
+func (rn *runner) interruptAll() {
+	rn.mu.Lock()
+	defer rn.mu.Unlock()
+	if rn.cur != nil {
+		rn.cur.interrupt()
+	}
+}
+
+// prompt handles prompt: a run when idle; while one runs, queued as its
+// streamingBehavior says, else refused.
+func (s *server) prompt(c *call) (any, error) {
+	m, err := readMessage(c)
+	if err != nil {
+		return nil, err
+	}
+	behavior := c.str("streamingBehavior")
+	if behavior != "" && behavior != "steer" && behavior != "followUp" {
+		return nil, fmt.Errorf("prompt: streamingBehavior must be \"steer\" or \"followUp\", got %q", behavior)
+	}
+	s.runs.mu.Lock()
+	defer s.runs.mu.Unlock()
+	if s.runs.cur == nil {
+		s.startRun(c, m)
+		return nil, errAnswered
+	}
+	if behavior == "" {
+		return nil, errors.New("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.")
+	}
+	s.queue(m, behavior == "steer")
+	return nil, nil
+}
+
+// steer handles steer, follow_up handles follow_up: queued while a prompt
+// runs; when idle, run as a prompt.
+func (s *server) steer(c *call) (any, error)    { return s.enqueue(c, true) }
+func (s *server) followUp(c *call) (any, error) { return s.enqueue(c, false) }
+
+func (s *server) enqueue(c *call, steer bool) (any, error) {
+	m, err := readMessage(c)
+	if err != nil {
+		return nil, err
+	}
+	s.runs.mu.Lock()
+	defer s.runs.mu.Unlock()
+	if s.runs.cur == nil {
+		s.startRun(c, m)
+		return nil, errAnswered
+	}
+	s.queue(m, steer)
+	return nil, nil
+}
+
+// queue queues a message for the running prompt, handing steering to the
+// CLI at once where it takes it. Called with runs.mu held.
+func (s *server) queue(m message, steer bool) {
+	if !steer {
+		s.runs.followQ = append(s.runs.followQ, m)
+		return
+	}
+	s.runs.steerQ = append(s.runs.steerQ, m)
+	if s.runs.cur.turn != nil {
+		s.handOver(s.runs.cur)
+	}
+}
+
+// abortAndPrompt aborts the running prompt, if any, and runs a new one
+// after it. Like prompt, it is acknowledged at once.
+func (s *server) abortAndPrompt(c *call) (any, error) {
+	m, err := readMessage(c)
+	if err != nil {
+		return nil, err
+	}
+	s.runs.mu.Lock()
+	defer s.runs.mu.Unlock()
+	if s.runs.cur == nil {
+		s.startRun(c, m)
+		return nil, errAnswered
+	}
+	s.runs.cur.then = &m
+	s.runs.cur.interrupt()
+	return nil, nil
+}
+
+// abort ends the running prompt. pi answers after agent_end; when idle, at
+// once.
+func (s *server) abort(c *call) (any, error) {
+	s.runs.mu.Lock()
+	defer s.runs.mu.Unlock()
+	r := s.runs.cur
+	if r == nil {
+		return nil, nil
+	}
+	r.abortIDs = append(r.abortIDs, c)
+	r.interrupt()
+	return nil, errAnswered
+}
+
+func (s *server) abortRetry(*call) (any, error) {
+	s.runs.mu.Lock()
+	defer s.runs.mu.Unlock()
+	if r := s.runs.cur; r != nil && r.retrying.Load() {
+		r.interrupt()
+	}
+	return nil, nil
+}
+
+// stopRun aborts the running prompt, if any, and waits until it ended.
+func (s *server) stopRun() {
+	s.runs.mu.Lock()
+	r := s.runs.cur
+	if r != nil {
+		r.interrupt()
+	}
+	s.runs.mu.Unlock()
+	if r != nil {
+		<-r.done
+	}
+}
+
+// startRun acknowledges c and starts a run for m. Called with runs.mu held.
+func (s *server) startRun(c *call, m message) {
+	// Acknowledge before agent_start: the run's first frames are queued by
+	// its goroutine, after this response.
+	s.out.send(okResponse(c.id, c.typ, nil))
+	s.launch(m)
+}
+
+// launch starts the run goroutine for m. Called with runs.mu held.
+func (s *server) launch(m message) {
+	r := s.newRun(false)
+	s.wg.Add(1)
+	go s.runPrompt(r, m)
+}
+
+// newRun makes r the running run. Called with runs.mu held.
+func (s *server) newRun(compact bool) *run {
+	s.st.mu.Lock()
+	gen := s.st.gen
+	s.st.mu.Unlock()
+	r := &run{gen: gen, compact: compact, done: make(chan struct{}), outstanding: map[string]bool{}}
+	s.runs.cur = r
+	return r
+}
+
+// runPrompt runs one prompt: a turn of the transport, and one more for each
+// steering or follow-up message the host queues meanwhile, all inside one
+// agent_start … agent_end. It relays the CLI's lines as events and owns the
+// run until [server.finish]; after that it drains what the CLI still
+// prints for the turn.
+func (s *server) runPrompt(r *run, m message) {
+	defer s.wg.Done()
+	tr := transform.NewTranslator(nowMillis)
+	tr.HoldResults()
+	s.out.events(tr.Start(m.userMessage()))
+	for s.runTurn(r, tr, m) {
+		// The CLI turn ended and the run goes on with what was queued.
+		s.runs.mu.Lock()
+		next := s.runs.dequeue()
+		s.runs.mu.Unlock()
+		if len(next) == 0 { // taken by a new_session meanwhile
+			s.finish(r, tr, tr.End())
+			return
+		}
+		for _, q := range next {
+			s.out.events(tr.Inject(q.userMessage()))
+		}
+		m = joined(next)
+	}
+}
+
+// runTurn runs one CLI turn of the run for m. It reports whether the run
+// goes on with a queued message; otherwise the run is finished.
+func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
+	s.runs.mu.Lock()
+	aborted := r.aborted
+	s.runs.mu.Unlock()
+	if aborted {
+		s.finish(r, tr, tr.Abort())
+		return false
+	}
+	// As in pi, bash commands the host ran reach the model with the next
+	// message, not as messages of their own; so does a todo list the host
+	// set.
+	s.st.mu.Lock()
+	text := s.st.takeBashContext() + m.text + s.st.takeTodoContext()
+	s.st.mu.Unlock()
+	session, _ := s.cliSession()
+	// Turn waits until the CLI is ready (the previous turn fully over).
+	turn, err := s.transport.Turn(session, claudecli.UserLine(text, m.images))
+	if err != nil {
+		s.log.Error("starting claude", "err", err)
+		s.finish(r, tr, tr.Fail("starting claude: "+err.Error()))
+		return false
+	}
+	s.log.Debug("turn started", "transport", s.transport.Name(), "pid", turn.Pid(), "session", session.ID, "resume", session.Exists)
+	s.attach(r, turn)
+	wd := s.watchdog(r, turn)
+	defer wd.Stop()
+
+	sawSession := false
+	var evs []transform.Event // reused: the writer encodes each event before the next line
+	for {
+		line, err := turn.Next()
+		s.out.lineRead()
+		if s.opts.IdleTimeout > 0 {
+			wd.Reset(s.opts.IdleTimeout)
+		}
+		s.runs.mu.Lock()
+		aborted = r.aborted
+		s.runs.mu.Unlock()
+		if !tr.Ended() {
+			switch {
+			case aborted:
+				// pi ends an aborted run at once; what the CLI prints
+				// while it stops is drained unseen.
+				s.finish(r, tr, tr.Abort())
+			case r.idle.Load():
+				s.finish(r, tr, tr.Fail(fmt.Sprintf("claude printed nothing for %v; the turn was stopped (--idle-timeout)", s.opts.IdleTimeout)))
+			}
+		}
+		if errors.Is(err, jsonl.ErrLineTooLong) {
+			s.log.Error("claude printed a line over the limit; it is skipped", "err", err)
+			continue
+		}
+		if err != nil {
+			break // the turn is over
+		}
+		if len(line) == 0 || line[0] != '{' {
+			s.log.Debug("claude printed a non-JSON line", "line", string(line))
+			continue
+		}
+		if uuid, state, ok := claudecli.Lifecycle(line); ok {
+			if m, started := s.reported(r, turn, uuid, state); started && !tr.Ended() {
+				s.out.events(tr.Steered(m.userMessage()))
+			}
+			continue
+		}
+		if tr.Ended() {
+			if claudecli.IsResult(line) {
+				s.resultSeen(r, turn) // the drained turn's end
+			}
+			continue
+		}
+		evs = tr.Append(evs[:0], line)
+		noteRetry(r, evs)
+		s.noteTodos(evs)
+		if len(evs) == 0 && s.log.Enabled(context.Background(), slog.LevelDebug) && !bytes.HasPrefix(line, []byte(`{"type":"stream_event"`)) {
+			s.log.Debug("claude line not shown", "type", gjson.GetBytes(line, "type").String(), "subtype", gjson.GetBytes(line, "subtype").String())
+		}
+		if !sawSession && tr.SessionID() != "" {
+			sawSession = true
+			s.st.mu.Lock()
+			if s.st.gen == r.gen {
+				s.st.sessionID = tr.SessionID()
+			}
+			s.st.mu.Unlock()
+		}
+		if at, failed := tr.AtResult(); at {
+			if s.resultSeen(r, turn) || !s.goesOn(r, failed) {
+				s.finish(r, tr, append(evs, tr.End()...))
+				continue
+			}
+			evs = append(evs, tr.NextTurn()...)
+		}
+		s.out.events(evs)
+	}
+	switch err := turn.Err(); {
+	case tr.Ended():
+		return false
+	case tr.Between() && err == nil:
+		s.runs.mu.Lock()
+		aborted = r.aborted
+		s.runs.mu.Unlock()
+		if aborted {
+			s.finish(r, tr, tr.Abort())
+			return false
+		}
+		return true
+	case err == nil:
+		s.log.Warn("claude ended the turn without a result", "pid", turn.Pid())
+		s.finish(r, tr, tr.Finish("the turn ended without a result"))
+	default:
+		s.log.Warn("claude ended the turn without a result", "pid", turn.Pid(), "exit", err)
+		s.finish(r, tr, tr.Finish(err.Error()))
+	}
+	return false
+}
+
+// resultSeen notes a result of r's CLI turn and releases the turn when the
+// CLI holds no steering message of r's: the result was the turn's last
+// line. It reports whether the run has been aborted (then it ends here).
+func (s *server) resultSeen(r *run, turn claudecli.Turn) (aborted bool) {
+	s.runs.mu.Lock()
+	defer s.runs.mu.Unlock()
+	r.sawResult = true
+	s.maybeRelease(r, turn)
+	return r.aborted
+}
+
+// goesOn decides at a result whether the run goes on: with steering
+// messages the CLI holds (it runs them next, whatever the result was), or
+// with queued messages after a result that was no error.
+func (s *server) goesOn(r *run, failed bool) bool {
+	s.runs.mu.Lock()
+	defer s.runs.mu.Unlock()
+	return len(r.outstanding) > 0 || !failed && s.runs.queued()
+}
+
+// maybeRelease releases the CLI turn once a result came and no handed
+// message is outstanding. Called with runs.mu held.
+func (s *server) maybeRelease(r *run, turn claudecli.Turn) {
+	if r.sawResult && len(r.outstanding) == 0 && !r.released {
+		r.released = true
+		turn.Release()
+	}
+}
+
+// reported follows the CLI's report on a user line it was handed: started,
+// completed or cancelled, the CLI no longer holds it. It returns the
+// message when the CLI started it (the model gets it now), and hands the
+// next one over in one-at-a-time mode.
+func (s *server) reported(r *run, turn claudecli.Turn, uuid, state string) (message, bool) {
+	if state != "started" && state != "cancelled" && state != "completed" {
+		return message{}, false
+	}
+	s.runs.mu.Lock()
+	defer s.runs.mu.Unlock()
+	if !r.outstanding[uuid] {
+		return message{}, false
+	}
+	delete(r.outstanding, uuid)
+	var m message
+	started := false
+	for i, h := range r.handed {
+		if h.uuid == uuid {
+			r.handed = append(r.handed[:i], r.handed[i+1:]...)
+			m, started = h.m, state == "started"
+			break
+		}
+	}
+	if started {
+		r.sawResult = false // the CLI runs it: the turn goes on to its result
+		s.handOver(r)       // one-at-a-time: the next one for the next boundary
+	}
+	s.maybeRelease(r, turn)
+	return m, started
+}
+
+// attach makes turn the run's CLI turn: an abort that came while the CLI
+// started stops it, and steering that came meanwhile is handed over.
+func (s *server) attach(r *run, turn claudecli.Turn) {
+	s.runs.mu.Lock()
+	defer s.runs.mu.Unlock()
+	r.turn, r.sawResult, r.released = turn, false, false
+	if r.aborted {
+		turn.Interrupt()
+	}
+	s.handOver(r)
+}
+
+// handOver sends queued steering messages to the CLI while its turn runs,
+// when the transport takes them ([claudecli.Steerer]: the stream
+// transport). The CLI gives them to the model at the next tool boundary,
+// after the tool results, or runs them right after the turn; the run shows
+// each where the CLI started it. In one-at-a-time mode the next is handed
+// only once the previous one started, so each boundary delivers one, as pi
+// does. Per-turn transports keep them queued until the CLI turn ends.
+// Called with runs.mu held.
+func (s *server) handOver(r *run) {
+	st, ok := r.turn.(claudecli.Steerer)
+	if !ok || r.aborted || r.compact || r.released {
+		return
+	}
+	rn := s.runs
+	for len(rn.steerQ) > 0 && (rn.steering == modeAll || len(r.handed) == 0) {
+		m := rn.steerQ[0]
+		id := sessions.NewID()
+		s.st.mu.Lock()
+		text := s.st.bashContextText() + m.text
+		s.st.mu.Unlock()
+		if !st.Steer(id, claudecli.UserLineID(text, m.images, id)) {
+			return // the turn is over: the run delivers the queue as its next turn
+		}
+		s.st.mu.Lock()
+		s.st.takeBashContext()
+		s.st.mu.Unlock()
+		r.handed = append(r.handed, handedMsg{uuid: id, m: m})
+		r.outstanding[id] = true
+		rn.steerQ = rn.steerQ[1:]
+	}
+}
+
+// watchdog stops a turn during which the CLI prints nothing for
+// IdleTimeout (an API or a process that hangs). Each line read resets it;
+// with no IdleTimeout it never fires.
+func (s *server) watchdog(r *run, turn claudecli.Turn) *time.Timer {
+	d := s.opts.IdleTimeout
+	if d <= 0 {
+		d = time.Duration(1<<63 - 1)
+	}
+	return time.AfterFunc(d, func() {
+		s.log.Error("claude printed nothing for too long; stopping the turn", "idle", d, "pid", turn.Pid())
+		r.idle.Store(true)
+		turn.Interrupt()
+	})
+}
+
+// noteRetry keeps r.retrying in step with the retry events, for abort_retry.
+func noteRetry(r *run, evs []transform.Event) {
+	for i := range evs {
+		switch evs[i].Type {
+		case transform.EventAutoRetryStart:
+			r.retrying.Store(true)
+		case transform.EventAutoRetryEnd:
+			r.retrying.Store(false)
+		}
+	}
+}
+
+// finish records the run's outcome and queues its last events (ending in
+// agent_end) and the answers to abort commands, all under runs.mu: a
+// command that sees the bridge idle is handled after agent_end was queued,
+// so a host that prompts on agent_end is never refused as busy.
+func (s *server) finish(r *run, tr *transform.Translator, evs []transform.Event) {
+	s.runs.mu.Lock()
+	defer s.runs.mu.Unlock()
+	s.st.learn(r.gen, tr, true)
+	// Handed to the CLI and never started (the run was aborted, the CLI
+	// died): back to the front of the queue, as pi keeps an aborted run's
+	// queue.
+	if len(r.handed) > 0 && s.runs.cur == r {
+		q := make([]message, 0, len(r.handed)+len(s.runs.steerQ))
+		for _, h := range r.handed {
+			q = append(q, h.m)
+		}
+		s.runs.steerQ = append(q, s.runs.steerQ...)
+	}
+	r.handed = nil
+	s.out.events(evs)
+	s.ended(r)
+}
+
+// ended makes the bridge idle after r, whose last frames are queued:
+// answers its abort commands and starts what waits. Called with runs.mu
+// held.
+func (s *server) ended(r *run) {
+	defer close(r.done)
+	s.host.cancelAll()
+	for _, c := range r.abortIDs {
+		s.out.send(okResponse(c.id, c.typ, nil))
+	}
+	if s.runs.cur != r {
+		return // replaced by a new session meanwhile: nothing of it waits
+	}
+	s.runs.cur = nil
+	switch {
+	case r.then != nil: // abort_and_prompt's prompt
+		s.launch(*r.then)
+	case !r.aborted && s.runs.queued():
+		// Queued after the run's last result was read: a new run delivers
+		// them (an aborted run keeps its queue for the next prompt, as pi).
+		s.launch(joined(s.runs.dequeue()))
+	}
+}

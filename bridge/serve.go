@@ -1,0 +1,267 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/claude-rpc/claude-rpc/claudecli"
+	"github.com/claude-rpc/claude-rpc/claudecli/jsonl"
+	"github.com/claude-rpc/claude-rpc/sessions"
+)
+
+// Serve reads commands from in and writes responses and events to out until
+// in ends or ctx is cancelled. Then it ends the running prompt (as an abort),
+// waits for every CLI process it started to exit, and returns nil. Serve is
+// the only writer of out.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
+	s, err := newServer(opts, out)
+	if err != nil {
+		return err
+	}
+	defer s.shutdown()
+
+	lines := make(chan inLine, 1)
+	go readLines(in, opts.MaxLine, lines)
+	for {
+		select {
+		case <-ctx.Done():
+			s.log.Debug("context done; shutting down")
+			return nil
+		case l, ok := <-lines:
+			if !ok {
+				s.log.Debug("stdin closed; shutting down")
+				return nil
+			}
+			s.dispatch(l)
+		}
+	}
+}
+
+// server is one Serve call: the parts that own the bridge's state (see
+// the package doc), and the dispatcher's bookkeeping.
+type server struct {
+	opts      Options
+	log       *slog.Logger
+	out       *frameWriter // the protocol layer: the only writer of stdout
+	transport claudecli.Transport
+	cwd       string
+	configDir string
+	baseURL   string // the API the CLI talks to, for get_state's model
+
+	st    *state
+	runs  *runner
+	host  *hostLink
+	info  *cliInfo
+	bashJ bashJob
+
+	order order          // the dispatcher's: which calls wait for which
+	wg    sync.WaitGroup // goroutines Serve waits for at shutdown
+}
+
+func newServer(opts Options, out io.Writer) (*server, error) {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.FlushWait <= 0 {
+		opts.FlushWait = 10 * time.Second
+	}
+	if opts.Transport == "" {
+		opts.Transport = claudecli.TransportStream
+	}
+	transport := opts.transport
+	if transport == nil {
+		var err error
+		if transport, err = claudecli.New(opts.Transport, opts.CLI, opts.MaxLine); err != nil {
+			return nil, err
+		}
+	}
+	if opts.query == nil {
+		opts.query = claudecli.Query
+	}
+	s := &server{opts: opts, log: opts.Log, transport: transport}
+	s.cwd = opts.CLI.Dir
+	if s.cwd == "" {
+		s.cwd, _ = os.Getwd() // "" only leaves sessionFile empty
+	}
+	if abs, err := filepath.Abs(s.cwd); err == nil {
+		s.cwd = abs
+	}
+	// What the CLI's environment says is fixed for the bridge's life.
+	env := opts.CLI.Environ()
+	s.configDir = sessions.ConfigDir(env)
+	s.baseURL = "https://api.anthropic.com"
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "ANTHROPIC_BASE_URL="); ok && v != "" {
+			s.baseURL = v
+		}
+	}
+	s.st = newState(opts.CLI.Model)
+	s.runs = newRunner()
+	s.host = newHostLink()
+	s.info = &cliInfo{}
+	if opts.Session != "" || opts.Continue {
+		if err := s.startOn(opts.Session, opts.Continue); err != nil {
+			return nil, err
+		}
+	}
+	transport.SetConfig(s.cliConfig()) // with the host's side of the control protocol
+	// Last: nothing above may fail and leave the writer's goroutine behind.
+	s.out = newFrameWriter(out, opts)
+	return s, nil
+}
+
+// inLine is one line read from the host, or why none could be.
+type inLine struct {
+	b   []byte
+	err error
+}
+
+// readLines owns the host's stdin: it never blocks the dispatcher, and a
+// line too long to keep is reported, not fatal.
+func readLines(in io.Reader, max int, out chan<- inLine) {
+	defer close(out)
+	lr := jsonl.NewReader(in, max)
+	for {
+		b, err := lr.Next()
+		switch {
+		case err == nil:
+			out <- inLine{b: append([]byte(nil), b...)}
+		case errors.Is(err, jsonl.ErrLineTooLong):
+			out <- inLine{err: err}
+		default:
+			return // EOF, or a read error that ends the stream the same way
+		}
+	}
+}
+
+// dispatch parses one line and runs its command under the ordering rules
+// (package doc). It never blocks on a command's work.
+func (s *server) dispatch(l inLine) {
+	if l.err != nil {
+		s.out.send(errResponse(nil, "parse", "Failed to parse command: "+l.err.Error()))
+		return
+	}
+	c, err := parseCall(l.b)
+	if err != nil {
+		// pi answers a line it cannot take as a command without an id.
+		s.out.send(errResponse(nil, "parse", "Failed to parse command: "+err.Error()))
+		return
+	}
+	c.def = commandsByName[c.typ]
+	if c.def == nil {
+		// pi answers an unknown command without its id.
+		s.out.send(errResponse(nil, c.typ, "Unknown command: "+c.typ))
+		return
+	}
+	if err := c.check(); err != nil {
+		s.out.send(errResponse(c.id, c.typ, err.Error()))
+		return
+	}
+	if c.def.kind == preempt {
+		s.handle(c)
+		return
+	}
+	c.done, c.early = make(chan struct{}), make(chan struct{})
+	deps := s.order.enter(c)
+	if c.def.kind == instant && len(deps) == 0 {
+		s.handle(c)
+		c.finished()
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer c.finished()
+		for _, d := range deps {
+			<-d
+		}
+		s.handle(c)
+	}()
+}
+
+// handle runs c's handler and writes its answer.
+func (s *server) handle(c *call) {
+	data, err := c.def.handle(s, c)
+	switch {
+	case errors.Is(err, errAnswered):
+	case err != nil:
+		s.out.send(errResponse(c.id, c.typ, err.Error()))
+	default:
+		s.out.send(okResponse(c.id, c.typ, data))
+	}
+}
+
+// order is the dispatcher's record of which calls touch what, so a call
+// waits only for the earlier ones it must (rule 3 of the package doc).
+// Owned by the dispatcher goroutine.
+type order struct {
+	writer  [3]chan struct{}   // per resource: the last call that writes it
+	readers [3][]chan struct{} // per resource: calls that read it since
+}
+
+// enter records c and returns what it must wait for.
+func (o *order) enter(c *call) []<-chan struct{} {
+	var deps []<-chan struct{}
+	wait := func(ch chan struct{}) {
+		if ch == nil {
+			return
+		}
+		select {
+		case <-ch: // done: nothing to wait for
+		default:
+			deps = append(deps, ch)
+		}
+	}
+	for i := range o.writer {
+		bit := res(1) << i
+		if (c.def.reads|c.def.writes)&bit != 0 {
+			wait(o.writer[i])
+		}
+		if c.def.writes&bit != 0 {
+			for _, r := range o.readers[i] {
+				wait(r)
+			}
+		}
+	}
+	for i := range o.writer {
+		bit := res(1) << i
+		switch {
+		case c.def.writes&bit != 0:
+			o.writer[i], o.readers[i] = c.doneFor(bit), o.readers[i][:0]
+		case c.def.reads&bit != 0:
+			o.readers[i] = appendLive(o.readers[i], c.doneFor(bit))
+		}
+	}
+	return deps
+}
+
+// appendLive appends ch to the calls not yet done among rs.
+func appendLive(rs []chan struct{}, ch chan struct{}) []chan struct{} {
+	live := rs[:0]
+	for _, r := range rs {
+		select {
+		case <-r:
+		default:
+			live = append(live, r)
+		}
+	}
+	return append(live, ch)
+}
+
+// shutdown ends the running prompt as an abort and waits for every CLI
+// process to exit, giving one that already finished its turn time to write
+// its transcript.
+func (s *server) shutdown() {
+	s.runs.interruptAll()
+	s.bashJ.stop()
+	s.wg.Wait()
+	s.transport.Close(s.opts.FlushWait)
+	s.out.close()
+}

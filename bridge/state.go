@@ -1,0 +1,289 @@
+package bridge
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/claude-rpc/claude-rpc/claudecli"
+	"github.com/claude-rpc/claude-rpc/sessions"
+	"github.com/claude-rpc/claude-rpc/transform"
+)
+
+// state is the session the bridge works on and the host's settings. Its
+// mutex guards short sections only: no I/O, no frames written, nothing
+// that waits. The runner's mutex may be held while taking it.
+type state struct {
+	mu sync.Mutex
+	// gen counts session switches: a run remembers the generation it
+	// started in, and what it learned is kept only if it still matches
+	// (a run ended by new_session does not write into the new session).
+	gen uint64
+	// sessionID is the CLI session the next prompt works on. The bridge
+	// chooses it (as pi has a session id from the start) and passes it
+	// with --session-id until the session exists, then --resume.
+	sessionID   string
+	sessionName string
+	sessionFile string // the transcript, when the session came from a path
+	fork        *fork  // the session is a copy the CLI makes at the next turn
+	messages    []transform.Message
+	model       string           // the model the CLI reported, else the one asked for
+	limits      transform.Limits // the model's, once a turn reported them
+	settings    cliSettings
+	interrupt   string    // omp's interrupt mode: stored and reported
+	todos       todoState // the todo list (todoPhases)
+	bashContext []string  // bash executions for the next prompt's context
+}
+
+func newState(model string) *state {
+	return &state{sessionID: sessions.NewID(), model: model, interrupt: "immediate"}
+}
+
+// cliSettings are what the host changed about how the CLI runs. Each
+// setter updates them and hands the transport the resulting config, which
+// takes effect from the next turn.
+type cliSettings struct {
+	model         string // --model / set_model: an alias or a model id; "" for the CLI's default
+	thinkingLevel string // pi's level; "" for the CLI's default
+	noRetry       bool   // set_auto_retry false: CLAUDE_CODE_MAX_RETRIES=0
+	noAutoCompact bool   // set_auto_compaction false: DISABLE_AUTO_COMPACT=1
+	hostTools     []hostTool
+}
+
+// cliConfig is the CLI's config with the host's settings.
+func (s *server) cliConfig() claudecli.Config {
+	s.st.mu.Lock()
+	set := s.st.settings
+	s.st.mu.Unlock()
+	cfg := s.opts.CLI
+	if set.model != "" {
+		cfg.Model = set.model
+	}
+	cfg.Effort = effortOf[set.thinkingLevel]
+	cfg.Host, cfg.AskPermissions = s.hostRequest, s.opts.Ask
+	if len(set.hostTools) > 0 {
+		cfg.SDKServers = []string{hostServer}
+	}
+	base := cfg.Environ() // once: on Windows it looks for Git Bash
+	var env []string
+	if !slices.ContainsFunc(base, func(kv string) bool { return strings.HasPrefix(kv, todoToolsEnv+"=") }) {
+		env = append(env, todoToolsEnv+"=1")
+	}
+	if set.noRetry {
+		env = append(env, "CLAUDE_CODE_MAX_RETRIES=0")
+	}
+	if set.noAutoCompact {
+		env = append(env, "DISABLE_AUTO_COMPACT=1")
+	}
+	if env != nil {
+		cfg.Env = append(base, env...) // the last value of a key wins
+	}
+	return cfg
+}
+
+// applySettings changes the settings with f and passes the new config on.
+// Calls that change settings write resConfig, so they run one at a time,
+// in the order sent.
+func (s *server) applySettings(f func(*cliSettings)) {
+	s.st.mu.Lock()
+	f(&s.st.settings)
+	s.st.mu.Unlock()
+	s.transport.SetConfig(s.cliConfig())
+}
+
+// cliSession is the CLI session the next turn works on: resumed when the
+// CLI has written its transcript, else created with its id (also after a
+// first turn killed before it wrote anything). The second result is the
+// session's generation.
+func (s *server) cliSession() (claudecli.Session, uint64) {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	st := s.st
+	ses := claudecli.Session{ID: st.sessionID, Exists: sessions.Exists(s.configDir, s.cwd, st.sessionID), Name: st.sessionName}
+	switch {
+	case ses.Exists:
+		st.fork = nil // made: from now on it is resumed
+	case st.fork != nil:
+		ses.ForkFrom, ses.ResumeAt = st.fork.from, st.fork.at
+	}
+	return ses, st.gen
+}
+
+// use makes l the session in use: a new generation, so a run of the old
+// one keeps what it learns to itself. Called with st.mu held.
+func (st *state) use(l *loaded) {
+	st.gen++
+	st.sessionID, st.sessionFile, st.sessionName = l.id, l.path, l.name
+	st.messages = l.messages
+	st.fork, st.todos = nil, todoState{}
+	st.bashContext = nil
+}
+
+// learn keeps what a run's translator learned, if the run belongs to the
+// session in use.
+func (st *state) learn(gen uint64, tr *transform.Translator, msgs bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if gen != st.gen {
+		return
+	}
+	if msgs {
+		st.messages = append(st.messages, tr.Messages()...)
+	}
+	if sid := tr.SessionID(); sid != "" {
+		st.sessionID = sid
+	}
+	if m := tr.Model(); m != "" {
+		st.model = m
+	}
+	if l := tr.Limits(); l.ContextWindow > 0 {
+		st.limits = l
+	}
+}
+
+// transcriptPath is where the session in use is (or will be) written.
+// Called with st.mu held.
+func (s *server) transcriptPath() string {
+	if s.st.sessionFile != "" {
+		return s.st.sessionFile
+	}
+	return sessions.TranscriptPath(s.configDir, s.cwd, s.st.sessionID)
+}
+
+func (s *server) getState(*call) (any, error) {
+	pending, steering, followUp, running, compacting := s.runs.status()
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	st := s.st
+	return stateData{
+		Model:                 s.modelInfo(),
+		ThinkingLevel:         st.thinkingLevel(),
+		IsStreaming:           running,
+		IsCompacting:          compacting,
+		SteeringMode:          steering,
+		FollowUpMode:          followUp,
+		InterruptMode:         st.interrupt,
+		SessionFile:           s.transcriptPath(),
+		SessionID:             st.sessionID,
+		SessionName:           st.sessionName,
+		AutoCompactionEnabled: !st.settings.noAutoCompact,
+		MessageCount:          len(st.messages),
+		PendingMessageCount:   pending,
+		QueuedMessageCount:    pending,
+		TodoPhases:            st.todos.list.Phases(),
+		Transport:             s.transport.Name(),
+	}, nil
+}
+
+// modelInfo describes the model the CLI runs: the one it reported, else the
+// one asked for with --model, else "default" (the CLI's name for its default
+// model). Context window and output cap are the CLI's figures once a turn
+// reported them; until then, those of current Claude models. Called with
+// st.mu held.
+func (s *server) modelInfo() modelInfo {
+	id := s.st.model
+	if id == "" {
+		id = "default"
+	}
+	return s.describeModel(id)
+}
+
+// describeModel is pi's Model for a model id, with the limits known so far.
+// Called with st.mu held.
+func (s *server) describeModel(id string) modelInfo {
+	limits := s.st.limits
+	if limits.ContextWindow == 0 {
+		limits = transform.Limits{ContextWindow: 200_000, MaxTokens: 32_000}
+	}
+	return modelInfo{
+		ID: id, Name: id, API: transform.API, Provider: transform.Provider, BaseURL: s.baseURL,
+		Reasoning: true, Input: []string{"text", "image"},
+		ContextWindow: limits.ContextWindow, MaxTokens: limits.MaxTokens,
+	}
+}
+
+func (s *server) getMessages(*call) (any, error) {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	return messagesData{Messages: append([]transform.Message{}, s.st.messages...)}, nil
+}
+
+// getLastAssistantText is pi's: the text of the last assistant message,
+// not counting aborted ones without content, trimmed; {} when there is
+// none.
+func (s *server) getLastAssistantText(*call) (any, error) {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	msgs := s.st.messages
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := &msgs[i]
+		if m.Role != transform.RoleAssistant || m.StopReason == transform.StopAborted && len(m.Content) == 0 {
+			continue
+		}
+		if t := strings.TrimSpace(m.Text()); t != "" {
+			return lastTextData{Text: t}, nil
+		}
+		break
+	}
+	return lastTextData{}, nil
+}
+
+// setSessionName handles set_session_name: the name get_state reports and
+// the CLI's title for the session (--name, from the next turn on).
+func (s *server) setSessionName(c *call) (any, error) {
+	name := strings.TrimSpace(c.str("name"))
+	if name == "" {
+		return nil, errors.New("Session name cannot be empty") // pi's words
+	}
+	s.st.mu.Lock()
+	s.st.sessionName = name
+	s.st.mu.Unlock()
+	return nil, nil
+}
+
+func (s *server) setInterruptMode(c *call) (any, error) {
+	mode := c.str("mode")
+	if mode != "immediate" && mode != "wait" {
+		return nil, fmt.Errorf("%s: mode must be \"immediate\" or \"wait\", got %q", c.typ, mode)
+	}
+	s.st.mu.Lock()
+	s.st.interrupt = mode
+	s.st.mu.Unlock()
+	return nil, nil
+}
+
+// getSessionStats counts the session's messages and sums the CLI's usage
+// and cost on them (the CLI reports cost per run; it sits on each run's
+// last message).
+func (s *server) getSessionStats(*call) (any, error) {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	msgs := s.st.messages
+	st := sessionStats{SessionFile: s.transcriptPath(), SessionID: s.st.sessionID, TotalMessages: len(msgs)}
+	for i := range msgs {
+		m := &msgs[i]
+		switch m.Role {
+		case transform.RoleUser:
+			st.UserMessages++
+		case transform.RoleToolResult:
+			st.ToolResults++
+		case transform.RoleAssistant:
+			st.AssistantMessages++
+			for _, c := range m.Content {
+				if c.Type == "toolCall" {
+					st.ToolCalls++
+				}
+			}
+			u := m.Usage
+			st.Tokens.Input += u.Input
+			st.Tokens.Output += u.Output
+			st.Tokens.CacheRead += u.CacheRead
+			st.Tokens.CacheWrite += u.CacheWrite
+			st.Cost += u.Cost.Total
+		}
+	}
+	st.Tokens.Total = st.Tokens.Input + st.Tokens.Output + st.Tokens.CacheRead + st.Tokens.CacheWrite
+	return st, nil
+}
