@@ -79,8 +79,8 @@ type Translator struct {
 	compaction    *Compaction // the last compaction, its summary once seen
 
 	// hold: a result ends the CLI turn, not the run ([Translator.HoldResults]).
-	hold     bool
-	atResult bool // the last line was a result the caller has not decided on
+	hold         bool
+	atResult     bool      // the last line was a result the caller has not decided on
 	deferred     []Message // steering messages started while a message or tools were open
 	between      bool      // a result ended a turn of a run that goes on
 	resultFailed bool      // the last result was an error
