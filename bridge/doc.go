@@ -68,5 +68,5 @@
 // reference come from the table. A new event from the CLI goes into
 // transform (its shape in transform/shapes.go, its making in the
 // translator); a frame the bridge makes itself is a type in frames.go,
-// listed in bridgeFrames for the reference.
+// listed in bridgeEvents (reference.go) for the reference.
 package bridge

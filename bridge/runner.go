@@ -106,33 +106,42 @@ func (rn *runner) interruptAll() {
 // prompt handles prompt: a run when idle; while one runs, queued as its
 // streamingBehavior says, else refused.
 func (s *server) prompt(c *call) (any, error) {
-	m, err := readMessage(c)
-	if err != nil {
-		return nil, err
-	}
 	behavior := c.str("streamingBehavior")
 	if behavior != "" && behavior != "steer" && behavior != "followUp" {
 		return nil, fmt.Errorf("prompt: streamingBehavior must be \"steer\" or \"followUp\", got %q", behavior)
 	}
-	s.runs.mu.Lock()
-	defer s.runs.mu.Unlock()
-	if s.runs.cur == nil {
-		s.startRun(c, m)
-		return nil, errAnswered
-	}
-	if behavior == "" {
-		return nil, errors.New("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.")
-	}
-	s.queue(m, behavior == "steer")
-	return nil, nil
+	return s.withMessage(c, func(m message) error {
+		if behavior == "" {
+			return errors.New("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.")
+		}
+		s.queue(m, behavior == "steer")
+		return nil
+	})
 }
 
 // steer handles steer, follow_up handles follow_up: queued while a prompt
 // runs; when idle, run as a prompt.
-func (s *server) steer(c *call) (any, error)    { return s.enqueue(c, true) }
-func (s *server) followUp(c *call) (any, error) { return s.enqueue(c, false) }
+func (s *server) steer(c *call) (any, error) {
+	return s.withMessage(c, func(m message) error { s.queue(m, true); return nil })
+}
 
-func (s *server) enqueue(c *call, steer bool) (any, error) {
+func (s *server) followUp(c *call) (any, error) {
+	return s.withMessage(c, func(m message) error { s.queue(m, false); return nil })
+}
+
+// abortAndPrompt aborts the running prompt, if any, and runs a new one
+// after it. Like prompt, it is acknowledged at once.
+func (s *server) abortAndPrompt(c *call) (any, error) {
+	return s.withMessage(c, func(m message) error {
+		s.runs.cur.then = &m
+		s.runs.cur.interrupt()
+		return nil
+	})
+}
+
+// withMessage reads c's message; when idle it runs it as a prompt (and
+// answers c before agent_start), else it calls busy with runs.mu held.
+func (s *server) withMessage(c *call, busy func(message) error) (any, error) {
 	m, err := readMessage(c)
 	if err != nil {
 		return nil, err
@@ -143,8 +152,7 @@ func (s *server) enqueue(c *call, steer bool) (any, error) {
 		s.startRun(c, m)
 		return nil, errAnswered
 	}
-	s.queue(m, steer)
-	return nil, nil
+	return nil, busy(m)
 }
 
 // queue queues a message for the running prompt, handing steering to the
@@ -158,24 +166,6 @@ func (s *server) queue(m message, steer bool) {
 	if s.runs.cur.turn != nil {
 		s.handOver(s.runs.cur)
 	}
-}
-
-// abortAndPrompt aborts the running prompt, if any, and runs a new one
-// after it. Like prompt, it is acknowledged at once.
-func (s *server) abortAndPrompt(c *call) (any, error) {
-	m, err := readMessage(c)
-	if err != nil {
-		return nil, err
-	}
-	s.runs.mu.Lock()
-	defer s.runs.mu.Unlock()
-	if s.runs.cur == nil {
-		s.startRun(c, m)
-		return nil, errAnswered
-	}
-	s.runs.cur.then = &m
-	s.runs.cur.interrupt()
-	return nil, nil
 }
 
 // abort ends the running prompt. pi answers after agent_end; when idle, at

@@ -121,9 +121,6 @@ func (t *Translator) NextTurn() []Event {
 // [Translator.Inject] or [Translator.End].
 func (t *Translator) Between() bool { return t.between && !t.ended }
 
-// ResultFailed reports whether the last result line was an error.
-func (t *Translator) ResultFailed() bool { return t.resultFailed }
-
 // Inject continues a run that waits between turns with a user message the
 // bridge delivers (steering or a follow-up): a new turn opens with it.
 func (t *Translator) Inject(user Message) []Event {

@@ -1,0 +1,82 @@
+//go:build linux
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+)
+
+// slowStart is how long the wrapper of TestCommandsDoNotWaitForEachOther
+// makes every CLI start take: a cold machine, a slow disk, an antivirus.
+const slowStart = 2500 * time.Millisecond
+
+// TestCommandsDoNotWaitForEachOther drives the real CLI behind a wrapper
+// that delays each of its starts: commands that need a CLI process of
+// their own (the models and commands of a CLI not running yet) must not
+// hold up the others, and an abort must not wait for anything.
+func TestCommandsDoNotWaitForEachOther(t *testing.T) {
+	t.Parallel()
+	for _, tp := range []string{"pipe", "stream"} {
+		t.Run(tp, func(t *testing.T) {
+			t.Parallel()
+			srv := claudetest.Start(t)
+			wrapper := filepath.Join(t.TempDir(), "slow-claude")
+			script := fmt.Sprintf("#!/bin/sh\nsleep %.1f\nexec '%s' \"$@\"\n", slowStart.Seconds(), claudetest.CLI(t))
+			require.NoError(t, os.WriteFile(wrapper, []byte(script), 0o755))
+			b := startBridgeOn(t, srv, wrapper, "--transport", tp)
+
+			// A cold get_available_models, then get_state right behind it.
+			b.sendJSON(map[string]any{"type": "get_available_models", "id": "models"})
+			start := time.Now()
+			state := b.call(map[string]any{"type": "get_state"})
+			assert.Less(t, time.Since(start), 100*time.Millisecond, "get_state behind a cold get_available_models")
+			assert.True(t, state.Get("success").Bool())
+			models := b.until(30*time.Second, func(f gjson.Result) bool { return f.Get("id").String() == "models" })
+			assert.True(t, models[len(models)-1].Get("success").Bool(), models[len(models)-1].Raw)
+			assert.GreaterOrEqual(t, time.Since(start), slowStart, "the models came from a CLI started through the wrapper")
+
+			// During a streaming reply: a cold get_commands (pipe: a query
+			// process through the wrapper; stream: the running CLI's
+			// answer), then abort right behind it.
+			require.True(t, b.call(map[string]any{"type": "prompt", "message": "[[slow:400]]"}).Get("success").Bool())
+			b.until(30*time.Second, func(f gjson.Result) bool { return f.Get("assistantMessageEvent.type").String() == "text_delta" })
+			b.sendJSON(map[string]any{"type": "get_commands", "id": "commands"})
+			start = time.Now()
+			b.sendJSON(map[string]any{"type": "abort", "id": "abort"})
+			b.until(10*time.Second, isType("agent_end"))
+			assert.Less(t, time.Since(start), time.Second, "abort behind a cold get_commands ends the run")
+			b.until(30*time.Second, func(f gjson.Result) bool { return f.Get("id").String() == "abort" })
+
+			// get_state while a long bash command runs.
+			b.sendJSON(map[string]any{"type": "bash", "command": "sleep 2; echo done", "id": "bash"})
+			time.Sleep(100 * time.Millisecond)
+			start = time.Now()
+			b.call(map[string]any{"type": "get_state"})
+			assert.Less(t, time.Since(start), 100*time.Millisecond, "get_state during bash")
+			b.until(30*time.Second, func(f gjson.Result) bool { return f.Get("id").String() == "bash" })
+
+			// get_state while new_session ends a running prompt.
+			require.True(t, b.call(map[string]any{"type": "prompt", "message": "[[slow:400]]"}).Get("success").Bool())
+			b.until(30*time.Second, func(f gjson.Result) bool { return f.Get("assistantMessageEvent.type").String() == "text_delta" })
+			before := b.call(map[string]any{"type": "get_state"}).Get("data.sessionId").String()
+			b.sendJSON(map[string]any{"type": "new_session", "id": "new"})
+			start = time.Now()
+			state = b.call(map[string]any{"type": "get_state"})
+			assert.Less(t, time.Since(start), 100*time.Millisecond, "get_state during new_session")
+			assert.NotEqual(t, before, state.Get("data.sessionId").String(), "get_state sees the new session")
+			b.until(30*time.Second, func(f gjson.Result) bool { return f.Get("id").String() == "new" })
+			frames := b.runPrompt("after [[say:fresh]]")
+			assert.Equal(t, "fresh", deltaText(frames))
+		})
+	}
+}
