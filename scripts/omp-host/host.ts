@@ -11,46 +11,15 @@
 // arguments (`--mode rpc`). See README.md beside this file for the scenarios,
 // the flags and the output's shape. Our own code: omp's sources stay in the
 // cache folder install-omp prints (OMP_DIR).
-import { plugin } from "bun";
+import "./natives-stub.ts";
 
-const usage = `usage: bun host.ts [--scenario NAME|all|list] [--timeout-ms N] [--inject-ready] [--frames N] -- AGENT_ARGV...`;
+const usage = `usage: bun host.ts [--scenario NAME|all|list] [--timeout-ms N] [--inject-ready v1|v2] [--frames N] -- AGENT_ARGV...`;
 
 // ---------------------------------------------------------------------------
 // omp's RpcClient, from the cache
 // ---------------------------------------------------------------------------
 
-// pi-utils (which rpc-client.ts imports for isRecord, readJsonl and ptree)
-// re-exports modules that import @oh-my-pi/pi-natives, whose loader requires a
-// platform addon at import time; no addon for 18.2.9 is on the registry, and
-// the client needs none of it: this host spawns the agent itself (the
-// client's `spawn` option) instead of through pi-utils' native ptree. The
-// module is replaced by one whose four names (all pi-utils imports of it)
-// throw when used.
-plugin({
-	name: "claude-rpc-omp-host-pi-natives-stub",
-	setup(build) {
-		build.module("@oh-my-pi/pi-natives", () => {
-			const unavailable = (name: string) =>
-				class {
-					constructor() {
-						throw new Error(`@oh-my-pi/pi-natives.${name} is not available in claude-rpc's omp host`);
-					}
-				};
-			return {
-				loader: "object",
-				exports: {
-					Process: unavailable("Process"),
-					ProcessStatus: {},
-					FileLock: unavailable("FileLock"),
-					renderMermaidAscii: () => {
-						throw new Error("@oh-my-pi/pi-natives.renderMermaidAscii is not available in claude-rpc's omp host");
-					},
-				},
-			};
-		});
-	},
-});
-
+// Must come before omp's modules load: see natives-stub.ts.
 const ompDir = process.env.OMP_DIR;
 if (!ompDir) {
 	console.error("host.ts: OMP_DIR must name the folder scripts/install-omp prints");
@@ -67,13 +36,14 @@ const frameModule = await import(`${rpcDir}/rpc-frame.ts`);
 interface Options {
 	scenario: string;
 	timeoutMs: number;
-	injectReady: boolean;
+	/** A ready frame put before the agent's own output: "v2" offers protocol v2, "v1" does not (no negotiation). */
+	injectReady: "" | "v1" | "v2";
 	maxFrames: number;
 	agent: string[];
 }
 
 function parseArgs(argv: string[]): Options {
-	const opts: Options = { scenario: "all", timeoutMs: 20_000, injectReady: false, maxFrames: 400, agent: [] };
+	const opts: Options = { scenario: "all", timeoutMs: 20_000, injectReady: "", maxFrames: 400, agent: [] };
 	for (let i = 0; i < argv.length; i++) {
 		const a = argv[i];
 		if (a === "--") {
@@ -82,7 +52,14 @@ function parseArgs(argv: string[]): Options {
 		}
 		if (a === "--scenario") opts.scenario = argv[++i] ?? "";
 		else if (a === "--timeout-ms") opts.timeoutMs = Number(argv[++i]);
-		else if (a === "--inject-ready") opts.injectReady = true;
+		else if (a === "--inject-ready") {
+			const v = argv[++i];
+			if (v !== "v1" && v !== "v2") {
+				console.error(`host.ts: --inject-ready takes v1 or v2\n${usage}`);
+				process.exit(2);
+			}
+			opts.injectReady = v;
+		}
 		else if (a === "--frames") opts.maxFrames = Number(argv[++i]);
 		else {
 			console.error(`host.ts: unknown argument ${a}\n${usage}`);
@@ -255,7 +232,8 @@ function makeSpawn(opts: Options, rec: Recorder, holder: { agent?: Agent }) {
 		let stdout = proc.stdout as ReadableStream<Uint8Array>;
 		if (opts.injectReady) {
 			// A measurement aid: the ready frame an omp server writes first.
-			const inject = new TextEncoder().encode(`${JSON.stringify(readyFrame)}\n`);
+			const frame = opts.injectReady === "v2" ? readyFrame : { ...readyFrame, supportedProtocolVersions: [1] };
+			const inject = new TextEncoder().encode(`${JSON.stringify(frame)}\n`);
 			const upstream = stdout;
 			stdout = new ReadableStream<Uint8Array>({
 				async start(controller) {
