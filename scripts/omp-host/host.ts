@@ -11,6 +11,8 @@
 // arguments (`--mode rpc`). See README.md beside this file for the scenarios,
 // the flags and the output's shape. Our own code: omp's sources stay in the
 // cache folder install-omp prints (OMP_DIR).
+
+// First, before any of omp's modules load: see natives-stub.ts.
 import "./natives-stub.ts";
 
 const usage = `usage: bun host.ts [--scenario NAME|all|list] [--timeout-ms N] [--inject-ready v1|v2] [--frames N] -- AGENT_ARGV...`;
@@ -19,7 +21,6 @@ const usage = `usage: bun host.ts [--scenario NAME|all|list] [--timeout-ms N] [-
 // omp's RpcClient, from the cache
 // ---------------------------------------------------------------------------
 
-// Must come before omp's modules load: see natives-stub.ts.
 const ompDir = process.env.OMP_DIR;
 if (!ompDir) {
 	console.error("host.ts: OMP_DIR must name the folder scripts/install-omp prints");
