@@ -39,7 +39,7 @@ func (s *server) runCompact(r *run, c *call, text string) {
 	} else {
 		s.out.send(okResponse(c.id, c.typ, res))
 	}
-	s.ended(r)
+	s.ended(r, nil)
 }
 
 // compactTurn runs /compact and reads the compaction off the CLI's lines.

@@ -22,6 +22,99 @@ type response struct {
 	Error   string          `json:"error,omitempty"`
 }
 
+// readyJSON is the first frame the bridge writes (omp's): it is ready for
+// commands, and which protocol versions and frame limits it takes. Hosts
+// that do not know it (pi's) ignore it as an event they do not handle.
+type readyJSON struct {
+	Type string `json:"type"`
+	// ProtocolVersion is the version in use until negotiate_protocol: 1,
+	// whole JSON lines.
+	ProtocolVersion int `json:"protocolVersion"`
+	// SupportedProtocolVersions: 2 adds rpc_chunk framing, after
+	// negotiate_protocol.
+	SupportedProtocolVersions []int `json:"supportedProtocolVersions"`
+	// MaxFrameBytes is the longest line written once v2 is negotiated
+	// (longer frames come as rpc_chunk frames), newline included.
+	MaxFrameBytes int `json:"maxFrameBytes"`
+	// MaxReassembledFrameBytes is the longest frame rpc_chunk frames carry,
+	// either way.
+	MaxReassembledFrameBytes int `json:"maxReassembledFrameBytes"`
+}
+
+// rpcChunkJSON is one piece of a frame too long for one line, once
+// negotiate_protocol chose version 2 (omp's framing, bridge/rpcframe): the
+// pieces of one frame come in order with nothing between them; their data,
+// base64-decoded and joined, is the frame's JSON.
+type rpcChunkJSON struct {
+	Type string `json:"type"`
+	// ChunkID names the frame: rpc-1, rpc-2, …
+	ChunkID string `json:"chunkId"`
+	// Index is the piece's place, from 0; Count how many pieces there are.
+	Index int `json:"index"`
+	Count int `json:"count"`
+	// ByteLength is the length of the whole frame's JSON.
+	ByteLength int `json:"byteLength"`
+	// Data is the piece, base64: at most 256 KiB of the frame.
+	Data string `json:"data"`
+}
+
+// rpcFrameErrorJSON stands in for a frame over 64 MiB, once version 2 is
+// negotiated (a response over the limit becomes a failed response
+// instead).
+type rpcFrameErrorJSON struct {
+	Type string `json:"type"`
+	// OriginalType is the type of the frame that could not be sent.
+	OriginalType string `json:"originalType,omitempty"`
+	Error        string `json:"error"`
+}
+
+// promptResultJSON says how the run a prompt started ended (omp's): once
+// per prompt and abort_and_prompt, after the agent_end after which the
+// bridge stops on its own (a prompt queued into a running run reports
+// when that run, and what was queued after it, ended).
+type promptResultJSON struct {
+	Type string `json:"type"`
+	// ID is the prompt command's id.
+	ID json.RawMessage `json:"id,omitempty"`
+	// AgentInvoked is always true: every prompt reaches the CLI.
+	AgentInvoked bool `json:"agentInvoked"`
+	// Status is "completed", "aborted" or "error", from the last assistant
+	// message's stopReason.
+	Status string        `json:"status"`
+	Error  *promptFailed `json:"error,omitempty"`
+	// SessionSettled is true when nothing more runs: session_settled
+	// follows.
+	SessionSettled bool `json:"sessionSettled"`
+}
+
+// promptFailed is a prompt_result's error.
+type promptFailed struct {
+	Message string `json:"message"`
+	// Retryable is always false: the CLI has retried what it could.
+	Retryable bool `json:"retryable"`
+}
+
+// agentSettledJSON is pi 1.5's: the bridge will not go on by itself (queued
+// steering and follow-ups have run); sent after the last agent_end, before
+// the answers to abort.
+type agentSettledJSON struct {
+	Type string `json:"type"`
+	// Aborted is true when the last run was aborted.
+	Aborted bool `json:"aborted"`
+}
+
+// sessionSettledJSON is omp's: nothing streams, is queued or waits; sent
+// right after agent_settled.
+type sessionSettledJSON struct {
+	Type string `json:"type"`
+}
+
+// negotiateData is negotiate_protocol's data.
+type negotiateData struct {
+	// ProtocolVersion is the version now in use.
+	ProtocolVersion int `json:"protocolVersion"`
+}
+
 func okResponse(id json.RawMessage, command string, data any) response {
 	return response{ID: id, Type: "response", Command: command, Success: true, Data: data}
 }
@@ -51,6 +144,11 @@ type stateData struct {
 	TodoPhases []transform.TodoPhase `json:"todoPhases"`
 	// Transport is claude-rpc's own: how the CLI is driven.
 	Transport string `json:"transport"`
+	// IsSettled is omp's: nothing runs, and the bridge starts nothing by
+	// itself (session_settled was sent, or nothing ever ran).
+	IsSettled bool `json:"isSettled"`
+	// HasPendingAsyncWork is omp's: a bash command runs.
+	HasPendingAsyncWork bool `json:"hasPendingAsyncWork"`
 }
 
 // modelInfo is pi's Model.

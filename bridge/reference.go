@@ -66,6 +66,12 @@ var bridgeEvents = []struct {
 	typ       any
 	consts    map[string]string
 }{
+	{"ready", "ready", readyJSON{}, nil},
+	{"prompt_result", "prompt_result", promptResultJSON{}, nil},
+	{"agent_settled", "agent_settled", agentSettledJSON{}, nil},
+	{"session_settled", "session_settled", sessionSettledJSON{}, nil},
+	{"rpc_chunk", "rpc_chunk", rpcChunkJSON{}, nil},
+	{"rpc_frame_error", "rpc_frame_error", rpcFrameErrorJSON{}, nil},
 	{"tool_execution_update", "tool_execution_update", toolExecutionUpdateJSON{}, nil},
 	{"host_tool_call", "host_tool_call", hostToolCallJSON{}, nil},
 	{"host_tool_cancel", "host_tool_cancel", hostToolCancelJSON{}, nil},
@@ -213,7 +219,7 @@ func referenceFrom(docs schema.Docs) (*schema.Schema, schema.Docs, error) {
 		add("response."+c.name, s)
 	}
 	failure := g.Object(reflect.TypeFor[response]())
-	failure.Description = "The answer to any command that fails, and to a line that is no command: command is the command's type (\"parse\" for a line that is not a JSON command); the answer to an unknown command has no id, as pi's."
+	failure.Description = "The answer to any command that fails, and to a line that is no command: command is the command's type (\"parse\" for a line that is not a JSON command); the answer to an unknown command carries its id, as pi 1.5's and omp's (pi 0.73.1's had none)."
 	constProp(failure, "type", "response")
 	constProp(failure, "success", false)
 	delete(failure.Properties, "data")

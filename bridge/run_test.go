@@ -61,8 +61,17 @@ func newRig(t *testing.T, fake *claudetest.Transport, opts Options) *rig {
 		defer close(r.frames)
 		sc := bufio.NewScanner(outR)
 		sc.Buffer(nil, 64<<20)
+		first := true
 		for sc.Scan() {
 			line := sc.Text()
+			if first {
+				// omp's ready frame comes first, before any command.
+				first = false
+				if gjson.Get(line, "type").String() != "ready" {
+					t.Errorf("the first frame is not ready: %.200s", line)
+				}
+				continue
+			}
 			if err := CheckFrame([]byte(line)); err != nil {
 				t.Errorf("frame not in the protocol reference: %v\n%.300s", err, line)
 			}
@@ -226,6 +235,15 @@ func TestRunPromptRepliesInOrder(t *testing.T) {
 	assert.Equal(t, []string{"response:" + id, "agent_start", "turn_start", "message_start", "message_end"}, r.kinds()[:5],
 		"the prompt is answered before agent_start")
 	assert.Equal(t, "assistant", end.Get("messages.1.role").String())
+	assert.True(t, end.Get("isTerminal").Bool() && end.Get("yielded").Bool() && end.Get("willRetry").Exists())
+	res := r.event("prompt_result")
+	assert.Equal(t, id, res.Get("id").String())
+	assert.Equal(t, "completed", res.Get("status").String())
+	assert.True(t, res.Get("sessionSettled").Bool())
+	assert.False(t, r.event("agent_settled").Get("aborted").Bool())
+	r.event("session_settled")
+	state := r.answer(r.send(`{"type":"get_state"}`))
+	assert.True(t, state.Get("data.isSettled").Bool())
 	msgs := r.answer(r.send(`{"type":"get_messages"}`))
 	assert.Len(t, msgs.Get("data.messages").Array(), 2, "the run's messages join the session")
 	assert.Equal(t, "hi", gjson.Parse(string(r.fake.Inputs()[0])).Get("message.content").String())
@@ -242,6 +260,10 @@ func TestRunAbortIsAnsweredAfterAgentEnd(t *testing.T) {
 	assert.Equal(t, "aborted", end.Get("messages.1.stopReason").String())
 	r.answer(abort)
 	assert.Less(t, r.index("agent_end"), r.index("response:"+abort), "abort answers after agent_end")
+	assert.Equal(t, []string{"agent_end", "prompt_result", "agent_settled", "session_settled", "response:" + abort},
+		r.kinds()[r.index("agent_end"):], "agent_end, then the settled events, then abort's answer")
+	assert.True(t, r.seen[r.index("agent_settled")].Get("aborted").Bool())
+	assert.Equal(t, "aborted", r.seen[r.index("prompt_result")].Get("status").String())
 	// The next prompt runs once the aborted turn is over.
 	r.send(`{"type":"prompt","message":"again"}`)
 	end = r.event("agent_end")
@@ -334,8 +356,17 @@ func TestRunAbortAndPrompt(t *testing.T) {
 	r.event("message_update")
 	id := r.send(`{"type":"abort_and_prompt","message":"two"}`)
 	r.answer(id)
-	assert.Equal(t, "aborted", r.event("agent_end").Get("messages.1.stopReason").String())
+	first := r.event("agent_end")
+	assert.Equal(t, "aborted", first.Get("messages.1.stopReason").String())
+	assert.False(t, first.Get("isTerminal").Bool(), "abort_and_prompt's prompt follows")
+	res := r.event("prompt_result")
+	assert.Equal(t, "c1", res.Get("id").String())
+	assert.Equal(t, "aborted", res.Get("status").String())
+	assert.False(t, res.Get("sessionSettled").Bool())
 	end := r.event("agent_end")
+	assert.Equal(t, id, r.event("prompt_result").Get("id").String())
+	assert.Equal(t, -1, r.index("agent_settled"), "no agent_settled before the last run ended")
+	r.event("agent_settled")
 	assert.Equal(t, []string{"user:two", "assistant:" + gjson.ParseBytes(rec.Lines[11]).Get("message.content.0.text").String()}, texts(end.Get("messages")))
 }
 

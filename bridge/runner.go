@@ -49,7 +49,11 @@ type run struct {
 	aborted  bool
 	released bool // the CLI turn is released: nothing more is handed to it
 	then     *message
+	thenCall *call   // the abort_and_prompt that gave then
 	abortIDs []*call // abort calls answered after agent_end
+	// prompts are the prompt and abort_and_prompt calls whose
+	// prompt_result waits for this run (or the runs it goes on with).
+	prompts []*call
 	done     chan struct{}
 
 	// Steering messages handed to the CLI and not yet started by it (for
@@ -115,6 +119,7 @@ func (s *server) prompt(c *call) (any, error) {
 			return errors.New("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.")
 		}
 		s.queue(m, behavior == "steer")
+		s.runs.cur.prompts = append(s.runs.cur.prompts, c) // reported when the run settles
 		return nil
 	})
 }
@@ -133,7 +138,7 @@ func (s *server) followUp(c *call) (any, error) {
 // after it. Like prompt, it is acknowledged at once.
 func (s *server) abortAndPrompt(c *call) (any, error) {
 	return s.withMessage(c, func(m message) error {
-		s.runs.cur.then = &m
+		s.runs.cur.then, s.runs.cur.thenCall = &m, c
 		s.runs.cur.interrupt()
 		return nil
 	})
@@ -209,14 +214,18 @@ func (s *server) startRun(c *call, m message) {
 	// Acknowledge before agent_start: the run's first frames are queued by
 	// its goroutine, after this response.
 	s.out.send(okResponse(c.id, c.typ, nil))
-	s.launch(m)
+	r := s.launch(m)
+	if c.typ == "prompt" || c.typ == "abort_and_prompt" {
+		r.prompts = append(r.prompts, c)
+	}
 }
 
 // launch starts the run goroutine for m. Called with runs.mu held.
-func (s *server) launch(m message) {
+func (s *server) launch(m message) *run {
 	r := s.newRun(false)
 	s.wg.Add(1)
 	go s.runPrompt(r, m)
+	return r
 }
 
 // newRun makes r the running run. Called with runs.mu held.
@@ -523,29 +532,73 @@ func (s *server) finish(r *run, tr *transform.Translator, evs []transform.Event)
 		s.runs.steerQ = append(q, s.runs.steerQ...)
 	}
 	r.handed = nil
+	if n := len(evs); n > 0 && evs[n-1].Type == transform.EventAgentEnd {
+		evs[n-1].Continues = s.runs.cur == r && (r.then != nil || !r.aborted && s.runs.queued())
+	}
 	s.out.events(evs)
-	s.ended(r)
+	s.ended(r, tr.Messages())
 }
 
-// ended makes the bridge idle after r, whose last frames are queued:
-// answers its abort commands and starts what waits. Called with runs.mu
-// held.
-func (s *server) ended(r *run) {
+// ended makes the bridge idle after r, whose last frames are queued: it
+// starts what waits (abort_and_prompt's prompt, messages queued after the
+// last result), or, when nothing does, says the bridge settled
+// (prompt_result for each prompt that waited for it, agent_settled,
+// session_settled), then answers r's abort commands. msgs are r's
+// messages (none for a compaction). Called with runs.mu held.
+func (s *server) ended(r *run, msgs []transform.Message) {
 	defer close(r.done)
 	s.host.cancelAll()
+	var next *run
+	if s.runs.cur == r { // else replaced by a new session: nothing of it waits
+		s.runs.cur = nil
+		switch {
+		case r.then != nil: // abort_and_prompt's prompt
+			next = s.launch(*r.then)
+			if r.thenCall != nil {
+				next.prompts = append(next.prompts, r.thenCall)
+			}
+		case !r.aborted && s.runs.queued():
+			// Queued after the run's last result was read: a new run
+			// delivers them (an aborted run keeps its queue for the next
+			// prompt, as pi).
+			next = s.launch(joined(s.runs.dequeue()))
+		}
+	}
+	switch {
+	case r.compact:
+	case next != nil && r.then == nil:
+		next.prompts = append(next.prompts, r.prompts...) // they report when it settles
+	default:
+		status, failure := promptStatus(msgs)
+		for _, c := range r.prompts {
+			s.out.send(promptResultJSON{Type: "prompt_result", ID: c.id, AgentInvoked: true,
+				Status: status, Error: failure, SessionSettled: next == nil})
+		}
+		if next == nil {
+			s.out.send(agentSettledJSON{Type: "agent_settled", Aborted: r.aborted})
+			s.out.send(sessionSettledJSON{Type: "session_settled"})
+		}
+	}
 	for _, c := range r.abortIDs {
 		s.out.send(okResponse(c.id, c.typ, nil))
 	}
-	if s.runs.cur != r {
-		return // replaced by a new session meanwhile: nothing of it waits
+}
+
+// promptStatus is a prompt_result's status from the run's messages: its
+// last assistant message's stopReason.
+func promptStatus(msgs []transform.Message) (string, *promptFailed) {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		m := &msgs[i]
+		if m.Role != transform.RoleAssistant {
+			continue
+		}
+		switch m.StopReason {
+		case transform.StopAborted:
+			return "aborted", nil
+		case transform.StopError:
+			return "error", &promptFailed{Message: m.ErrorMessage}
+		}
+		break
 	}
-	s.runs.cur = nil
-	switch {
-	case r.then != nil: // abort_and_prompt's prompt
-		s.launch(*r.then)
-	case !r.aborted && s.runs.queued():
-		// Queued after the run's last result was read: a new run delivers
-		// them (an aborted run keeps its queue for the next prompt, as pi).
-		s.launch(joined(s.runs.dequeue()))
-	}
+	return "completed", nil
 }

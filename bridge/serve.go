@@ -1,8 +1,12 @@
 package bridge
 
 import (
+	"bytes"
+	"fmt"
+
 	"context"
 	"errors"
+	"github.com/tidwall/gjson"
 	"io"
 	"log/slog"
 	"os"
@@ -11,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/claude-rpc/claude-rpc/bridge/rpcframe"
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/jsonl"
 	"github.com/claude-rpc/claude-rpc/sessions"
@@ -61,8 +66,9 @@ type server struct {
 	info  *cliInfo
 	bashJ bashJob
 
-	order order          // the dispatcher's: which calls wait for which
-	wg    sync.WaitGroup // goroutines Serve waits for at shutdown
+	order  order                // the dispatcher's: which calls wait for which
+	chunks rpcframe.Reassembler // the dispatcher's: rpc_chunk frames from the host
+	wg     sync.WaitGroup       // goroutines Serve waits for at shutdown
 }
 
 func newServer(opts Options, out io.Writer) (*server, error) {
@@ -114,6 +120,8 @@ func newServer(opts Options, out io.Writer) (*server, error) {
 	transport.SetConfig(s.cliConfig()) // with the host's side of the control protocol
 	// Last: nothing above may fail and leave the writer's goroutine behind.
 	s.out = newFrameWriter(out, opts)
+	s.out.send(readyJSON{Type: "ready", ProtocolVersion: 1, SupportedProtocolVersions: []int{1, 2},
+		MaxFrameBytes: rpcframe.MaxFrameBytes, MaxReassembledFrameBytes: rpcframe.MaxReassembledBytes})
 	return s, nil
 }
 
@@ -148,7 +156,19 @@ func (s *server) dispatch(l inLine) {
 		s.out.send(errResponse(nil, "parse", "Failed to parse command: "+l.err.Error()))
 		return
 	}
-	c, err := parseCall(l.b)
+	line := l.b
+	if s.chunks.Pending() || isChunk(line) {
+		frame, err := s.chunks.Push(line)
+		if err != nil {
+			s.out.send(errResponse(nil, "parse", "Failed to parse command: "+err.Error()))
+			return
+		}
+		if frame == nil {
+			return // more chunks to come
+		}
+		line = frame
+	}
+	c, err := parseCall(line)
 	if err != nil {
 		// pi answers a line it cannot take as a command without an id.
 		s.out.send(errResponse(nil, "parse", "Failed to parse command: "+err.Error()))
@@ -156,8 +176,9 @@ func (s *server) dispatch(l inLine) {
 	}
 	c.def = commandsByName[c.typ]
 	if c.def == nil {
-		// pi answers an unknown command without its id.
-		s.out.send(errResponse(nil, c.typ, "Unknown command: "+c.typ))
+		// With its id: pi 1.5's and omp's clients wait for it (pi 0.73.1
+		// answered without; its client ignores the id either way).
+		s.out.send(errResponse(c.id, c.typ, "Unknown command: "+c.typ))
 		return
 	}
 	if err := c.check(); err != nil {
@@ -253,6 +274,27 @@ func appendLive(rs []chan struct{}, ch chan struct{}) []chan struct{} {
 		}
 	}
 	return append(live, ch)
+}
+
+// isChunk reports whether a host line is an rpc_chunk frame (omp's
+// framing; a host may chunk a command too long for one line).
+func isChunk(line []byte) bool {
+	head := line[:min(len(line), 48)]
+	return bytes.Contains(head, []byte(`"rpc_chunk"`))
+}
+
+// negotiateProtocol handles negotiate_protocol (omp's): version 2 is
+// rpc_chunk framing from the frame after the answer on; 1 is whole lines.
+func (s *server) negotiateProtocol(c *call) (any, error) {
+	v := c.raw.Get("protocolVersion")
+	switch {
+	case v.Type == gjson.Number && v.Num == 2:
+		s.out.sendThenChunk(okResponse(c.id, c.typ, negotiateData{ProtocolVersion: 2}))
+		return nil, errAnswered
+	case v.Type == gjson.Number && v.Num == 1:
+		return negotiateData{ProtocolVersion: 1}, nil
+	}
+	return nil, fmt.Errorf("Unsupported RPC protocol version: %s", v.Raw)
 }
 
 // shutdown ends the running prompt as an abort and waits for every CLI

@@ -154,6 +154,9 @@ func (s *server) transcriptPath() string {
 
 func (s *server) getState(*call) (any, error) {
 	pending, steering, followUp, running, compacting := s.runs.status()
+	s.bashJ.mu.Lock()
+	bashing := s.bashJ.run != nil
+	s.bashJ.mu.Unlock()
 	s.st.mu.Lock()
 	defer s.st.mu.Unlock()
 	st := s.st
@@ -174,6 +177,8 @@ func (s *server) getState(*call) (any, error) {
 		QueuedMessageCount:    pending,
 		TodoPhases:            st.todos.list.Phases(),
 		Transport:             s.transport.Name(),
+		IsSettled:             !running && !compacting,
+		HasPendingAsyncWork:   bashing,
 	}, nil
 }
 

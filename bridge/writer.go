@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"strconv"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/claude-rpc/claude-rpc/bridge/rpcframe"
 	"github.com/claude-rpc/claude-rpc/transform"
 )
 
@@ -43,6 +45,7 @@ const coalesceBudget = 32 << 10
 // held back but the deltas themselves.
 type frameWriter struct {
 	out      io.Writer
+	sink     *sink // what enc writes to: out, or one frame at a time once chunking
 	enc      *transform.Encoder
 	log      *slog.Logger
 	ch       chan item
@@ -63,13 +66,31 @@ type item struct {
 	frame []byte    // set for a response
 	read  time.Time // when the line that made ev was read; zero when not traced
 	held  bool      // held for coalescing
+	// chunk: after this frame (negotiate_protocol's answer), frames over
+	// rpcframe.MaxFrameBytes go out as rpc_chunk frames (omp's protocol v2).
+	chunk bool
+}
+
+// sink is the encoder's writer: stdout itself, or, once frames are
+// chunked, a buffer holding one frame until it is split.
+type sink struct {
+	out   io.Writer
+	frame *bytes.Buffer // nil: write through
+}
+
+func (s *sink) Write(p []byte) (int, error) {
+	if s.frame != nil {
+		return s.frame.Write(p)
+	}
+	return s.out.Write(p)
 }
 
 func newFrameWriter(out io.Writer, opts Options) *frameWriter {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	w := &frameWriter{out: out, enc: transform.NewEncoder(out), log: opts.Log, ch: make(chan item, 256),
+	sk := &sink{out: out}
+	w := &frameWriter{out: out, sink: sk, enc: transform.NewEncoder(sk), log: opts.Log, ch: make(chan item, 256),
 		done: make(chan struct{}), coalesce: opts.Coalesce, trace: opts.Trace}
 	go w.run()
 	return w
@@ -78,14 +99,20 @@ func newFrameWriter(out io.Writer, opts Options) *frameWriter {
 // send encodes v (a response) as one frame and queues it. It blocks while
 // the host is slow to read (back-pressure reaches the CLI through its stdout
 // pipe), and drops the frame after close.
-func (w *frameWriter) send(v any) {
+func (w *frameWriter) send(v any) { w.sendItem(v, false) }
+
+// sendThenChunk sends v (negotiate_protocol's answer), after which every
+// frame too long for one line goes out as rpc_chunk frames.
+func (w *frameWriter) sendThenChunk(v any) { w.sendItem(v, true) }
+
+func (w *frameWriter) sendItem(v any, chunk bool) {
 	b, err := encodeFrame(v)
 	if err != nil {
 		w.log.Error("encoding frame", "err", err)
 		return
 	}
 	w.lastRead.Store(0) // frames after a response come from no CLI line until one is read
-	w.queue(item{frame: b})
+	w.queue(item{frame: b, chunk: chunk})
 }
 
 // events queues events. The first events queued after a CLI line was read
@@ -150,6 +177,8 @@ func (w *frameWriter) run() {
 	)
 	timer.Stop()
 	failed := false
+	var chunker *rpcframe.Chunker // set once frames are chunked
+	ids := messageIDs{}
 	flush := func() {
 		if err := w.enc.Flush(); err != nil && !failed {
 			w.log.Error("writing to stdout; dropping further frames", "err", err)
@@ -172,7 +201,11 @@ func (w *frameWriter) run() {
 		if it.frame != nil {
 			err = w.enc.Line(bytes.TrimSuffix(it.frame, []byte("\n")))
 		} else {
+			ids.assign(&it.ev)
 			err = w.enc.Event(&it.ev)
+		}
+		if err == nil && chunker != nil {
+			err = w.writeChunked(chunker)
 		}
 		if errors.Is(err, transform.ErrInvalidJSON) {
 			w.log.Error("encoding frame", "type", it.ev.Type, "err", err) // nothing written: the next frames go on
@@ -183,6 +216,15 @@ func (w *frameWriter) run() {
 		}
 		if it.ev.Type == transform.EventMessageUpdate {
 			lastEnd, lastSize = time.Now(), w.enc.Written()+int64(w.enc.Buffered())-before
+		}
+		if it.chunk && chunker == nil {
+			// The answer is written whole; the frames after it may be
+			// chunked.
+			if err := w.enc.Flush(); err != nil {
+				failed = true
+				return
+			}
+			chunker, w.sink.frame = &rpcframe.Chunker{}, &bytes.Buffer{}
 		}
 		if w.trace != nil && !it.read.IsZero() {
 			traced = append(traced, item{read: it.read, held: it.held})
@@ -240,6 +282,63 @@ func (w *frameWriter) run() {
 		it.held = true
 		h = held{item: it, active: true, due: due}
 		timer.Reset(due.Sub(now))
+	}
+}
+
+// writeChunked writes the frame the encoder gathered: whole when it fits
+// in one line, else as rpc_chunk frames, or, over the reassembly limit,
+// as the overflow frame omp writes in its place.
+func (w *frameWriter) writeChunked(c *rpcframe.Chunker) error {
+	if err := w.enc.Flush(); err != nil {
+		return err
+	}
+	frame := w.sink.frame.Bytes()
+	defer w.sink.frame.Reset()
+	lines, err := c.Split(frame)
+	if errors.Is(err, rpcframe.ErrFrameTooLarge) {
+		w.log.Error("a frame is over the transport limit; writing omp's overflow frame instead", "bytes", len(frame))
+		lines = [][]byte{rpcframe.Overflow(bytes.TrimSuffix(frame, []byte("\n")))}
+	}
+	for _, l := range lines {
+		if _, err := w.out.Write(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// messageIDs gives message frames omp's messageId: "msg-N", minted at
+// message_start and kept until its message_end; an update carries the
+// innermost open message's. Owned by the writer goroutine.
+type messageIDs struct {
+	n    int
+	open []string
+}
+
+func (m *messageIDs) mint() string {
+	m.n++
+	return "msg-" + strconv.Itoa(m.n)
+}
+
+func (m *messageIDs) assign(ev *transform.Event) {
+	switch ev.Type {
+	case transform.EventMessageStart:
+		ev.MessageID = m.mint()
+		m.open = append(m.open, ev.MessageID)
+	case transform.EventMessageUpdate:
+		if len(m.open) == 0 {
+			m.open = append(m.open, m.mint())
+		}
+		ev.MessageID = m.open[len(m.open)-1]
+	case transform.EventMessageEnd:
+		if len(m.open) == 0 {
+			ev.MessageID = m.mint()
+			return
+		}
+		ev.MessageID = m.open[len(m.open)-1]
+		m.open = m.open[:len(m.open)-1]
+	case transform.EventAgentEnd:
+		m.open = m.open[:0]
 	}
 }
 

@@ -61,7 +61,12 @@ func recorded(t *testing.T, name string) []transform.Event {
 	for _, l := range bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n")) {
 		evs = append(evs, tr.Line(l)...)
 	}
-	return append(evs, tr.Finish("exit status 0")...)
+	evs = append(evs, tr.Finish("exit status 0")...)
+	var ids messageIDs // as a fresh writer numbers them
+	for i := range evs {
+		ids.assign(&evs[i])
+	}
+	return evs
 }
 
 // closeAndCollect closes the writer and returns every frame it wrote.

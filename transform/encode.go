@@ -290,6 +290,11 @@ func (e *Encoder) event(ev *Event) {
 	case EventAgentEnd:
 		e.key(`,"messages":`)
 		e.messages(ev.Messages)
+		if ev.Continues {
+			e.key(`,"willRetry":false,"isTerminal":false,"yielded":false`)
+		} else {
+			e.key(`,"willRetry":false,"isTerminal":true,"yielded":true`)
+		}
 	case EventTurnEnd:
 		e.key(`,"message":`)
 		e.message(&ev.Message)
@@ -298,6 +303,7 @@ func (e *Encoder) event(ev *Event) {
 	case EventMessageStart, EventMessageEnd:
 		e.key(`,"message":`)
 		e.message(&ev.Message)
+		e.messageID(ev.MessageID)
 	case EventToolExecutionStart:
 		e.key(`,"toolCallId":`)
 		e.str(ev.ToolCallID)
@@ -405,8 +411,16 @@ func (e *Encoder) event(ev *Event) {
 		e.message(&ev.Message)
 		e.key(`},"message":`)
 		e.message(&ev.Message)
+		e.messageID(ev.MessageID)
 	}
 	e.buf = append(e.buf, '}')
+}
+
+func (e *Encoder) messageID(id string) {
+	if id != "" {
+		e.key(`,"messageId":`)
+		e.str(id)
+	}
 }
 
 func (e *Encoder) messages(ms []Message) {

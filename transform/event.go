@@ -43,10 +43,16 @@ type Event struct {
 	Type string
 	// Message is the message of message_start/update/end and turn_end.
 	Message Message
+	// MessageID is omp's messageId of message_start/update/end: the
+	// protocol layer numbers the messages it writes (msg-N).
+	MessageID string
 	// Update is the assistantMessageEvent of message_update.
 	Update AssistantEvent
 	// Messages are agent_end's messages: the messages of the run.
 	Messages []Message
+	// Continues says, on agent_end, that another run follows by itself
+	// (the bridge sets it: isTerminal and yielded false).
+	Continues bool
 	// ToolResults are turn_end's tool results.
 	ToolResults []Message
 
@@ -124,7 +130,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		if msgs == nil {
 			msgs = []Message{}
 		}
-		return marshalNoEscape(agentEndJSON{e.Type, msgs})
+		return marshalNoEscape(agentEndJSON{e.Type, msgs, false, !e.Continues, !e.Continues})
 	case EventTurnEnd:
 		trs := e.ToolResults
 		if trs == nil {
@@ -132,7 +138,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		}
 		return marshalNoEscape(turnEndJSON{e.Type, &e.Message, trs})
 	case EventMessageStart, EventMessageEnd:
-		return marshalNoEscape(messageJSON{e.Type, &e.Message})
+		return marshalNoEscape(messageJSON{e.Type, &e.Message, e.MessageID})
 	case EventToolExecutionStart:
 		args := e.Args
 		if len(args) == 0 {
@@ -152,7 +158,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	case EventAutoCompactionEnd:
 		return marshalNoEscape(autoCompactionEndJSON{e.Type, e.Compaction, e.Aborted, false, e.ErrorMessage})
 	case EventMessageUpdate:
-		return marshalNoEscape(messageUpdateJSON{e.Type, e.Update.marshal(&e.Message), &e.Message})
+		return marshalNoEscape(messageUpdateJSON{e.Type, e.Update.marshal(&e.Message), &e.Message, e.MessageID})
 	default:
 		return marshalNoEscape(typeOnlyJSON{e.Type})
 	}

@@ -22,6 +22,15 @@ type agentEndJSON struct {
 	// Messages are the run's messages in order: the prompt, steering and
 	// follow-up messages, assistant messages and tool results.
 	Messages []Message `json:"messages"`
+	// WillRetry is pi 1.5's: always false, the CLI retries API calls
+	// within a run (auto_retry_start/end), never a whole run.
+	WillRetry bool `json:"willRetry"`
+	// IsTerminal is omp's: false when the bridge goes on by itself with
+	// another run (messages queued meanwhile, abort_and_prompt's prompt).
+	IsTerminal bool `json:"isTerminal"`
+	// Yielded is omp's: the same as isTerminal (nothing runs in the
+	// background that could wake the session).
+	Yielded bool `json:"yielded"`
 }
 
 // turnEndJSON is sent when one model call and the tool calls it made are
@@ -40,6 +49,9 @@ type messageJSON struct {
 	// Message is the message: at message_start as far as known (an
 	// assistant message has no content yet), at message_end complete.
 	Message *Message `json:"message"`
+	// MessageID names the message across its frames (omp's): "msg-N",
+	// counted over the bridge's life.
+	MessageID string `json:"messageId,omitempty"`
 }
 
 // messageUpdateJSON is sent for each step of an assistant message's
@@ -51,6 +63,8 @@ type messageUpdateJSON struct {
 	// Message is the assistant message so far, the same as the update's
 	// partial.
 	Message *Message `json:"message" schema:"ref=AssistantMessage"`
+	// MessageID is the message_start's messageId.
+	MessageID string `json:"messageId,omitempty"`
 }
 
 // toolExecutionStartJSON is sent when the CLI runs a tool the model called.
