@@ -54,7 +54,7 @@ type run struct {
 	// prompts are the prompt and abort_and_prompt calls whose
 	// prompt_result waits for this run (or the runs it goes on with).
 	prompts []*call
-	done     chan struct{}
+	done    chan struct{}
 
 	// Steering messages handed to the CLI and not yet started by it (for
 	// the queue, should the run end first), and the uuids the CLI has not

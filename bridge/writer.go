@@ -1,12 +1,12 @@
 package bridge
 
 import (
-	"strconv"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
