@@ -45,6 +45,13 @@ type Options struct {
 	// writer goroutine and must be quick.
 	Trace func(read, written time.Time, held bool)
 
+	// Prewarm starts the stream transport's CLI process when the bridge
+	// starts and whenever the session or the CLI's config replaced it, so
+	// the first prompt does not wait for the CLI's start-up (the process
+	// calls no API and writes nothing until a prompt comes; it costs the
+	// memory of a CLI process while the host does not prompt).
+	Prewarm bool
+
 	// transport, when set, is used instead of the one Transport names
 	// (the bridge's own tests: a scripted fake).
 	transport claudecli.Transport

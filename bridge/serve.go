@@ -120,6 +120,7 @@ func newServer(opts Options, out io.Writer) (*server, error) {
 	transport.SetConfig(s.cliConfig()) // with the host's side of the control protocol
 	// Last: nothing above may fail and leave the writer's goroutine behind.
 	s.out = newFrameWriter(out, opts)
+	s.prewarm()
 	s.out.send(readyJSON{Type: "ready", ProtocolVersion: 1, SupportedProtocolVersions: []int{1, 2},
 		MaxFrameBytes: rpcframe.MaxFrameBytes, MaxReassembledFrameBytes: rpcframe.MaxReassembledBytes})
 	return s, nil
@@ -274,6 +275,32 @@ func appendLive(rs []chan struct{}, ch chan struct{}) []chan struct{} {
 		}
 	}
 	return append(live, ch)
+}
+
+// prewarm starts the CLI process the next prompt will run in, when the
+// transport keeps one (Options.Prewarm); its goroutine is the bridge's.
+func (s *server) prewarm() {
+	w, ok := s.transport.(claudecli.Warmer)
+	if !ok || !s.opts.Prewarm {
+		return
+	}
+	s.runs.mu.Lock()
+	busy := s.runs.cur != nil
+	s.runs.mu.Unlock()
+	if busy {
+		return // the run's turn starts the process it needs
+	}
+	session, _ := s.cliSession()
+	if session.ForkFrom != "" {
+		// The CLI makes a fork's transcript when it starts: not before the
+		// host prompts.
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		w.Warm(session)
+	}()
 }
 
 // isChunk reports whether a host line is an rpc_chunk frame (omp's

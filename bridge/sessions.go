@@ -79,6 +79,7 @@ func (s *server) switchTo(c *call, l *loaded, f *fork) {
 	if r != nil {
 		<-r.done
 	}
+	s.prewarm() // the new session's process
 }
 
 func (s *server) newSession(c *call) (any, error) {

@@ -91,6 +91,7 @@ func (s *server) applySettings(f func(*cliSettings)) {
 	f(&s.st.settings)
 	s.st.mu.Unlock()
 	s.transport.SetConfig(s.cliConfig())
+	s.prewarm() // a change that needs a new process gets it now
 }
 
 // cliSession is the CLI session the next turn works on: resumed when the

@@ -34,8 +34,9 @@ type stream struct {
 	cfg     Config
 	maxLine int
 
-	mu    sync.Mutex // guards proc, turn, cfg, stale and live
-	proc  *streamProc
+	mu     sync.Mutex // guards proc, turn, cfg, stale, live and closed
+	closed bool
+	proc   *streamProc
 	turn  *streamTurn // the current turn, until its result
 	stale bool        // cfg changed since proc started
 	// live are control requests that bring the running process in step
@@ -104,6 +105,38 @@ type streamProc struct {
 	inflight map[string]context.CancelFunc // CLI requests being answered
 }
 
+// Warmer is a transport that can start its CLI process before the first
+// turn, so that turn does not wait for the CLI's start-up.
+type Warmer interface {
+	// Warm starts and initializes the process the next turn on session
+	// would run in, unless one runs already or a turn is under way. The
+	// CLI calls no API and writes no transcript until it is given a user
+	// line (measured on 2.1.328).
+	Warm(session Session)
+}
+
+// Warm implements [Warmer].
+func (s *stream) Warm(session Session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.turn != nil && !s.turn.isOver() {
+		return
+	}
+	sp := s.proc
+	if sp != nil && !sp.isDead() && sp.session == session.ID && sp.name == session.Name && !s.stale {
+		return // warm already
+	}
+	if sp != nil {
+		s.proc = nil
+		go sp.shutdown(flushWait)
+		<-sp.p.Done() // it writes its transcript before the next one reads it
+	}
+	s.stale, s.live = false, nil
+	if sp, err := s.startProc(session); err == nil {
+		s.proc = sp
+	}
+}
+
 func (s *stream) Turn(session Session, input []byte) (Turn, error) {
 	s.mu.Lock()
 	prev := s.turn
@@ -114,6 +147,9 @@ func (s *stream) Turn(session Session, input []byte) (Turn, error) {
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("the bridge is shutting down")
+	}
 	sp := s.proc
 	// Dead (the next turn resumes the session in a new process), on
 	// another session (new_session, switch) or run differently now
@@ -350,7 +386,7 @@ func (s *stream) LiveInfo(ctx context.Context) (Info, bool) {
 func (s *stream) Close(flush time.Duration) {
 	s.mu.Lock()
 	sp := s.proc
-	s.proc = nil
+	s.proc, s.closed = nil, true
 	s.mu.Unlock()
 	if sp != nil {
 		sp.shutdown(flush)
@@ -369,6 +405,18 @@ type streamTurn struct {
 }
 
 func (t *streamTurn) markEnded() { t.endOnce.Do(func() { close(t.ended) }) }
+
+// isOver reports whether the turn ended (released, or its process died).
+func (t *streamTurn) isOver() bool {
+	select {
+	case <-t.ended:
+		return true
+	case <-t.sp.dead:
+		return true
+	default:
+		return false
+	}
+}
 
 // waitEnded waits for the turn to end, or its process to die. (A turn that
 // will not end is cut off by Interrupt's deadline, which kills the process.)

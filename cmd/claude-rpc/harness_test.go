@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
@@ -166,10 +167,18 @@ func (b *rpcProc) start(env []string, args ...string) {
 		defer close(b.frames)
 		defer close(b.check.done)
 		r := bufio.NewReaderSize(stdout, 1<<20)
+		first := true
 		for {
 			line, err := r.ReadBytes('\n')
 			if len(line) > 0 {
 				b.check.frame(line)
+				if first && gjson.GetBytes(line, "type").String() == "ready" {
+					// The ready frame (omp's) comes first; the tests read
+					// what follows it (TestReadyFrameFirst checks it).
+					first = false
+					continue
+				}
+				first = false
 				b.frames <- line
 			}
 			if err != nil {
@@ -440,5 +449,24 @@ func (b *rpcProc) runPrompt(msg string) []gjson.Result {
 	b.t.Helper()
 	resp := b.call(map[string]any{"type": "prompt", "message": msg})
 	require.True(b.t, resp.Get("success").Bool(), "prompt refused: %s", resp.Raw)
-	return b.until(60*time.Second, isType("agent_end"))
+	frames := b.until(60*time.Second, isType("agent_end"))
+	if after := b.settled(frames[len(frames)-1]); after != nil {
+		assert.Equal(b.t, settledTail[1:], shape(after), "after agent_end: the frames that say the bridge settled")
+	}
+	return frames // up to agent_end: the run's own frames
+}
+
+// settledTail is how the frames of a run the bridge does not follow with
+// another end: agent_end, then the frames that say it settled.
+var settledTail = []string{"agent_end", "prompt_result", "agent_settled", "session_settled"}
+
+// settled reads, after an agent_end after which the bridge stops on its
+// own (isTerminal), the frames that say so: prompt_result, agent_settled,
+// session_settled.
+func (b *rpcProc) settled(end gjson.Result) []gjson.Result {
+	b.t.Helper()
+	if !end.Get("isTerminal").Bool() {
+		return nil
+	}
+	return b.until(10*time.Second, isType("session_settled"))
 }

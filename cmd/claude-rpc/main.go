@@ -137,6 +137,7 @@ func loadConfig(args []string) (*viper.Viper, error) {
 	fs.Bool("no-session", false, "keep the CLI from writing transcripts (--no-session-persistence): nothing can be resumed later")
 	fs.Bool("ask", false, "ask the host (extension_ui_request) before tools that need permission, and pass AskUserQuestion on (stream transport)")
 	fs.Duration("ask-timeout", 10*time.Minute, "how long to wait for the host's answer before denying (0: as long as the turn)")
+	fs.Bool("prewarm", true, "stream transport: start the CLI when the bridge starts and after a session change, so the first prompt does not wait for it (costs a CLI process while idle)")
 	fs.Duration("coalesce", bridge.DefaultCoalesce, "merge text deltas that come within this window into one message_update (0: one frame per delta)")
 	fs.String("config", "", "config file (default: claude-rpc/config.{yaml,toml,json} in the user config folder)")
 	fs.Bool("version", false, "print the version and exit")
@@ -236,6 +237,7 @@ func bridgeOptions(v *viper.Viper, log *slog.Logger) (bridge.Options, error) {
 	if opts.Coalesce = v.GetDuration("coalesce"); opts.Coalesce < 0 {
 		return opts, fmt.Errorf("--coalesce must not be negative, got %v", opts.Coalesce)
 	}
+	opts.Prewarm = v.GetBool("prewarm")
 	opts.Log = log
 	return opts, nil
 }

@@ -22,6 +22,13 @@ for (const co of ["0", "4ms"]) {
 	client.onEvent((e) => events.push(e));
 	await client.prompt(prompt);
 	await client.waitForIdle(120000);
+	// The run's events, from agent_start to agent_end: the frames around
+	// them (ready before, prompt_result and the settled events after) come
+	// before or after the listener and waitForIdle by timing alone.
+	const from = events.findIndex((e) => e.type === "agent_start");
+	const to = events.findIndex((e) => e.type === "agent_end");
+	events.splice(to + 1);
+	events.splice(0, from);
 	const text = {};
 	const shape = [];
 	let updates = 0;
