@@ -20,6 +20,9 @@ type response struct {
 	Success bool            `json:"success"`
 	Data    any             `json:"data,omitempty"`
 	Error   string          `json:"error,omitempty"`
+	// Code says, for some failures, what kind they are, for a host to act
+	// on (omp's get_messages_page: session_busy, stale_cursor).
+	Code string `json:"code,omitempty"`
 }
 
 // readyJSON is the first frame the bridge writes (omp's): it is ready for
@@ -107,6 +110,16 @@ type agentSettledJSON struct {
 // right after agent_settled.
 type sessionSettledJSON struct {
 	Type string `json:"type"`
+}
+
+// messagesPageData is get_messages_page's data (omp's).
+type messagesPageData struct {
+	// Messages are the page's messages, oldest first.
+	Messages []transform.Message `json:"messages"`
+	// NextCursor asks for the next page; absent on the last.
+	NextCursor string `json:"nextCursor,omitempty"`
+	// TotalMessages is the session's message count.
+	TotalMessages int `json:"totalMessages"`
 }
 
 // negotiateData is negotiate_protocol's data.

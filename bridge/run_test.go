@@ -536,3 +536,31 @@ func TestAbortWithHandedSteer(t *testing.T) {
 	assert.Contains(t, string(inputs[3]), `"later"`)
 	assert.Zero(t, r.answer(r.send(`{"type":"get_state"}`)).Get("data.pendingMessageCount").Int())
 }
+
+func TestMessagesPage(t *testing.T) {
+	rec := recording(t, "text")
+	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{replay(rec)}}, Options{})
+	empty := r.answer(r.send(`{"type":"get_messages_page"}`))
+	assert.Equal(t, `{"messages":[],"totalMessages":0}`, empty.Get("data").Raw)
+	r.send(`{"type":"prompt","message":"hi"}`)
+	r.event("session_settled")
+	first := r.answer(r.send(`{"type":"get_messages_page","limit":1}`))
+	require.True(t, first.Get("success").Bool(), first.Raw)
+	assert.Equal(t, []string{"user:hi"}, texts(first.Get("data.messages")))
+	assert.EqualValues(t, 2, first.Get("data.totalMessages").Int())
+	cursor := first.Get("data.nextCursor").String()
+	require.NotEmpty(t, cursor)
+	second := r.answer(r.send(`{"type":"get_messages_page","cursor":%q,"limit":256}`, cursor))
+	assert.Equal(t, "assistant", second.Get("data.messages.0.role").String())
+	assert.False(t, second.Get("data.nextCursor").Exists(), "the last page")
+
+	for _, bad := range []string{`"limit":0`, `"limit":257`, `"limit":1.5`, `"limit":"2"`, `"cursor":"!!"`, `"cursor":7`} {
+		res := r.answer(r.send(`{"type":"get_messages_page",%s}`, bad))
+		assert.False(t, res.Get("success").Bool(), bad)
+		assert.NotEmpty(t, res.Get("error").String(), bad)
+	}
+	r.answer(r.send(`{"type":"new_session"}`))
+	stale := r.answer(r.send(`{"type":"get_messages_page","cursor":%q}`, cursor))
+	assert.False(t, stale.Get("success").Bool())
+	assert.Equal(t, "stale_cursor", stale.Get("code").String())
+}

@@ -214,11 +214,23 @@ func (s *server) handle(c *call) {
 	switch {
 	case errors.Is(err, errAnswered):
 	case err != nil:
-		s.out.send(errResponse(c.id, c.typ, err.Error()))
+		r := errResponse(c.id, c.typ, err.Error())
+		var ce *codedError
+		if errors.As(err, &ce) {
+			r.Code = ce.code
+		}
+		s.out.send(r)
 	default:
 		s.out.send(okResponse(c.id, c.typ, data))
 	}
 }
+
+// codedError is a failure whose response carries a code.
+type codedError struct {
+	code, msg string
+}
+
+func (e *codedError) Error() string { return e.msg }
 
 // order is the dispatcher's record of which calls touch what, so a call
 // waits only for the earlier ones it must (rule 3 of the package doc).

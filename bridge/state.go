@@ -1,8 +1,12 @@
 package bridge
 
 import (
+	"encoding/base64"
+	"encoding/json"
+
 	"errors"
 	"fmt"
+	"github.com/tidwall/gjson"
 	"slices"
 	"strings"
 	"sync"
@@ -292,4 +296,59 @@ func (s *server) getSessionStats(*call) (any, error) {
 	}
 	st.Tokens.Total = st.Tokens.Input + st.Tokens.Output + st.Tokens.CacheRead + st.Tokens.CacheWrite
 	return st, nil
+}
+
+// pageCursor is what a get_messages_page cursor says: where the next page
+// starts, in which state of the session.
+type pageCursor struct {
+	Version int    `json:"version"`
+	Session string `json:"sessionId"`
+	Gen     uint64 `json:"gen"`
+	Count   int    `json:"messageCount"`
+	Offset  int    `json:"offset"`
+}
+
+// pageBytes caps a page's messages (omp's), so a page fits a frame.
+const pageBytes = 768 << 10
+
+// getMessagesPage handles get_messages_page (omp's client pages
+// getMessages with it under protocol v2).
+func (s *server) getMessagesPage(c *call) (any, error) {
+	limit := 100
+	if v := c.raw.Get("limit"); v.Exists() && v.Type != gjson.Null {
+		if v.Type != gjson.Number || v.Num != float64(int(v.Num)) || v.Num < 1 || v.Num > 256 {
+			return nil, fmt.Errorf("%s: limit must be an integer from 1 to 256, got %s", c.typ, v.Raw)
+		}
+		limit = int(v.Num)
+	}
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	st := s.st
+	cur := pageCursor{Version: 1, Session: st.sessionID, Gen: st.gen, Count: len(st.messages)}
+	if raw := c.str("cursor"); raw != "" {
+		var got pageCursor
+		b, err := base64.RawURLEncoding.DecodeString(raw)
+		if err != nil || json.Unmarshal(b, &got) != nil || got.Version != 1 || got.Offset < 0 {
+			return nil, fmt.Errorf("%s: cursor %q is not one of get_messages_page's", c.typ, raw)
+		}
+		if got.Session != cur.Session || got.Gen != cur.Gen || got.Count != cur.Count || got.Offset > cur.Count {
+			return nil, &codedError{code: "stale_cursor", msg: "RPC message cursor is stale"}
+		}
+		cur.Offset = got.Offset
+	}
+	page := messagesPageData{Messages: []transform.Message{}, TotalMessages: len(st.messages)}
+	size := 0
+	for i := cur.Offset; i < len(st.messages) && len(page.Messages) < limit; i++ {
+		b, _ := json.Marshal(st.messages[i])
+		if size += len(b); size > pageBytes && len(page.Messages) > 0 {
+			break
+		}
+		page.Messages = append(page.Messages, st.messages[i])
+	}
+	if next := cur.Offset + len(page.Messages); next < len(st.messages) {
+		cur.Offset = next
+		b, _ := json.Marshal(cur)
+		page.NextCursor = base64.RawURLEncoding.EncodeToString(b)
+	}
+	return page, nil
 }
