@@ -22,6 +22,13 @@ for (const k of Object.keys(process.env)) {
 	if (/^(ANTHROPIC_|CLAUDE_CODE_|CLAUDECODE$|PI_|CLAUDE_RPC_)/.test(k)) delete process.env[k];
 }
 
+// RpcClient.promptAndWait() leaves its collectEvents() timer running when
+// prompt() throws (as it does on an agent that answers without
+// data.disposition); its rejection a minute later would end this process.
+process.on("unhandledRejection", (err) => {
+	process.stderr.write(`record-pi: unhandled rejection (an abandoned RpcClient timer): ${err?.message?.split(". Stderr:")[0]}\n`);
+});
+
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // Harness is what a scenario drives: the client, the events seen, and the

@@ -114,7 +114,7 @@ func main() {
 	switch *target {
 	case "pi":
 	case "claude-rpc":
-		bin := filepath.Join(scratch, "claude-rpc")
+		bin := filepath.Join(scratch, "bin", "claude-rpc")
 		build := exec.Command("go", "build", "-o", bin, "./cmd/claude-rpc")
 		build.Stdout, build.Stderr = os.Stderr, os.Stderr
 		if err := build.Run(); err != nil {
