@@ -142,6 +142,18 @@ function scrub(s) {
 
 const slowText = (n) => `[[slow:${n}]]`;
 
+// tool is the fake API's marker for a call of pi's tool name (bash, read)
+// with pi's arguments; for claude-rpc it calls the CLI's tool of that kind
+// (Bash, Read) with the CLI's arguments, so that the tool runs there too.
+function tool(name, args) {
+	if (target !== "pi") {
+		if (name === "bash") [name, args] = ["Bash", { command: args.command, description: "Run " + args.command }];
+		else if (name === "read") [name, args] = ["Read", { file_path: path.join(scenarioCwd, args.path) }];
+	}
+	return `[[tool:${name}:${JSON.stringify(args)}]]`;
+}
+let scenarioCwd = "";
+
 // Scenarios. Each runs in a fresh agent process, with a fresh HOME, agent
 // folder and working folder. args are added to the agent's command line;
 // model overrides the RpcClient's model option; measure, when set, keeps
@@ -184,7 +196,7 @@ const scenarios = [
 		name: "tool-bash",
 		async run(h) {
 			const m = h.mark();
-			await h.call("prompt", '[[say:Running it.]][[tool:bash:{"command":"echo hello-from-tool"}]][[chunk:8]]');
+			await h.call("prompt", '[[say:Running it.]]' + tool("bash", { command: "echo hello-from-tool" }) + '[[chunk:8]]');
 			await h.settled(m);
 		},
 	},
@@ -193,7 +205,7 @@ const scenarios = [
 		files: { "hello.txt": "hello from a file\n" },
 		async run(h) {
 			const m = h.mark();
-			await h.call("prompt", '[[tool:read:{"path":"hello.txt"}]]');
+			await h.call("prompt", tool("read", { path: "hello.txt" }));
 			await h.settled(m);
 		},
 	},
@@ -201,7 +213,7 @@ const scenarios = [
 		name: "tool-error",
 		async run(h) {
 			const m = h.mark();
-			await h.call("prompt", '[[tool:read:{"path":"no-such-file.txt"}]]');
+			await h.call("prompt", tool("read", { path: "no-such-file.txt" }));
 			await h.settled(m);
 		},
 	},
@@ -217,7 +229,7 @@ const scenarios = [
 		name: "tools-two",
 		async run(h) {
 			const m = h.mark();
-			await h.call("prompt", '[[tool:bash:{"command":"echo one"}]][[tool:bash:{"command":"echo two"}]][[chunk:10]]');
+			await h.call("prompt", tool("bash", { command: "echo one" }) + tool("bash", { command: "echo two" }) + '[[chunk:10]]');
 			await h.settled(m);
 		},
 	},
@@ -263,7 +275,7 @@ const scenarios = [
 		name: "abort-mid-tool",
 		async run(h) {
 			const m = h.mark();
-			await h.call("prompt", '[[tool:bash:{"command":"sleep 5; echo finished"}]]');
+			await h.call("prompt", tool("bash", { command: "sleep 5; echo finished" }));
 			await h.waitEvent((e) => e.type === "tool_execution_start", m, 30000, "tool_execution_start");
 			await sleep(300);
 			await h.call("abort");
@@ -306,7 +318,7 @@ const scenarios = [
 		name: "steer-at-tool",
 		async run(h) {
 			const m = h.mark();
-			await h.call("prompt", '[[say:Running.]][[tool:bash:{"command":"sleep 1; echo tool-done"}]]');
+			await h.call("prompt", '[[say:Running.]]' + tool("bash", { command: "sleep 1; echo tool-done" }));
 			await h.waitEvent((e) => e.type === "tool_execution_start", m, 30000, "tool_execution_start");
 			await h.call("steer", "steer during the tool [[say:steered after the tool]]");
 			await h.settled(m);
@@ -433,7 +445,7 @@ const scenarios = [
 		name: "session-queries",
 		async run(h) {
 			const m = h.mark();
-			await h.call("prompt", '[[say:Running.]][[tool:bash:{"command":"echo queried"}]]');
+			await h.call("prompt", '[[say:Running.]]' + tool("bash", { command: "echo queried" }));
 			await h.settled(m);
 			await h.call("getState");
 			await h.call("getMessages");
@@ -685,6 +697,7 @@ async function runScenario(sc) {
 	fs.writeFileSync(path.join(agent, "models.json"), E.RECORD_MODELS_JSON);
 	if (sc.settings) fs.writeFileSync(path.join(agent, "settings.json"), JSON.stringify(sc.settings, null, 2));
 	for (const [f, text] of Object.entries(sc.files ?? {})) fs.writeFileSync(path.join(cwd, f), text);
+	scenarioCwd = cwd;
 	const file = sc.measure ? path.join(dir, "recording.jsonl") : path.join(E.RECORD_OUT, `${sc.name}.jsonl`);
 	fs.writeFileSync(file, "");
 
