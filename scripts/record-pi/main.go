@@ -133,7 +133,13 @@ func main() {
 	driver.Env = env
 	driver.Stdout, driver.Stderr = os.Stdout, os.Stderr
 	if err := driver.Run(); err != nil {
-		log.Fatalf("driver.mjs: %v", err)
+		// The deferred clean-up first: log.Fatal would skip it.
+		log.Printf("driver.mjs: %v", err)
+		srv.Close()
+		if !*keep {
+			_ = os.RemoveAll(scratch)
+		}
+		os.Exit(1)
 	}
 }
 
