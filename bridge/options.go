@@ -35,6 +35,32 @@ type Options struct {
 	// on; Continue starts on the cwd's most recent one.
 	Session  string
 	Continue bool
+	// Fork, with Session, starts on a copy of that session under a new id
+	// rather than on the session itself (pi's --fork <path|id>; the CLI's
+	// --resume … --fork-session). The copy's id is SessionID when set.
+	Fork bool
+	// SessionID is pi's --session-id: start on the working directory's
+	// session with this id, or create the session with this id when there
+	// is none (also under --no-session, where it only names the session).
+	// main checks it as pi does (letters, digits, '.', '_' and '-',
+	// beginning and ending with a letter or digit); the CLI's own
+	// --session-id takes a UUID only, so a pi id that is not one has to be
+	// mapped to one (and reported as given, in get_state's sessionId).
+	SessionID string
+	// SessionName is the session's display name from the start (pi's
+	// --name/-n): get_state's sessionName, and the CLI's --name, as after
+	// set_session_name. Empty: no name.
+	SessionName string
+	// ThinkingLevel is the thinking level from the start (pi's --thinking,
+	// or the ":<level>" suffix of pi's --model): off, minimal, low,
+	// medium, high, xhigh or max (main checks). Empty keeps the default.
+	// It is clamped to the model's levels as set_thinking_level is.
+	ThinkingLevel string
+	// SessionDir is pi's --session-dir: the folder where sessions are
+	// stored and looked up (--session, --continue, switch_session),
+	// instead of the CLI's own place (its config folder's projects/).
+	// Empty: the CLI's place. main makes it absolute.
+	SessionDir string
 	// Coalesce is the window in which text, thinking and tool-input
 	// deltas of one block are merged into one message_update frame (see
 	// frameWriter); 0 writes every delta as its own frame, as pi does.

@@ -37,8 +37,8 @@ type stream struct {
 	mu     sync.Mutex // guards proc, turn, cfg, stale, live and closed
 	closed bool
 	proc   *streamProc
-	turn  *streamTurn // the current turn, until its result
-	stale bool        // cfg changed since proc started
+	turn   *streamTurn // the current turn, until its result
+	stale  bool        // cfg changed since proc started
 	// live are control requests that bring the running process in step
 	// with cfg (a new model or effort) before the next turn, instead of a
 	// new process.

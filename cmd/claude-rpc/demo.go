@@ -36,7 +36,7 @@ func demo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	opts, err := bridgeOptions(cfg, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "claude-rpc demo: %v\n", err)
-		return 2
+		return exitStatus(err)
 	}
 	srv, err := claudetest.New()
 	if err != nil {

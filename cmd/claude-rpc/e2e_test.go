@@ -352,7 +352,7 @@ func TestFlagErrors(t *testing.T) {
 		{"--mode", "rpc", "--permission-mode", "yolo"},
 		{"--mode", "rpc", "--log-level", "loud"},
 		{"--mode", "rpc", "--cwd", "/nonexistent/dir"},
-		{"--mode", "rpc", "stray"},
+		{"--mode", "rpc", "@stray.md"}, // pi refuses @file arguments in --mode rpc too (a plain one it ignores)
 		{"--mode", "rpc", "--idle-timeout", "soon"},
 		{"--mode", "rpc", "--idle-timeout", "-1s"},
 		{"--mode", "rpc", "--ask", "--transport", "pipe"},

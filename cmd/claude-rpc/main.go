@@ -9,6 +9,11 @@
 // become underscores: CLAUDE_RPC_CLAUDE_PATH) or from a config file (YAML,
 // TOML or JSON; --config, else claude-rpc/config.* in the user's config
 // folder). Flags win over the environment, which wins over the file.
+//
+// Every startup flag of pi 1.5.2 is accepted too (piflags.go), since a pi
+// host passes them: mapped to the CLI or the bridge where they can be,
+// refused with exit status 1 where they cannot be honoured at all (a
+// provider other than anthropic), ignored with a warning otherwise.
 package main
 
 import (
@@ -82,7 +87,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	opts, err := bridgeOptions(cfg, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "claude-rpc: %v\n", err)
-		return 2
+		return exitStatus(err)
 	}
 	return serve(opts, stdin, stdout)
 }
@@ -133,25 +138,26 @@ func loadConfig(args []string) (*viper.Viper, error) {
 	fs.Int("max-line", jsonl.DefaultMaxLine, "longest line accepted from the host or the CLI, in bytes")
 	fs.Duration("idle-timeout", 15*time.Minute, "stop a turn when the CLI prints nothing for this long (0: never)")
 	fs.String("session", "", "start on an existing session: its id or its transcript's path")
-	fs.Bool("continue", false, "start on the most recent session of the working directory")
+	fs.BoolP("continue", "c", false, "start on the most recent session of the working directory")
 	fs.Bool("no-session", false, "keep the CLI from writing transcripts (--no-session-persistence): nothing can be resumed later")
 	fs.Bool("ask", false, "ask the host (extension_ui_request) before tools that need permission, and pass AskUserQuestion on (stream transport)")
 	fs.Duration("ask-timeout", 10*time.Minute, "how long to wait for the host's answer before denying (0: as long as the turn)")
 	fs.Bool("prewarm", true, "stream transport: start the CLI when the bridge starts and after a session change, so the first prompt does not wait for it (costs a CLI process while idle)")
 	fs.Duration("coalesce", bridge.DefaultCoalesce, "merge text deltas that come within this window into one message_update (0: one frame per delta)")
+	definePiFlags(fs) // piflags.go
 	fs.String("config", "", "config file (default: claude-rpc/config.{yaml,toml,json} in the user config folder)")
-	fs.Bool("version", false, "print the version and exit")
-	if err := fs.Parse(args); err != nil {
+	fs.BoolP("version", "v", false, "print the version and exit")
+	if err := fs.Parse(normalizeArgs(fs, args)); err != nil {
 		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
 	}
 
 	v := viper.New()
 	if err := v.BindPFlags(fs); err != nil {
 		return nil, err
 	}
+	// Arguments that are no flags: pi takes them as prompts, and ignores
+	// them in --mode rpc; applyPiFlags warns.
+	v.Set("positional-args", fs.Args())
 	v.SetEnvPrefix("CLAUDE_RPC")
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
 	v.AutomaticEnv()
@@ -238,6 +244,9 @@ func bridgeOptions(v *viper.Viper, log *slog.Logger) (bridge.Options, error) {
 		return opts, fmt.Errorf("--coalesce must not be negative, got %v", opts.Coalesce)
 	}
 	opts.Prewarm = v.GetBool("prewarm")
+	if err := applyPiFlags(v, &opts, log); err != nil {
+		return opts, err
+	}
 	opts.Log = log
 	return opts, nil
 }

@@ -23,6 +23,11 @@ func usage(fs *pflag.FlagSet) func() {
 Flags:
 `)
 		fs.PrintDefaults()
+		fmt.Fprint(os.Stderr, `
+pi 1.5's other startup flags (--print, --resume, --models, --extension/-e,
+--skill, --theme, --export, --list-models, …) are accepted, as a pi host may
+pass them, and ignored with a warning.
+`)
 	}
 }
 

@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/claude-rpc/claude-rpc/bridge"
+)
+
+// piOptions runs args (after --mode rpc) through loadConfig and
+// bridgeOptions as main does, and returns the options, the warnings logged
+// (one per line) and the error with the exit status main would give it.
+func piOptions(t *testing.T, args ...string) (bridge.Options, []string, error, int) {
+	t.Helper()
+	v, err := loadConfig(append([]string{"--mode", "rpc", "--claude-path", "/nonexistent/claude"}, args...))
+	if err != nil {
+		return bridge.Options{}, nil, err, 2 // as run: a flag error
+	}
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	opts, err := bridgeOptions(v, log)
+	var warnings []string
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		if l != "" && !strings.Contains(l, "the Claude CLI was not found") {
+			warnings = append(warnings, l)
+		}
+	}
+	status := 0
+	if err != nil {
+		status = exitStatus(err)
+	}
+	return opts, warnings, err, status
+}
+
+// isolateConfig keeps the user's config file and CLAUDE_RPC_* variables out
+// of a test of flags.
+func isolateConfig(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "CLAUDE_RPC_") {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
+}
+
+func TestPiFlags(t *testing.T) {
+	isolateConfig(t)
+	dir := t.TempDir()
+	promptFile := filepath.Join(dir, "prompt.md")
+	require.NoError(t, os.WriteFile(promptFile, []byte("From a file."), 0o644))
+	cwd, err := os.Getwd()
+	require.NoError(t, err)
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		// check looks at the options; nil: none.
+		check func(t *testing.T, o bridge.Options)
+		// warn lists a substring of each warning expected, in order;
+		// no other warning may come.
+		warn []string
+		// errWant, when set, is a substring of the expected error, and
+		// status main's exit status for it.
+		errWant string
+		status  int
+	}{
+		{name: "RpcClient's provider and model options",
+			args: []string{"--provider", "anthropic", "--model", "claude-sonnet-4-5"},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.Equal(t, "claude-sonnet-4-5", o.CLI.Model)
+				assert.Empty(t, o.ThinkingLevel)
+				assert.Empty(t, o.CLI.ExtraArgs)
+			}},
+		{name: "the provider's name in any case", args: []string{"--provider", "Anthropic"}},
+		{name: "another provider is refused, not a usage error",
+			args: []string{"--provider", "openai", "--model", "gpt-4o"}, errWant: `--provider "openai": claude-rpc runs the Claude CLI, whose only provider is anthropic`, status: 1},
+		{name: "a model of another provider is refused",
+			args: []string{"--model", "openai/gpt-4o"}, errWant: `"openai/gpt-4o" is a model of provider "openai"`, status: 1},
+		{name: "provider/id and a thinking suffix",
+			args: []string{"--model", "anthropic/sonnet:high"},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.Equal(t, "sonnet", o.CLI.Model)
+				assert.Equal(t, "high", o.ThinkingLevel)
+			}},
+		{name: "--thinking wins over the model's suffix",
+			args: []string{"--model", "opus:max", "--thinking", "low"},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.Equal(t, "opus", o.CLI.Model)
+				assert.Equal(t, "low", o.ThinkingLevel)
+			}},
+		{name: "a Bedrock model id keeps its :0",
+			args: []string{"--model", "anthropic.claude-opus-4-1-20250805-v1:0"},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.Equal(t, "anthropic.claude-opus-4-1-20250805-v1:0", o.CLI.Model)
+				assert.Empty(t, o.ThinkingLevel)
+			}},
+		{name: "a Bedrock ARN is no provider/id",
+			args: []string{"--model", "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc"},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.Equal(t, "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/abc", o.CLI.Model)
+			}},
+		{name: "--thinking max", args: []string{"--thinking", "max"},
+			check: func(t *testing.T, o bridge.Options) { assert.Equal(t, "max", o.ThinkingLevel) }},
+		{name: "an unknown thinking level is a warning, as in pi",
+			args: []string{"--thinking", "bogus"}, warn: []string{"--thinking ignored"},
+			check: func(t *testing.T, o bridge.Options) { assert.Empty(t, o.ThinkingLevel) }},
+		{name: "--name", args: []string{"--name", "Refactor auth"},
+			check: func(t *testing.T, o bridge.Options) { assert.Equal(t, "Refactor auth", o.SessionName) }},
+		{name: "-n", args: []string{"-n", "short"},
+			check: func(t *testing.T, o bridge.Options) { assert.Equal(t, "short", o.SessionName) }},
+		{name: "-n takes a value that looks like pi's -nt",
+			args: []string{"-n", "-nt"},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.Equal(t, "-nt", o.SessionName)
+				assert.Empty(t, o.CLI.ExtraArgs)
+			}},
+		{name: "-c", args: []string{"-c"},
+			check: func(t *testing.T, o bridge.Options) { assert.True(t, o.Continue) }},
+		{name: "--session-id", args: []string{"--session-id", "my-session_1.2"},
+			check: func(t *testing.T, o bridge.Options) { assert.Equal(t, "my-session_1.2", o.SessionID) }},
+		{name: "--session-id with --no-session", args: []string{"--no-session", "--session-id", "abc-1"},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.Equal(t, "abc-1", o.SessionID)
+				assert.True(t, o.CLI.NoPersistence)
+			}},
+		{name: "a session id as pi refuses it", args: []string{"--session-id", "bad id!"}, errWant: "--session-id", status: 2},
+		{name: "a session id beginning with a dash", args: []string{"--session-id=-abc"}, errWant: "--session-id", status: 2},
+		{name: "--session-id with --continue", args: []string{"--session-id", "abc", "-c"}, errWant: "cannot be combined", status: 2},
+		{name: "--session-id with --session", args: []string{"--session-id", "abc", "--session", "def"}, errWant: "cannot be combined", status: 2},
+		{name: "--fork", args: []string{"--fork", "0a1b2c"},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.Equal(t, "0a1b2c", o.Session)
+				assert.True(t, o.Fork)
+			}},
+		{name: "--fork with --session-id names the copy", args: []string{"--fork", "0a1b2c", "--session-id", "copy-1"},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.True(t, o.Fork)
+				assert.Equal(t, "copy-1", o.SessionID)
+			}},
+		{name: "--fork with --no-session", args: []string{"--fork", "x", "--no-session"}, errWant: "--fork cannot be combined with --no-session", status: 2},
+		{name: "--fork with --continue", args: []string{"--fork", "x", "-c"}, errWant: "--fork cannot be combined with --continue", status: 2},
+		{name: "--session-dir is made absolute", args: []string{"--session-dir", "sessions"},
+			check: func(t *testing.T, o bridge.Options) { assert.Equal(t, filepath.Join(cwd, "sessions"), o.SessionDir) }},
+		{name: "-nt: no tools at all", args: []string{"-nt"},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.Equal(t, []string{"--tools=", "--strict-mcp-config"}, o.CLI.ExtraArgs)
+			}},
+		{name: "-nbt: no built-in tools", args: []string{"-nbt"},
+			check: func(t *testing.T, o bridge.Options) { assert.Equal(t, []string{"--tools="}, o.CLI.ExtraArgs) }},
+		{name: "--tools: pi's names, those the CLI has",
+			args: []string{"-t", "read,bash,grep"}, warn: []string{"tool=grep"},
+			check: func(t *testing.T, o bridge.Options) { assert.Equal(t, []string{"--tools=Read,Bash"}, o.CLI.ExtraArgs) }},
+		{name: "--tools: +name/-name change the default",
+			args: []string{"--tools", "+write,-edit"},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.Equal(t, []string{"--disallowedTools=Edit"}, o.CLI.ExtraArgs)
+			}},
+		{name: "--tools: names and +name/-name mixed, as pi refuses", args: []string{"--tools", "read,-edit"}, errWant: "cannot be mixed", status: 2},
+		{name: "-xt: the CLI's names and MCP tools",
+			args: []string{"-xt", "write,mcp__srv__x"},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.Equal(t, []string{"--disallowedTools=Write,mcp__srv__x"}, o.CLI.ExtraArgs)
+			}},
+		{name: "--no-mcp", args: []string{"--no-mcp"},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.Equal(t, []string{"--strict-mcp-config"}, o.CLI.ExtraArgs)
+			}},
+		{name: "-ns -np", args: []string{"-ns", "-np"},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.Equal(t, []string{"--disable-slash-commands"}, o.CLI.ExtraArgs)
+			}},
+		{name: "-ns alone", args: []string{"-ns"}, warn: []string{"--no-skills ignored"},
+			check: func(t *testing.T, o bridge.Options) { assert.Empty(t, o.CLI.ExtraArgs) }},
+		{name: "--api-key and --offline go to the CLI's environment",
+			args: []string{"--api-key", "sk-from-flag", "--offline"},
+			check: func(t *testing.T, o bridge.Options) {
+				require.NotNil(t, o.CLI.Env)
+				n := len(o.CLI.Env)
+				assert.Equal(t, []string{"ANTHROPIC_API_KEY=sk-from-flag", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1"}, o.CLI.Env[n-2:])
+			}},
+		{name: "--system-prompt and --append-system-prompt: text or a file's contents",
+			args: []string{"--system-prompt", promptFile, "--append-system-prompt", "Be brief, say \"ok\".", "--append-system-prompt", promptFile},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.Equal(t, []string{"--system-prompt=From a file.", "--append-system-prompt=Be brief, say \"ok\".\n\nFrom a file."}, o.CLI.ExtraArgs)
+			}},
+		{name: "flags without effect: one warning each",
+			args: []string{"-p", "-r", "--models", "anthropic/*", "-e", "a.ts", "--extension", "b.ts", "-ne",
+				"--skill", "s", "--prompt-template", "p", "--theme", "t", "--use-theme", "dark", "--no-themes",
+				"--tui-mode", "regular", "--verbose", "-nc", "--export", "s.jsonl", "--list-models", "-a", "-na"},
+			warn: []string{"--print ignored", "--resume ignored", "--models ignored", "--extension ignored",
+				"--no-extensions ignored", "--skill ignored", "--prompt-template ignored", "--theme ignored",
+				"--use-theme ignored", "--no-themes ignored", "--tui-mode ignored", "--verbose ignored",
+				"--no-context-files ignored", "--export ignored", "--list-models ignored", "--approve ignored", "--no-approve ignored"}},
+		{name: "--list-models with a search", args: []string{"--list-models=sonnet"}, warn: []string{"--list-models ignored"}},
+		{name: "a message argument is ignored, as pi does in --mode rpc",
+			args: []string{"hello", "world"}, warn: []string{"arg=hello", "arg=world"}},
+		{name: "after --, pi's short flags are arguments",
+			args: []string{"--", "-nt"}, warn: []string{"arg=-nt"},
+			check: func(t *testing.T, o bridge.Options) { assert.Empty(t, o.CLI.ExtraArgs) }},
+		{name: "an @file argument, as pi refuses it", args: []string{"@notes.md"}, errWant: "@file arguments are not supported", status: 2},
+		{name: "a flag pi does not know either", args: []string{"--plan"}, errWant: "unknown flag: --plan", status: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, warnings, err, status := piOptions(t, tc.args...)
+			if tc.errWant != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.errWant)
+				assert.Equal(t, tc.status, status)
+				return
+			}
+			require.NoError(t, err)
+			require.Len(t, warnings, len(tc.warn), "warnings: %q", warnings)
+			for i, w := range tc.warn {
+				assert.Contains(t, warnings[i], w)
+			}
+			if tc.check != nil {
+				tc.check(t, o)
+			}
+		})
+	}
+}
+
+// piHelpFlags is every flag in pi 1.5.2's `pi --help` (and docs/cli.md),
+// with a value where it takes one.
+var piHelpFlags = [][]string{
+	{"--provider", "anthropic"}, {"--model", "claude-sonnet-4-5"}, {"--api-key", "k"},
+	{"--system-prompt", "s"}, {"--append-system-prompt", "a"}, {"--mode", "rpc"},
+	{"--print"}, {"-p"}, {"--continue"}, {"-c"}, {"--resume"}, {"-r"},
+	{"--session", "abc"}, {"--session-id", "abc"}, {"--fork", "abc"}, {"--session-dir", "d"},
+	{"--no-session"}, {"--name", "n"}, {"-n", "n"}, {"--models", "m"},
+	{"--no-tools"}, {"-nt"}, {"--no-builtin-tools"}, {"-nbt"}, {"--tools", "read"}, {"-t", "read"},
+	{"--exclude-tools", "write"}, {"-xt", "write"}, {"--thinking", "high"},
+	{"--extension", "e.ts"}, {"-e", "e.ts"}, {"--no-extensions"}, {"-ne"}, {"--no-mcp"},
+	{"--skill", "s"}, {"--no-skills"}, {"-ns"}, {"--prompt-template", "p"}, {"--no-prompt-templates"}, {"-np"},
+	{"--theme", "t"}, {"--use-theme", "dark"}, {"--no-themes"}, {"--no-context-files"}, {"-nc"},
+	{"--export", "f.jsonl"}, {"--list-models"}, {"--verbose"}, {"--tui-mode", "regular"},
+	{"--approve"}, {"-a"}, {"--no-approve"}, {"-na"}, {"--offline"},
+}
+
+// TestEveryPiFlagAccepted: no flag pi 1.5.2 accepts makes claude-rpc fail
+// with a usage error (exit status 2).
+func TestEveryPiFlagAccepted(t *testing.T) {
+	isolateConfig(t)
+	for _, args := range piHelpFlags {
+		_, _, err, status := piOptions(t, args...)
+		assert.NoError(t, err, "%v", args)
+		assert.NotEqual(t, 2, status, "%v", args)
+	}
+	// --help and --version end at once, successfully.
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"--version"}, {"-v"}} {
+		var stdout, stderr bytes.Buffer
+		assert.Equal(t, 0, run(args, strings.NewReader(""), &stdout, &stderr), "%v: %s", args, stderr.String())
+	}
+}
