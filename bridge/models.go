@@ -15,14 +15,14 @@ import (
 )
 
 // thinkingLevels are pi's levels, in cycle order.
-var thinkingLevels = []string{"off", "minimal", "low", "medium", "high", "xhigh"}
+var thinkingLevels = []string{"off", "minimal", "low", "medium", "high", "xhigh", "max"}
 
 // effortOf maps pi's thinking levels to the CLI's effort levels (low,
 // medium, high, xhigh, max on 2.1.328). Current Claude models think
 // adaptively and cannot turn thinking off (the CLI reports
 // supportsThinkingOff false for each), so "off" and "minimal" ask for the
 // least effort.
-var effortOf = map[string]string{"off": "low", "minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh"}
+var effortOf = map[string]string{"off": "low", "minimal": "low", "low": "low", "medium": "medium", "high": "high", "xhigh": "xhigh", "max": "max"}
 
 // defaultThinkingLevel is what the CLI runs with when no level was set: its
 // default effort, medium.

@@ -44,8 +44,9 @@ type Options struct {
 	// is none (also under --no-session, where it only names the session).
 	// main checks it as pi does (letters, digits, '.', '_' and '-',
 	// beginning and ending with a letter or digit); the CLI's own
-	// --session-id takes a UUID only, so a pi id that is not one has to be
-	// mapped to one (and reported as given, in get_state's sessionId).
+	// --session-id takes a UUID only, so a pi id that is not one is mapped
+	// to one (the same id, the same UUID: a name-based UUID), which
+	// get_state reports.
 	SessionID string
 	// SessionName is the session's display name from the start (pi's
 	// --name/-n): get_state's sessionName, and the CLI's --name, as after
@@ -56,11 +57,6 @@ type Options struct {
 	// medium, high, xhigh or max (main checks). Empty keeps the default.
 	// It is clamped to the model's levels as set_thinking_level is.
 	ThinkingLevel string
-	// SessionDir is pi's --session-dir: the folder where sessions are
-	// stored and looked up (--session, --continue, switch_session),
-	// instead of the CLI's own place (its config folder's projects/).
-	// Empty: the CLI's place. main makes it absolute.
-	SessionDir string
 	// Coalesce is the window in which text, thinking and tool-input
 	// deltas of one block are merged into one message_update frame (see
 	// frameWriter); 0 writes every delta as its own frame, as pi does.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+	"github.com/claude-rpc/claude-rpc/sessions"
 )
 
 // The bridge's run orchestration, against a scripted fake transport
@@ -563,4 +564,21 @@ func TestMessagesPage(t *testing.T) {
 	stale := r.answer(r.send(`{"type":"get_messages_page","cursor":%q}`, cursor))
 	assert.False(t, stale.Get("success").Bool())
 	assert.Equal(t, "stale_cursor", stale.Get("code").String())
+}
+
+// TestStartOptions: pi's startup flags that set the session's name, its
+// id and the thinking level.
+func TestStartOptions(t *testing.T) {
+	fake := &claudetest.Transport{Scenarios: []claudetest.Scenario{replay(recording(t, "text"))}}
+	r := newRig(t, fake, Options{SessionName: " named ", ThinkingLevel: "max", SessionID: "my-session"})
+	st := r.answer(r.send(`{"type":"get_state"}`)).Get("data")
+	assert.Equal(t, "named", st.Get("sessionName").String())
+	assert.Equal(t, "max", st.Get("thinkingLevel").String())
+	assert.Equal(t, sessions.IDFor("my-session"), st.Get("sessionId").String(), "a name-based UUID for a pi id")
+	assert.Equal(t, "max", fake.Config().Effort)
+	r.send(`{"type":"prompt","message":"hi"}`)
+	r.event("agent_end")
+	turn := fake.Turns()[0]
+	assert.Equal(t, sessions.IDFor("my-session"), turn.Session.ID)
+	assert.Equal(t, "named", turn.Session.Name)
 }

@@ -112,10 +112,8 @@ func newServer(opts Options, out io.Writer) (*server, error) {
 	s.runs = newRunner()
 	s.host = newHostLink()
 	s.info = &cliInfo{}
-	if opts.Session != "" || opts.Continue {
-		if err := s.startOn(opts.Session, opts.Continue); err != nil {
-			return nil, err
-		}
+	if err := s.startOn(opts); err != nil {
+		return nil, err
 	}
 	transport.SetConfig(s.cliConfig()) // with the host's side of the control protocol
 	// Last: nothing above may fail and leave the writer's goroutine behind.

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/tidwall/gjson"
 
@@ -194,21 +195,55 @@ func (s *server) clone(c *call) (any, error) {
 	return cloneData{Cancelled: false, SessionID: id}, nil
 }
 
-// startOn starts the bridge on an existing session (--session, --continue).
-func (s *server) startOn(idOrPath string, latest bool) error {
-	if latest {
+// startOn sets the session and settings the bridge starts with: an
+// existing session (--session, --continue), a copy of one (--fork), a
+// session id of the host's (--session-id), a name, a thinking level.
+func (s *server) startOn(opts Options) error {
+	idOrPath := opts.Session
+	if opts.Continue {
 		id, err := sessions.Latest(s.configDir, s.cwd)
 		if err != nil {
 			s.log.Warn("--continue: starting a new session", "why", err)
-			return nil
 		}
 		idOrPath = id
 	}
-	l, err := s.loadSession(idOrPath)
-	if err != nil {
-		return fmt.Errorf("--session %s: %w", idOrPath, err)
+	id := opts.SessionID
+	if id != "" && !sessions.IsID(id) {
+		id = sessions.IDFor(id) // the CLI takes UUIDs only
+		s.log.Info("--session-id is not a UUID; the CLI's session id is one made from it", "given", opts.SessionID, "id", id)
 	}
-	s.st.use(l)
+	if id != "" && !opts.Fork && sessions.Exists(s.configDir, s.cwd, id) {
+		idOrPath = id // pi's --session-id: the session with this id, if there is one
+	}
+	st := s.st
+	if idOrPath != "" {
+		l, err := s.loadSession(idOrPath)
+		if err != nil {
+			return fmt.Errorf("--session %s: %w", idOrPath, err)
+		}
+		st.use(l)
+		if opts.Fork {
+			conv, source, err := s.history()
+			if err != nil {
+				return fmt.Errorf("--fork %s: %w", idOrPath, err)
+			}
+			if id == "" {
+				id = sessions.NewID()
+			}
+			st.use(&loaded{id: id, messages: l.messages, name: l.name})
+			if len(conv) > 0 {
+				st.fork = &fork{from: source, at: conv[len(conv)-1].UUID}
+			}
+		}
+	} else if id != "" {
+		st.sessionID = id
+	}
+	if opts.SessionName != "" {
+		st.sessionName = strings.TrimSpace(opts.SessionName)
+	}
+	if slices.Contains(thinkingLevels, opts.ThinkingLevel) {
+		st.settings.thinkingLevel = opts.ThinkingLevel
+	}
 	return nil
 }
 

@@ -4,9 +4,11 @@ package sessions
 
 import (
 	"crypto/rand"
+	"crypto/sha1"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -96,4 +98,19 @@ func Locate(configDir, cwd, id string) (string, bool) {
 		return matches[0], true
 	}
 	return "", false
+}
+
+// uuidRe is a UUID as the CLI takes one for --session-id.
+var uuidRe = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+
+// IsID reports whether s is a UUID, which the CLI takes as a session id.
+func IsID(s string) bool { return uuidRe.MatchString(s) }
+
+// IDFor is the session id (a name-based UUID, version 5) for a host's
+// own name of a session that is not a UUID: the same name, the same id.
+func IDFor(name string) string {
+	h := sha1.Sum(append([]byte("claude-rpc session:"), name...))
+	h[6] = h[6]&0x0f | 0x50
+	h[8] = h[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -233,11 +232,7 @@ func applyPiFlags(v *viper.Viper, opts *bridge.Options, log *slog.Logger) error 
 		opts.Session, opts.Fork = fork, true
 	}
 	if dir := v.GetString("session-dir"); dir != "" {
-		abs, err := filepath.Abs(dir)
-		if err != nil {
-			return fmt.Errorf("--session-dir: %w", err)
-		}
-		opts.SessionDir = abs
+		log.Warn("--session-dir ignored: the Claude CLI keeps its sessions under its config folder (CLAUDE_CONFIG_DIR, default ~/.claude/projects)", "dir", dir)
 	}
 
 	// The CLI's environment and command line.

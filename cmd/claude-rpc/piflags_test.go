@@ -57,9 +57,6 @@ func TestPiFlags(t *testing.T) {
 	dir := t.TempDir()
 	promptFile := filepath.Join(dir, "prompt.md")
 	require.NoError(t, os.WriteFile(promptFile, []byte("From a file."), 0o644))
-	cwd, err := os.Getwd()
-	require.NoError(t, err)
-
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -148,8 +145,7 @@ func TestPiFlags(t *testing.T) {
 			}},
 		{name: "--fork with --no-session", args: []string{"--fork", "x", "--no-session"}, errWant: "--fork cannot be combined with --no-session", status: 2},
 		{name: "--fork with --continue", args: []string{"--fork", "x", "-c"}, errWant: "--fork cannot be combined with --continue", status: 2},
-		{name: "--session-dir is made absolute", args: []string{"--session-dir", "sessions"},
-			check: func(t *testing.T, o bridge.Options) { assert.Equal(t, filepath.Join(cwd, "sessions"), o.SessionDir) }},
+		{name: "--session-dir is accepted and ignored", args: []string{"--session-dir", "sessions"}, warn: []string{"--session-dir ignored"}},
 		{name: "-nt: no tools at all", args: []string{"-nt"},
 			check: func(t *testing.T, o bridge.Options) {
 				assert.Equal(t, []string{"--tools=", "--strict-mcp-config"}, o.CLI.ExtraArgs)
