@@ -48,7 +48,7 @@ type commandDef struct {
 	handle func(s *server, c *call) (any, error)
 
 	// For the reference: a value of the response data's Go type (nil: no
-	// data); maybe: data is sometimes absent; what the command does; what
+	// data); maybe: data is sometimes null; what the command does; what
 	// pi's response has that claude-rpc's does not, and why.
 	data     any
 	maybe    bool
@@ -73,13 +73,13 @@ var (
 // those of pi's forks. A command of pi's protocol that is not here is
 // answered as unknown.
 var commandTable = []commandDef{
-	{name: "prompt", reads: resConfig | resSession, writes: resRun, handle: (*server).prompt,
+	{name: "prompt", reads: resConfig | resSession, writes: resRun, handle: (*server).prompt, data: dispositionData{},
 		fields: append([]field{{name: "streamingBehavior", kind: fString}}, messageFields...),
 		doc:    "Acknowledged before agent_start. A prompt while a run streams is refused unless it has streamingBehavior."},
-	{name: "steer", reads: resConfig | resSession, writes: resRun, fields: messageFields, handle: (*server).steer,
-		doc: "Queued; delivered at the CLI's next tool boundary (stream transport) or when its turn ends, within the same run."},
-	{name: "follow_up", reads: resConfig | resSession, writes: resRun, fields: messageFields, handle: (*server).followUp,
-		doc: "Queued; delivered when the run would otherwise end, within the same run."},
+	{name: "steer", reads: resConfig | resSession, writes: resRun, fields: messageFields, handle: (*server).steer, data: dispositionData{},
+		doc: "Queued; delivered at the CLI's next tool boundary (stream transport) or when its turn ends, within the same run. While idle it waits for the next prompt and goes to the model with it, as pi 1.5."},
+	{name: "follow_up", reads: resConfig | resSession, writes: resRun, fields: messageFields, handle: (*server).followUp, data: dispositionData{},
+		doc: "Queued; delivered when the run would otherwise end, within the same run. While idle it waits for the next prompt's reply, as pi 1.5."},
 	{name: "abort", kind: preempt, handle: (*server).abort,
 		doc: "Answered after the run's agent_end (at once when idle). Queued messages stay queued, as in pi."},
 	{name: "abort_and_prompt", kind: preempt, fields: messageFields, handle: (*server).abortAndPrompt,
@@ -91,7 +91,7 @@ var commandTable = []commandDef{
 		fields: []field{{name: "provider", kind: fString, required: true}, {name: "modelId", kind: fString, required: true}},
 		doc:    "The model takes effect from the next turn."},
 	{name: "cycle_model", kind: slow, writes: resConfig, handle: (*server).cycleModel, data: cycleModelData{}, maybe: true,
-		doc: "No data when the CLI offers fewer than two models."},
+		doc: "data is null when the CLI offers fewer than two models (pi 1.5's)."},
 	{name: "get_available_models", kind: slow, handle: (*server).getAvailableModels, data: modelsData{},
 		doc: "The CLI's models: the running CLI's (stream transport), else asked once with an initialize control request and kept."},
 	{name: "set_thinking_level", writes: resConfig, handle: (*server).setThinkingLevel,
@@ -140,6 +140,10 @@ var commandTable = []commandDef{
 	{name: "set_host_tools", writes: resConfig, handle: (*server).setHostTools, data: hostToolsData{},
 		fields: []field{{name: "tools", kind: fArray, required: true}},
 		doc:    "xcsh's command; needs the stream transport. The tools take effect from the next turn."},
+	{name: "clear_queue", writes: resRun, handle: (*server).clearQueue, data: clearQueueData{},
+		doc: "pi 1.5's: the queued steering and follow-up messages, removed. Steering messages the CLI already holds (stream transport) cannot be taken back: they are listed in kept and delivered at its next tool boundary."},
+	{name: "get_available_thinking_levels", kind: slow, reads: resConfig, handle: (*server).getThinkingLevels, data: thinkingLevelsData{},
+		doc: "pi 1.5's: the levels the current model has, from the CLI's effort levels for it (off and minimal run as low)."},
 	{name: "get_messages_page", reads: resSession, handle: (*server).getMessagesPage, data: messagesPageData{},
 		fields: []field{{name: "cursor", kind: fString}, {name: "limit", kind: fAny}},
 		doc:    "omp's: the session's messages a page at a time (limit 1-256, default 100; a page stops at 768 KiB). A cursor is stale (code stale_cursor) once the session or its messages changed."},

@@ -122,6 +122,54 @@ type messagesPageData struct {
 	TotalMessages int `json:"totalMessages"`
 }
 
+// dispositionData is the data of prompt, steer and follow_up (pi 1.5's):
+// what became of the message.
+type dispositionData struct {
+	// Disposition is "started" (a run started with it) or "queued" (it
+	// waits in the steering or follow-up queue).
+	Disposition string `json:"disposition"`
+}
+
+// queueUpdateJSON is sent whenever the steering or follow-up queue changes
+// (pi 1.5's): a message queued, delivered, cleared.
+type queueUpdateJSON struct {
+	Type string `json:"type"`
+	// Steering and FollowUp are the texts waiting, in order (steering
+	// messages handed to the CLI and not yet started count as waiting).
+	Steering []string `json:"steering"`
+	FollowUp []string `json:"followUp"`
+}
+
+// clearQueueData is clear_queue's data: what was removed.
+type clearQueueData struct {
+	Steering []string `json:"steering"`
+	FollowUp []string `json:"followUp"`
+	// Kept are steering messages the CLI already holds (stream transport):
+	// it gives them to the model at its next tool boundary, and nothing
+	// can take them back short of abort. Absent when none.
+	Kept []string `json:"kept,omitempty"`
+}
+
+// thinkingLevelsData is get_available_thinking_levels' data.
+type thinkingLevelsData struct {
+	// Levels are pi's levels the model has, from its effort levels.
+	Levels []string `json:"levels"`
+}
+
+// thinkingLevelChangedJSON is sent when the thinking level changed (pi
+// 1.5's), before the answer of the command that changed it.
+type thinkingLevelChangedJSON struct {
+	Type  string `json:"type"`
+	Level string `json:"level"`
+}
+
+// sessionInfoChangedJSON is sent when set_session_name named the session
+// (pi 1.5's), before its answer.
+type sessionInfoChangedJSON struct {
+	Type string `json:"type"`
+	Name string `json:"name"`
+}
+
 // negotiateData is negotiate_protocol's data.
 type negotiateData struct {
 	// ProtocolVersion is the version now in use.

@@ -113,22 +113,25 @@ func (rn *runner) queued() bool { return len(rn.steerQ) > 0 || len(rn.followQ) >
 // follow-ups, one or all of them by the queue's mode. Called with rn.mu
 // held.
 func (rn *runner) dequeue() []message {
-	take := func(q *[]message, mode string) []message {
-		n := 1
-		if mode == modeAll {
-			n = len(*q)
-		}
-		out := append([]message(nil), (*q)[:n]...)
-		*q = (*q)[n:]
-		return out
-	}
 	switch {
 	case len(rn.steerQ) > 0:
-		return take(&rn.steerQ, rn.steering)
+		return rn.take(&rn.steerQ, rn.steering)
 	case len(rn.followQ) > 0:
-		return take(&rn.followQ, rn.followUp)
+		return rn.take(&rn.followQ, rn.followUp)
 	}
 	return nil
+}
+
+// take takes one message of q, or all of them in mode all. Called with
+// rn.mu held.
+func (rn *runner) take(q *[]message, mode string) []message {
+	n := 1
+	if mode == modeAll {
+		n = len(*q)
+	}
+	out := append([]message(nil), (*q)[:n]...)
+	*q = (*q)[n:]
+	return out
 }
 
 // joined is the CLI's one user message for messages delivered together.

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -41,8 +42,46 @@ func (s *server) setThinkingLevel(c *call) (any, error) {
 	if !slices.Contains(thinkingLevels, level) {
 		return nil, fmt.Errorf("%s: level must be one of %s, got %q", c.typ, strings.Join(thinkingLevels, ", "), level)
 	}
-	s.applySettings(func(st *cliSettings) { st.thinkingLevel = level })
+	s.setLevel(level)
 	return nil, nil
+}
+
+// setLevel makes level the thinking level and, when it changed, says so
+// (thinking_level_changed, before the command's answer).
+func (s *server) setLevel(level string) {
+	s.st.mu.Lock()
+	before := s.st.thinkingLevel()
+	s.st.mu.Unlock()
+	s.applySettings(func(st *cliSettings) { st.thinkingLevel = level })
+	if level != before {
+		s.out.send(thinkingLevelChangedJSON{Type: "thinking_level_changed", Level: level})
+	}
+}
+
+// getThinkingLevels answers pi's levels that the current model has: those
+// whose effort level the CLI lists for it (all, when it lists none).
+func (s *server) getThinkingLevels(*call) (any, error) {
+	info, err := s.cliInfo()
+	if err != nil {
+		return nil, err
+	}
+	s.st.mu.Lock()
+	name := s.st.settings.model
+	if name == "" {
+		name = s.st.model
+	}
+	s.st.mu.Unlock()
+	if name == "" {
+		name = "default"
+	}
+	m, ok := findModel(info, name)
+	levels := []string{}
+	for _, l := range thinkingLevels {
+		if !ok || len(m.EffortLevels) == 0 || slices.Contains(m.EffortLevels, effortOf[l]) {
+			levels = append(levels, l)
+		}
+	}
+	return thinkingLevelsData{Levels: levels}, nil
 }
 
 func (s *server) cycleThinkingLevel(*call) (any, error) {
@@ -50,7 +89,7 @@ func (s *server) cycleThinkingLevel(*call) (any, error) {
 	i := slices.Index(thinkingLevels, s.st.thinkingLevel())
 	s.st.mu.Unlock()
 	next := thinkingLevels[(i+1)%len(thinkingLevels)]
-	s.applySettings(func(st *cliSettings) { st.thinkingLevel = next })
+	s.setLevel(next)
 	return levelData{Level: next}, nil
 }
 
@@ -219,7 +258,7 @@ func (s *server) cycleModel(*call) (any, error) {
 	}
 	models := s.models(info)
 	if len(models) < 2 {
-		return nil, nil
+		return json.RawMessage("null"), nil // pi 1.5 answers data: null
 	}
 	s.st.mu.Lock()
 	cur := s.st.model

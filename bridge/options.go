@@ -67,6 +67,11 @@ type Options struct {
 	// writer goroutine and must be quick.
 	Trace func(read, written time.Time, held bool)
 
+	// MessageUpdates is the shape of message_update: "full" (pi 0.73's,
+	// the default: each carries the message so far, twice) or "delta"
+	// (pi 1.5's: the change only, output linear in the reply).
+	MessageUpdates string
+
 	// Prewarm starts the stream transport's CLI process when the bridge
 	// starts and whenever the session or the CLI's config replaced it, so
 	// the first prompt does not wait for the CLI's start-up (the process

@@ -68,6 +68,9 @@ var bridgeEvents = []struct {
 }{
 	{"ready", "ready", readyJSON{}, nil},
 	{"prompt_result", "prompt_result", promptResultJSON{}, nil},
+	{"queue_update", "queue_update", queueUpdateJSON{}, nil},
+	{"thinking_level_changed", "thinking_level_changed", thinkingLevelChangedJSON{}, nil},
+	{"session_info_changed", "session_info_changed", sessionInfoChangedJSON{}, nil},
 	{"agent_settled", "agent_settled", agentSettledJSON{}, nil},
 	{"session_settled", "session_settled", sessionSettledJSON{}, nil},
 	{"rpc_chunk", "rpc_chunk", rpcChunkJSON{}, nil},
@@ -135,12 +138,9 @@ var (
 		"TodoTask.status":                     "pending, in_progress or completed.",
 	}
 	notEmitted = map[string]string{
-		"queue_update":           "not written; get_state's pendingMessageCount says how many messages wait",
-		"compaction_start":       "pi 0.73.1's name; claude-rpc writes auto_compaction_start/auto_compaction_end (as pi's forks do) when the CLI compacts by itself, and answers compact with the result",
-		"compaction_end":         "see compaction_start",
-		"session_info_changed":   "not written; set_session_name's answer and get_state carry the name",
-		"thinking_level_changed": "not written; the answers of set_thinking_level and cycle_thinking_level carry the level",
-		"extension_error":        "claude-rpc runs no pi extensions",
+		"compaction_start": "pi 0.73.1's name; claude-rpc writes auto_compaction_start/auto_compaction_end (as pi's forks do) when the CLI compacts by itself, and answers compact with the result",
+		"compaction_end":   "see compaction_start",
+		"extension_error":  "claude-rpc runs no pi extensions",
 		"extension_ui_request with method confirm, editor, notify, setStatus, setWidget, setTitle or set_editor_text": "the CLI asks nothing that needs them: permissions and AskUserQuestion come as select or input",
 	}
 )
@@ -210,10 +210,11 @@ func referenceFrom(docs schema.Docs) (*schema.Schema, schema.Docs, error) {
 			if _, named := g.Names[dt]; named {
 				d = g.Of(dt)
 			}
-			s.Properties["data"] = d
-			if !c.maybe {
-				s.Required = append(s.Required, "data")
+			if c.maybe {
+				d = &schema.Schema{OneOf: []*schema.Schema{d, {Type: "null"}}}
 			}
+			s.Properties["data"] = d
+			s.Required = append(s.Required, "data")
 		}
 		s.Unfilled = c.unfilled
 		add("response."+c.name, s)

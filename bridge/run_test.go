@@ -325,12 +325,48 @@ func TestRunFollowUpIsAnotherTurnOfTheRun(t *testing.T) {
 	assert.Contains(t, string(r.fake.Inputs()[1]), `"two"`)
 }
 
-func TestRunSteerWhileIdleRunsAsPrompt(t *testing.T) {
+// TestRunIdleQueueWaitsForThePrompt: steer and follow_up while idle are
+// queued, not run (pi 0.73.1 and 1.5.2 alike): the steering message goes
+// to the model with the next prompt, in the same model call; the
+// follow-up after that prompt's reply, as the next turn of its run.
+func TestRunIdleQueueWaitsForThePrompt(t *testing.T) {
 	rec := recording(t, "text")
-	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{replay(rec)}}, Options{})
-	id := r.send(`{"type":"steer","message":"now"}`)
-	r.event("agent_end")
-	assert.Equal(t, "response:"+id, r.kinds()[0])
+	r := newRig(t, &claudetest.Transport{Per: true, Scenarios: []claudetest.Scenario{replay(rec)}}, Options{})
+	steer := r.answer(r.send(`{"type":"steer","message":"and also this"}`))
+	assert.Equal(t, "queued", steer.Get("data.disposition").String())
+	follow := r.answer(r.send(`{"type":"follow_up","message":"then that"}`))
+	assert.Equal(t, "queued", follow.Get("data.disposition").String())
+	assert.Equal(t, []string{"queue_update", "response:c1", "queue_update", "response:c2"}, r.kinds(), "queue_update before each answer")
+	assert.Equal(t, `{"type":"queue_update","steering":["and also this"],"followUp":["then that"]}`, r.seen[2].Raw)
+	st := r.answer(r.send(`{"type":"get_state"}`))
+	assert.EqualValues(t, 2, st.Get("data.pendingMessageCount").Int())
+	assert.False(t, st.Get("data.isStreaming").Bool())
+	assert.Empty(t, r.fake.Turns(), "nothing runs")
+
+	p := r.answer(r.send(`{"type":"prompt","message":"the prompt"}`))
+	assert.Equal(t, "started", p.Get("data.disposition").String())
+	end := r.event("agent_end")
+	got := texts(end.Get("messages"))
+	require.Len(t, got, 5)
+	assert.Equal(t, []string{"user:the prompt", "user:and also this"}, got[:2], "the steer right after the prompt")
+	assert.Equal(t, "user:then that", got[3], "the follow-up after the reply")
+	inputs := r.fake.Inputs()
+	require.Len(t, inputs, 2, "two CLI turns: prompt and steer in one")
+	assert.Equal(t, "the prompt\n\nand also this", gjson.ParseBytes(inputs[0]).Get("message.content").String())
+	assert.Zero(t, r.answer(r.send(`{"type":"get_state"}`)).Get("data.pendingMessageCount").Int())
+}
+
+// TestClearQueue: clear_queue returns what waited and empties the queues.
+func TestClearQueue(t *testing.T) {
+	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{replay(recording(t, "text"))}}, Options{})
+	empty := r.answer(r.send(`{"type":"clear_queue"}`))
+	assert.Equal(t, `{"steering":[],"followUp":[]}`, empty.Get("data").Raw, "nothing queued: success, empty lists (as pi)")
+	r.send(`{"type":"steer","message":"s1"}`)
+	r.send(`{"type":"follow_up","message":"f1"}`)
+	res := r.answer(r.send(`{"type":"clear_queue"}`))
+	assert.Equal(t, `{"steering":["s1"],"followUp":["f1"]}`, res.Get("data").Raw)
+	assert.Equal(t, `{"type":"queue_update","steering":[],"followUp":[]}`, r.seen[len(r.seen)-2].Raw)
+	assert.Zero(t, r.answer(r.send(`{"type":"get_state"}`)).Get("data.pendingMessageCount").Int())
 }
 
 func TestRunCLIDiesMidTurn(t *testing.T) {
@@ -492,7 +528,7 @@ func TestAbortWithHandedSteer(t *testing.T) {
 	rec := recording(t, "text")
 	steerRec := recording(t, "steer-at-tool-boundary")
 	recorded := gjson.ParseBytes(steerRec.Inputs[1]).Get("uuid").String()
-	started, completed := steerRec.Lines[11], steerRec.Lines[20] // command_lifecycle lines
+	completed := steerRec.Lines[20] // a command_lifecycle line
 	result := resultLine(t)
 	first := func(t *claudetest.Turn) {
 		t.Emit(rec.Lines[:6]...)
@@ -507,17 +543,7 @@ func TestAbortWithHandedSteer(t *testing.T) {
 		t.Emit(result)
 		<-t.Released()
 	}
-	second := func(t *claudetest.Turn) {
-		t.Emit(rec.Lines[:len(rec.Lines)-1]...)
-		s, ok := t.WaitSteer()
-		if !ok {
-			return
-		}
-		t.Emit(claudetest.Replace([][]byte{started}, recorded, s.UUID)...)
-		t.Emit(result)
-		<-t.Released()
-	}
-	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{first, second}}, Options{})
+	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{first, replay(rec)}}, Options{})
 	r.send(`{"type":"prompt","message":"one"}`)
 	r.event("message_update")
 	r.answer(r.send(`{"type":"steer","message":"later"}`))
@@ -529,12 +555,11 @@ func TestAbortWithHandedSteer(t *testing.T) {
 	r.send(`{"type":"prompt","message":"next"}`)
 	end := r.event("agent_end")
 	got := texts(end.Get("messages"))
-	require.Len(t, got, 4) // the fake CLI does not answer it: an empty assistant message ends the turn
-	assert.Equal(t, "user:next", got[0])
-	assert.Equal(t, "user:later", got[2], "delivered once, in the next run")
+	require.Len(t, got, 3)
+	assert.Equal(t, []string{"user:next", "user:later"}, got[:2], "delivered once, with the next prompt")
 	inputs := r.fake.Inputs()
-	require.Len(t, inputs, 4)
-	assert.Contains(t, string(inputs[3]), `"later"`)
+	require.Len(t, inputs, 3)
+	assert.Equal(t, "next\n\nlater", gjson.ParseBytes(inputs[2]).Get("message.content").String())
 	assert.Zero(t, r.answer(r.send(`{"type":"get_state"}`)).Get("data.pendingMessageCount").Int())
 }
 

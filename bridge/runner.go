@@ -114,39 +114,44 @@ func (s *server) prompt(c *call) (any, error) {
 	if behavior != "" && behavior != "steer" && behavior != "followUp" {
 		return nil, fmt.Errorf("prompt: streamingBehavior must be \"steer\" or \"followUp\", got %q", behavior)
 	}
-	return s.withMessage(c, func(m message) error {
+	return s.withMessage(c, func(m message) (any, error) {
 		if behavior == "" {
-			return errors.New("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.")
+			return nil, errors.New("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.")
 		}
-		s.queue(m, behavior == "steer")
 		s.runs.cur.prompts = append(s.runs.cur.prompts, c) // reported when the run settles
-		return nil
+		return s.queue(m, behavior == "steer"), nil
 	})
 }
 
-// steer handles steer, follow_up handles follow_up: queued while a prompt
-// runs; when idle, run as a prompt.
-func (s *server) steer(c *call) (any, error) {
-	return s.withMessage(c, func(m message) error { s.queue(m, true); return nil })
-}
+// steer handles steer, follow_up handles follow_up: queued, while a run
+// goes on and while idle alike (as pi: an idle steering message goes to the
+// model with the next prompt, an idle follow-up after that prompt's reply).
+func (s *server) steer(c *call) (any, error)    { return s.enqueue(c, true) }
+func (s *server) followUp(c *call) (any, error) { return s.enqueue(c, false) }
 
-func (s *server) followUp(c *call) (any, error) {
-	return s.withMessage(c, func(m message) error { s.queue(m, false); return nil })
+func (s *server) enqueue(c *call, steer bool) (any, error) {
+	m, err := readMessage(c)
+	if err != nil {
+		return nil, err
+	}
+	s.runs.mu.Lock()
+	defer s.runs.mu.Unlock()
+	return s.queue(m, steer), nil
 }
 
 // abortAndPrompt aborts the running prompt, if any, and runs a new one
 // after it. Like prompt, it is acknowledged at once.
 func (s *server) abortAndPrompt(c *call) (any, error) {
-	return s.withMessage(c, func(m message) error {
+	return s.withMessage(c, func(m message) (any, error) {
 		s.runs.cur.then, s.runs.cur.thenCall = &m, c
 		s.runs.cur.interrupt()
-		return nil
+		return nil, nil
 	})
 }
 
 // withMessage reads c's message; when idle it runs it as a prompt (and
 // answers c before agent_start), else it calls busy with runs.mu held.
-func (s *server) withMessage(c *call, busy func(message) error) (any, error) {
+func (s *server) withMessage(c *call, busy func(message) (any, error)) (any, error) {
 	m, err := readMessage(c)
 	if err != nil {
 		return nil, err
@@ -157,20 +162,64 @@ func (s *server) withMessage(c *call, busy func(message) error) (any, error) {
 		s.startRun(c, m)
 		return nil, errAnswered
 	}
-	return nil, busy(m)
+	return busy(m)
 }
 
-// queue queues a message for the running prompt, handing steering to the
-// CLI at once where it takes it. Called with runs.mu held.
-func (s *server) queue(m message, steer bool) {
-	if !steer {
+// queue queues a message, handing steering to the CLI at once where a
+// turn takes it, and tells the host (queue_update). Called with runs.mu
+// held.
+func (s *server) queue(m message, steer bool) dispositionData {
+	if steer {
+		s.runs.steerQ = append(s.runs.steerQ, m)
+	} else {
 		s.runs.followQ = append(s.runs.followQ, m)
-		return
 	}
-	s.runs.steerQ = append(s.runs.steerQ, m)
-	if s.runs.cur.turn != nil {
-		s.handOver(s.runs.cur)
+	s.queueChanged()
+	if r := s.runs.cur; steer && r != nil && r.turn != nil {
+		s.handOver(r)
 	}
+	return dispositionData{Disposition: "queued"}
+}
+
+// queueChanged sends queue_update with the queues as they are. Called with
+// runs.mu held.
+func (s *server) queueChanged() {
+	q := queueUpdateJSON{Type: "queue_update", Steering: []string{}, FollowUp: []string{}}
+	if r := s.runs.cur; r != nil {
+		for _, h := range r.handed {
+			q.Steering = append(q.Steering, h.m.text)
+		}
+	}
+	for _, m := range s.runs.steerQ {
+		q.Steering = append(q.Steering, m.text)
+	}
+	for _, m := range s.runs.followQ {
+		q.FollowUp = append(q.FollowUp, m.text)
+	}
+	s.out.send(q)
+}
+
+// clearQueue handles clear_queue: the queued messages are removed and
+// returned. Steering messages the CLI already holds cannot be taken back:
+// they are listed as kept.
+func (s *server) clearQueue(*call) (any, error) {
+	s.runs.mu.Lock()
+	defer s.runs.mu.Unlock()
+	d := clearQueueData{Steering: []string{}, FollowUp: []string{}}
+	for _, m := range s.runs.steerQ {
+		d.Steering = append(d.Steering, m.text)
+	}
+	for _, m := range s.runs.followQ {
+		d.FollowUp = append(d.FollowUp, m.text)
+	}
+	if r := s.runs.cur; r != nil {
+		for _, h := range r.handed {
+			d.Kept = append(d.Kept, h.m.text)
+		}
+	}
+	s.runs.steerQ, s.runs.followQ = nil, nil
+	s.queueChanged()
+	return d, nil
 }
 
 // abort ends the running prompt. pi answers after agent_end; when idle, at
@@ -213,7 +262,7 @@ func (s *server) stopRun() {
 func (s *server) startRun(c *call, m message) {
 	// Acknowledge before agent_start: the run's first frames are queued by
 	// its goroutine, after this response.
-	s.out.send(okResponse(c.id, c.typ, nil))
+	s.out.send(okResponse(c.id, c.typ, dispositionData{Disposition: "started"}))
 	r := s.launch(m)
 	if c.typ == "prompt" || c.typ == "abort_and_prompt" {
 		r.prompts = append(r.prompts, c)
@@ -248,10 +297,29 @@ func (s *server) runPrompt(r *run, m message) {
 	tr := transform.NewTranslator(nowMillis)
 	tr.HoldResults()
 	s.out.events(tr.Start(m.userMessage()))
+	// Steering messages that waited while idle go to the model with the
+	// prompt, in the same model call (pi 1.5's order: the prompt, then
+	// each of them).
+	s.runs.mu.Lock()
+	var with []message
+	if len(s.runs.steerQ) > 0 {
+		with = s.runs.take(&s.runs.steerQ, s.runs.steering)
+		s.queueChanged()
+	}
+	s.runs.mu.Unlock()
+	for _, w := range with {
+		s.out.events(tr.With(w.userMessage()))
+	}
+	if len(with) > 0 {
+		m = joined(append([]message{m}, with...))
+	}
 	for s.runTurn(r, tr, m) {
 		// The CLI turn ended and the run goes on with what was queued.
 		s.runs.mu.Lock()
 		next := s.runs.dequeue()
+		if len(next) > 0 {
+			s.queueChanged()
+		}
 		s.runs.mu.Unlock()
 		if len(next) == 0 { // taken by a new_session meanwhile
 			s.finish(r, tr, tr.End())
@@ -436,6 +504,7 @@ func (s *server) reported(r *run, turn claudecli.Turn, uuid, state string) (mess
 	}
 	if started {
 		r.sawResult = false // the CLI runs it: the turn goes on to its result
+		s.queueChanged()    // delivered: out of the queue
 		s.handOver(r)       // one-at-a-time: the next one for the next boundary
 	}
 	s.maybeRelease(r, turn)
@@ -562,6 +631,7 @@ func (s *server) ended(r *run, msgs []transform.Message) {
 			// delivers them (an aborted run keeps its queue for the next
 			// prompt, as pi).
 			next = s.launch(joined(s.runs.dequeue()))
+			s.queueChanged()
 		}
 	}
 	switch {

@@ -250,6 +250,7 @@ func (s *server) setSessionName(c *call) (any, error) {
 	s.st.mu.Lock()
 	s.st.sessionName = name
 	s.st.mu.Unlock()
+	s.out.send(sessionInfoChangedJSON{Type: "session_info_changed", Name: name})
 	return nil, nil
 }
 

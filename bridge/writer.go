@@ -31,6 +31,12 @@ const DefaultCoalesce = 4 * time.Millisecond
 // about every 16 ms, a 2 MB one about every half second.
 const coalesceBudget = 32 << 10
 
+// The shapes of message_update ([Options.MessageUpdates]).
+const (
+	UpdatesFull  = "full"
+	UpdatesDelta = "delta"
+)
+
 // frameWriter owns the host's stdout: one goroutine writes every frame, in
 // the order they were sent, each a complete line.
 //
@@ -92,6 +98,9 @@ func newFrameWriter(out io.Writer, opts Options) *frameWriter {
 	sk := &sink{out: out}
 	w := &frameWriter{out: out, sink: sk, enc: transform.NewEncoder(sk), log: opts.Log, ch: make(chan item, 256),
 		done: make(chan struct{}), coalesce: opts.Coalesce, trace: opts.Trace}
+	// The seam where the wire's shape of message_update is chosen: no
+	// handler and no event knows which one goes out.
+	w.enc.Delta = opts.MessageUpdates == UpdatesDelta
 	go w.run()
 	return w
 }

@@ -28,6 +28,10 @@ import (
 // where they are, so a frame is never held whole. Not safe for concurrent
 // use.
 type Encoder struct {
+	// Delta writes message_update as pi 1.5 does: no message, no partial
+	// (--message-updates delta). Set before the first event.
+	Delta bool
+
 	w   io.Writer
 	buf []byte
 	n   int64 // bytes written to w
@@ -385,6 +389,8 @@ func (e *Encoder) event(ev *Event) {
 		}
 	case EventMessageUpdate:
 		a := &ev.Update
+		e.key(`,"usage":`)
+		e.usage(&ev.Message.Usage)
 		e.key(`,"assistantMessageEvent":{"type":`)
 		e.str(a.Type)
 		e.key(`,"contentIndex":`)
@@ -398,19 +404,34 @@ func (e *Encoder) event(ev *Event) {
 			// The block's whole text: its escaped copy serves when the
 			// content is that text.
 			c := &Content{}
-			if i := a.ContentIndex; i >= 0 && i < len(ev.Message.Content) {
-				c = &ev.Message.Content[i]
+			if b := ev.Message.block(a.ContentIndex); b != nil {
+				c = b
 			}
 			e.text(a.Content, c)
+		case ToolcallStart:
+			if b := ev.Message.block(a.ContentIndex); b != nil {
+				if b.ID != "" {
+					e.key(`,"id":`)
+					e.str(b.ID)
+				}
+				if b.Name != "" {
+					e.key(`,"toolName":`)
+					e.str(b.Name)
+				}
+			}
 		}
 		if a.ToolCall != nil {
 			e.key(`,"toolCall":`)
 			e.content(a.ToolCall)
 		}
-		e.key(`,"partial":`)
-		e.message(&ev.Message)
-		e.key(`},"message":`)
-		e.message(&ev.Message)
+		if e.Delta {
+			e.buf = append(e.buf, '}')
+		} else {
+			e.key(`,"partial":`)
+			e.message(&ev.Message)
+			e.key(`},"message":`)
+			e.message(&ev.Message)
+		}
 		e.messageID(ev.MessageID)
 	}
 	e.buf = append(e.buf, '}')

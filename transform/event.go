@@ -158,7 +158,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	case EventAutoCompactionEnd:
 		return marshalNoEscape(autoCompactionEndJSON{e.Type, e.Compaction, e.Aborted, false, e.ErrorMessage})
 	case EventMessageUpdate:
-		return marshalNoEscape(messageUpdateJSON{e.Type, e.Update.marshal(&e.Message), &e.Message, e.MessageID})
+		return marshalNoEscape(messageUpdateJSON{e.Type, &e.Message.Usage, e.Update.marshal(&e.Message), &e.Message, e.MessageID})
 	default:
 		return marshalNoEscape(typeOnlyJSON{e.Type})
 	}
@@ -167,6 +167,9 @@ func (e Event) MarshalJSON() ([]byte, error) {
 // marshal writes the assistantMessageEvent with partial, the message so far.
 func (a *AssistantEvent) marshal(partial *Message) json.RawMessage {
 	v := assistantEventJSON{Type: a.Type, ContentIndex: a.ContentIndex, ToolCall: a.ToolCall, Partial: partial}
+	if c := partial.block(a.ContentIndex); a.Type == ToolcallStart && c != nil {
+		v.ID, v.ToolName = c.ID, c.Name
+	}
 	switch a.Type {
 	case TextDelta, ThinkingDelta, ToolcallDelta:
 		v.Delta = &a.Delta
@@ -180,4 +183,12 @@ func (a *AssistantEvent) marshal(partial *Message) json.RawMessage {
 		panic("transform: encoding assistant event: " + err.Error())
 	}
 	return b
+}
+
+// block is content block i, nil when there is none.
+func (m *Message) block(i int) *Content {
+	if i < 0 || i >= len(m.Content) {
+		return nil
+	}
+	return &m.Content[i]
 }

@@ -18,7 +18,10 @@ const (
 
 // Stop reasons of pi's AssistantMessage.
 const (
-	StopStop    = "stop"
+	StopStop = "stop"
+	// StopPending is an assistant message's stop reason at its
+	// message_start, before it is known.
+	StopPending = "pending"
 	StopLength  = "length"
 	StopToolUse = "toolUse"
 	StopError   = "error"

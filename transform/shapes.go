@@ -58,11 +58,14 @@ type messageJSON struct {
 // streaming.
 type messageUpdateJSON struct {
 	Type string `json:"type"`
+	// Usage is the message's usage so far (pi 1.5's).
+	Usage *Usage `json:"usage"`
 	// Update says what changed.
 	Update json.RawMessage `json:"assistantMessageEvent" schema:"ref=AssistantMessageEvent"`
 	// Message is the assistant message so far, the same as the update's
-	// partial.
-	Message *Message `json:"message" schema:"ref=AssistantMessage"`
+	// partial. Absent with --message-updates delta (pi 1.5's frames: the
+	// host keeps the message from the deltas).
+	Message *Message `json:"message,omitempty" schema:"ref=AssistantMessage"`
 	// MessageID is the message_start's messageId.
 	MessageID string `json:"messageId,omitempty"`
 }
@@ -147,10 +150,14 @@ type assistantEventJSON struct {
 	Delta *string `json:"delta,omitempty"`
 	// Content is the block's whole text, on text_end and thinking_end.
 	Content *string `json:"content,omitempty"`
+	// ID and ToolName name the tool call, on toolcall_start (pi 1.5's).
+	ID       string `json:"id,omitempty"`
+	ToolName string `json:"toolName,omitempty"`
 	// ToolCall is the finished call, on toolcall_end.
 	ToolCall *Content `json:"toolCall,omitempty" schema:"ref=ToolCall"`
-	// Partial is the assistant message so far.
-	Partial *Message `json:"partial" schema:"ref=AssistantMessage"`
+	// Partial is the assistant message so far; absent with
+	// --message-updates delta.
+	Partial *Message `json:"partial,omitempty" schema:"ref=AssistantMessage"`
 }
 
 // assistantJSON is a message from the model.
@@ -168,7 +175,7 @@ type assistantJSON struct {
 	// the others).
 	Usage Usage `json:"usage"`
 	// StopReason is why the message ended.
-	StopReason string `json:"stopReason" schema:"enum=stop|length|toolUse|error|aborted"`
+	StopReason string `json:"stopReason" schema:"enum=stop|length|toolUse|error|aborted|pending"`
 	// Timestamp is Unix milliseconds.
 	Timestamp int64 `json:"timestamp"`
 	// ResponseID is the API's message id.

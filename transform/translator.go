@@ -220,6 +220,16 @@ func (t *Translator) Start(user Message) []Event {
 	}
 }
 
+// With shows another user message in the turn just started, before the
+// model's answer: one the model gets with the prompt (a steering message
+// queued while idle, delivered with the next prompt, as pi 1.5 does).
+func (t *Translator) With(user Message) []Event {
+	if t.ended {
+		return nil
+	}
+	return t.userMessage(nil, user)
+}
+
 // Line translates one line of the CLI's stdout. Lines that are not JSON
 // objects, and kinds it does not map, give no events.
 func (t *Translator) Line(line []byte) []Event { return t.Append(nil, line) }
@@ -1132,7 +1142,13 @@ func (t *Translator) lastAssistantIs(stop string) bool {
 
 // snapshot makes an event carrying a copy of the message so far.
 func (t *Translator) snapshot(typ string, ae AssistantEvent) Event {
-	return Event{Type: typ, Message: t.cur.msg.Clone(), Update: ae}
+	ev := Event{Type: typ, Message: t.cur.msg.Clone(), Update: ae}
+	if typ == EventMessageStart && ev.Message.StopReason == StopStop {
+		// As pi 1.5: the stop reason is known at message_end (a message
+		// that failed before it streamed shows its error at once).
+		ev.Message.StopReason = StopPending
+	}
+	return ev
 }
 
 // stopReason maps the API's stop_reason to pi's.

@@ -142,6 +142,7 @@ func loadConfig(args []string) (*viper.Viper, error) {
 	fs.Bool("no-session", false, "keep the CLI from writing transcripts (--no-session-persistence): nothing can be resumed later")
 	fs.Bool("ask", false, "ask the host (extension_ui_request) before tools that need permission, and pass AskUserQuestion on (stream transport)")
 	fs.Duration("ask-timeout", 10*time.Minute, "how long to wait for the host's answer before denying (0: as long as the turn)")
+	fs.String("message-updates", bridge.UpdatesFull, "message_update frames: full (each carries the message so far; pi 0.73 hosts) or delta (the change only, as pi 1.5 writes them)")
 	fs.Bool("prewarm", true, "stream transport: start the CLI when the bridge starts and after a session change, so the first prompt does not wait for it (costs a CLI process while idle)")
 	fs.Duration("coalesce", bridge.DefaultCoalesce, "merge text deltas that come within this window into one message_update (0: one frame per delta)")
 	definePiFlags(fs) // piflags.go
@@ -244,6 +245,11 @@ func bridgeOptions(v *viper.Viper, log *slog.Logger) (bridge.Options, error) {
 		return opts, fmt.Errorf("--coalesce must not be negative, got %v", opts.Coalesce)
 	}
 	opts.Prewarm = v.GetBool("prewarm")
+	switch opts.MessageUpdates = v.GetString("message-updates"); opts.MessageUpdates {
+	case bridge.UpdatesFull, bridge.UpdatesDelta:
+	default:
+		return opts, fmt.Errorf("--message-updates %q: choose full or delta", opts.MessageUpdates)
+	}
 	if err := applyPiFlags(v, &opts, log); err != nil {
 		return opts, err
 	}
