@@ -54,6 +54,9 @@ func (s *server) setLevel(level string) {
 	s.st.mu.Unlock()
 	s.applySettings(func(st *cliSettings) { st.thinkingLevel = level })
 	if level != before {
+		s.st.mu.Lock()
+		s.st.note(entryJSON{Type: "thinking_level_change", ThinkingLevel: level})
+		s.st.mu.Unlock()
 		s.out.send(thinkingLevelChangedJSON{Type: "thinking_level_changed", Level: level})
 	}
 }
@@ -239,6 +242,7 @@ func (s *server) switchModel(info claudecli.Info, m claudecli.ModelInfo) modelIn
 	s.applySettings(func(st *cliSettings) { st.model = m.Value })
 	s.st.mu.Lock()
 	s.st.model = id
+	s.st.note(entryJSON{Type: "model_change", Provider: transform.Provider, ModelID: id})
 	s.st.mu.Unlock()
 	for _, mi := range s.models(info) {
 		if mi.ID == id {

@@ -607,3 +607,51 @@ func TestStartOptions(t *testing.T) {
 	assert.Equal(t, sessions.IDFor("my-session"), turn.Session.ID)
 	assert.Equal(t, "named", turn.Session.Name)
 }
+
+// TestEntries: pi 1.5's session entries and tree, kept by the bridge.
+func TestEntries(t *testing.T) {
+	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{replay(recording(t, "text"))}}, Options{})
+	types := func(d gjson.Result) []string {
+		var out []string
+		for _, e := range d.Get("entries").Array() {
+			out = append(out, e.Get("type").String())
+		}
+		return out
+	}
+	fresh := r.answer(r.send(`{"type":"get_entries"}`)).Get("data")
+	assert.Equal(t, []string{"model_change", "thinking_level_change"}, types(fresh))
+	first := fresh.Get("entries.0.id").String()
+	assert.Regexp(t, `^[0-9a-f]{8}$`, first)
+	assert.Equal(t, "null", fresh.Get("entries.0.parentId").Raw)
+	assert.Equal(t, first, fresh.Get("entries.1.parentId").String())
+	assert.Equal(t, fresh.Get("entries.1.id").String(), fresh.Get("leafId").String())
+
+	r.send(`{"type":"prompt","message":"hi"}`)
+	r.event("session_settled")
+	r.answer(r.send(`{"type":"set_session_name","name":"named"}`))
+	r.answer(r.send(`{"type":"set_thinking_level","level":"high"}`))
+	all := r.answer(r.send(`{"type":"get_entries"}`)).Get("data")
+	assert.Equal(t, []string{"model_change", "thinking_level_change", "message", "message", "session_info", "thinking_level_change"}, types(all))
+	assert.Equal(t, "user", all.Get("entries.2.message.role").String())
+	assert.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`, all.Get("entries.2.timestamp").String())
+	since := r.answer(r.send(`{"type":"get_entries","since":%q}`, all.Get("entries.3.id").String())).Get("data")
+	assert.Equal(t, []string{"session_info", "thinking_level_change"}, types(since))
+	leaf := r.answer(r.send(`{"type":"get_entries","since":%q}`, all.Get("leafId").String())).Get("data")
+	assert.Equal(t, `[]`, leaf.Get("entries").Raw)
+	bad := r.answer(r.send(`{"type":"get_entries","since":"nope"}`))
+	assert.False(t, bad.Get("success").Bool())
+	assert.Equal(t, "Entry not found: nope", bad.Get("error").String())
+
+	tree := r.answer(r.send(`{"type":"get_tree"}`)).Get("data")
+	depth, node := 0, tree.Get("tree.0")
+	for node.Exists() {
+		depth++
+		node = node.Get("children.0")
+	}
+	assert.Equal(t, 6, depth, "one chain")
+	assert.Equal(t, all.Get("leafId").String(), tree.Get("leafId").String())
+
+	r.answer(r.send(`{"type":"new_session"}`))
+	assert.Equal(t, []string{"session_info", "model_change", "thinking_level_change"}[1:],
+		types(r.answer(r.send(`{"type":"get_entries"}`)).Get("data")), "a new session's own log")
+}

@@ -158,16 +158,30 @@ func (s *server) fork(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	// entryId is a prompt's uuid in the CLI's transcript (get_fork_messages)
+	// or a user message's entry id (get_entries): that prompt is found by
+	// its text.
+	s.st.mu.Lock()
+	text, nth, isEntry := s.st.entryText(entryID)
+	s.st.mu.Unlock()
 	at := -1
 	for i, e := range conv {
-		if _, ok := transform.TranscriptPrompt(e.Raw); ok && e.UUID == entryID {
+		t, ok := transform.TranscriptPrompt(e.Raw)
+		switch {
+		case !ok:
+		case e.UUID == entryID:
 			at = i
+		case isEntry && t == text && at < 0:
+			if nth == 0 {
+				at = i
+			}
+			nth--
 		}
 	}
 	if at < 0 {
 		return nil, fmt.Errorf("%s: no prompt %q in this session (see get_fork_messages)", c.typ, entryID)
 	}
-	text, _ := transform.TranscriptPrompt(conv[at].Raw)
+	text, _ = transform.TranscriptPrompt(conv[at].Raw)
 	var f *fork
 	if at > 0 { // else nothing came before it: a fresh session
 		f = &fork{from: source, at: conv[at-1].UUID}

@@ -36,13 +36,16 @@ type state struct {
 	model       string           // the model the CLI reported, else the one asked for
 	limits      transform.Limits // the model's, once a turn reported them
 	settings    cliSettings
-	interrupt   string    // omp's interrupt mode: stored and reported
-	todos       todoState // the todo list (todoPhases)
-	bashContext []string  // bash executions for the next prompt's context
+	interrupt   string      // omp's interrupt mode: stored and reported
+	todos       todoState   // the todo list (todoPhases)
+	bashContext []string    // bash executions for the next prompt's context
+	entries     []entryJSON // pi's session entries (entries.go)
 }
 
 func newState(model string) *state {
-	return &state{sessionID: sessions.NewID(), model: model, interrupt: "immediate"}
+	st := &state{sessionID: sessions.NewID(), model: model, interrupt: "immediate"}
+	st.startEntries()
+	return st
 }
 
 // cliSettings are what the host changed about how the CLI runs. Each
@@ -124,6 +127,7 @@ func (st *state) use(l *loaded) {
 	st.messages = l.messages
 	st.fork, st.todos = nil, todoState{}
 	st.bashContext = nil
+	st.startEntries()
 }
 
 // learn keeps what a run's translator learned, if the run belongs to the
@@ -136,6 +140,7 @@ func (st *state) learn(gen uint64, tr *transform.Translator, msgs bool) {
 	}
 	if msgs {
 		st.messages = append(st.messages, tr.Messages()...)
+		st.addMessageEntries(tr.Messages())
 	}
 	if sid := tr.SessionID(); sid != "" {
 		st.sessionID = sid
@@ -249,6 +254,7 @@ func (s *server) setSessionName(c *call) (any, error) {
 	}
 	s.st.mu.Lock()
 	s.st.sessionName = name
+	s.st.note(entryJSON{Type: "session_info", Name: name})
 	s.st.mu.Unlock()
 	s.out.send(sessionInfoChangedJSON{Type: "session_info_changed", Name: name})
 	return nil, nil

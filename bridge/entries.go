@@ -1,0 +1,191 @@
+package bridge
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"time"
+
+	"github.com/claude-rpc/claude-rpc/transform"
+)
+
+// Session entries as pi 1.5 keeps them (its session-format.md): a log of
+// what happened in the session, each entry with an id and its parent's,
+// for get_entries and get_tree. The CLI's transcript is its own format
+// (a line per content block, its own bookkeeping), so the bridge keeps
+// pi's log itself, in memory, from what it sees: the session's start
+// (model_change, thinking_level_change, session_info when named), each
+// run's messages, and the changes the host makes (model, thinking level,
+// name, compaction). A session loaded from a transcript starts with its
+// messages. Entries live as long as the bridge is on the session, under
+// --no-session too.
+
+// entryJSON is one of pi's session entries; Type says which fields it has.
+type entryJSON struct {
+	// Type is message, model_change, thinking_level_change, session_info
+	// or compaction.
+	Type string `json:"type"`
+	// ID is the entry's id: 8 hex digits.
+	ID string `json:"id"`
+	// ParentID is the entry before it; null for the first.
+	ParentID *string `json:"parentId" schema:"nullable"`
+	// Timestamp is when it happened, ISO 8601.
+	Timestamp string `json:"timestamp"`
+	// Message is a message entry's message.
+	Message *transform.Message `json:"message,omitempty"`
+	// Provider and ModelID are a model_change's.
+	Provider string `json:"provider,omitempty"`
+	ModelID  string `json:"modelId,omitempty"`
+	// ThinkingLevel is a thinking_level_change's.
+	ThinkingLevel string `json:"thinkingLevel,omitempty"`
+	// Name is a session_info's.
+	Name string `json:"name,omitempty"`
+	// Summary, FirstKeptEntryID and TokensBefore are a compaction's.
+	Summary          string `json:"summary,omitempty"`
+	FirstKeptEntryID string `json:"firstKeptEntryId,omitempty"`
+	TokensBefore     int64  `json:"tokensBefore,omitempty"`
+}
+
+// entriesData is get_entries' data.
+type entriesData struct {
+	// Entries are the session's entries in the order they were made
+	// (after since, when given).
+	Entries []entryJSON `json:"entries"`
+	// LeafID is the last entry's id.
+	LeafID string `json:"leafId"`
+}
+
+// treeNode is one entry of get_tree and the entries made after it.
+type treeNode struct {
+	Entry    entryJSON  `json:"entry"`
+	Children []treeNode `json:"children"`
+}
+
+// treeData is get_tree's data. Claude sessions do not branch in place
+// (fork makes a new session), so the tree is one chain.
+type treeData struct {
+	Tree   []treeNode `json:"tree"`
+	LeafID string     `json:"leafId"`
+}
+
+// newEntryID is a new entry id: 8 hex digits, as pi's.
+func newEntryID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func isoMillis(ms int64) string {
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// addEntry appends e, given its id, parent and time. Called with st.mu held.
+func (st *state) addEntry(e entryJSON, at int64) {
+	e.ID = newEntryID()
+	if n := len(st.entries); n > 0 {
+		parent := st.entries[n-1].ID
+		e.ParentID = &parent
+	}
+	e.Timestamp = isoMillis(at)
+	st.entries = append(st.entries, e)
+}
+
+// startEntries begins the entry log of the session in use: model, thinking
+// level, name, and the messages it already has. Called with st.mu held.
+func (st *state) startEntries() {
+	st.entries = nil
+	now := nowMillis()
+	model := st.model
+	if model == "" {
+		model = "default"
+	}
+	if st.sessionName != "" {
+		st.addEntry(entryJSON{Type: "session_info", Name: st.sessionName}, now)
+	}
+	st.addEntry(entryJSON{Type: "model_change", Provider: transform.Provider, ModelID: model}, now)
+	st.addEntry(entryJSON{Type: "thinking_level_change", ThinkingLevel: st.thinkingLevel()}, now)
+	st.addMessageEntries(st.messages)
+}
+
+// addMessageEntries adds a message entry for each of msgs. Called with
+// st.mu held.
+func (st *state) addMessageEntries(msgs []transform.Message) {
+	for i := range msgs {
+		m := msgs[i]
+		at := m.Timestamp
+		if at == 0 {
+			at = nowMillis()
+		}
+		st.addEntry(entryJSON{Type: "message", Message: &m}, at)
+	}
+}
+
+// note adds an entry for a change the host made, now. Called with st.mu
+// held.
+func (st *state) note(e entryJSON) { st.addEntry(e, nowMillis()) }
+
+func (s *server) getEntries(c *call) (any, error) {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	all := s.st.entries
+	d := entriesData{Entries: []entryJSON{}}
+	if n := len(all); n > 0 {
+		d.LeafID = all[n-1].ID
+	}
+	from := 0
+	if c.has("since") {
+		since := c.str("since")
+		from = -1
+		for i, e := range all {
+			if e.ID == since {
+				from = i + 1
+			}
+		}
+		if from < 0 {
+			return nil, fmt.Errorf("Entry not found: %s", since) // pi's words
+		}
+	}
+	d.Entries = append(d.Entries, all[from:]...)
+	return d, nil
+}
+
+func (s *server) getTree(*call) (any, error) {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	all := s.st.entries
+	d := treeData{Tree: []treeNode{}}
+	if len(all) == 0 {
+		return d, nil
+	}
+	d.LeafID = all[len(all)-1].ID
+	// One chain: each entry the only child of the one before.
+	var node *treeNode
+	for i := len(all) - 1; i >= 0; i-- {
+		n := treeNode{Entry: all[i], Children: []treeNode{}}
+		if node != nil {
+			n.Children = append(n.Children, *node)
+		}
+		node = &n
+	}
+	d.Tree = append(d.Tree, *node)
+	return d, nil
+}
+
+// entryText is the text of the user message an entry id (get_entries')
+// names, and how many user messages with the same text come before it, so
+// fork can find that prompt in the CLI's transcript; ok is false when the
+// id is no user message's entry.
+func (st *state) entryText(id string) (text string, nth int, ok bool) {
+	seen := map[string]int{}
+	for _, e := range st.entries {
+		if e.Type != "message" || e.Message == nil || e.Message.Role != transform.RoleUser {
+			continue
+		}
+		t := e.Message.Text()
+		if e.ID == id {
+			return t, seen[t], true
+		}
+		seen[t]++
+	}
+	return "", 0, false
+}
