@@ -31,9 +31,15 @@ func (s *server) compact(c *call) (any, error) {
 
 func (s *server) runCompact(r *run, c *call, text string) {
 	defer s.wg.Done()
+	s.out.events([]transform.Event{{Type: transform.EventCompactionStart, Reason: "manual"}})
 	res, err := s.compactTurn(r, text)
 	s.runs.mu.Lock()
 	defer s.runs.mu.Unlock()
+	end := transform.Event{Type: transform.EventCompactionEnd, Reason: "manual", Compaction: res}
+	if err != nil {
+		end.ErrorMessage, end.Aborted = err.Error(), r.aborted
+	}
+	s.out.events([]transform.Event{end})
 	if err != nil {
 		s.out.send(errResponse(c.id, c.typ, err.Error()))
 	} else {

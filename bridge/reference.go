@@ -101,7 +101,7 @@ var (
 			"cost.cacheRead, cost.cacheWrite":   "0: the CLI tells no cache prices (input and output come from its model description, when it gives a price)",
 		},
 		"RpcSlashCommand":           {"sourceInfo": "the CLI does not say where a command or skill comes from (source is always \"prompt\")"},
-		"event.auto_compaction_end": {"willRetry": "written, always false: the CLI retries by itself and says nothing"},
+		"event.compaction_end": {"willRetry": "written, always false: the CLI retries by itself and says nothing"},
 	}
 	// fieldDocs describe fields whose Go declaration has no comment (the
 	// bridge's own types); a Go comment, once written, wins.
@@ -138,8 +138,7 @@ var (
 		"TodoTask.status":                     "pending, in_progress or completed.",
 	}
 	notEmitted = map[string]string{
-		"compaction_start": "pi 0.73.1's name; claude-rpc writes auto_compaction_start/auto_compaction_end (as pi's forks do) when the CLI compacts by itself, and answers compact with the result",
-		"compaction_end":   "see compaction_start",
+		"auto_compaction_start, auto_compaction_end": "the names pi's forks once used; claude-rpc writes pi's compaction_start/compaction_end (pi 0.73.1 and 1.5.2 alike) and only those, so a host that handles both never sees one compaction twice",
 		"extension_error":  "claude-rpc runs no pi extensions",
 		"extension_ui_request with method confirm, editor, notify, setStatus, setWidget, setTitle or set_editor_text": "the CLI asks nothing that needs them: permissions and AskUserQuestion come as select or input",
 	}

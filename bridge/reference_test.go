@@ -104,7 +104,7 @@ func TestCheckFrame(t *testing.T) {
 		{`{"type":"response","command":"no_such","success":false,"error":"Unknown command: no_such"}`, ""},
 		{`{"type":"response","command":"no_such","success":true}`, "none of the kinds in the reference"},
 		{`{"id":7,"type":"response","command":"get_last_assistant_text","success":true,"data":{}}`, ""},
-		{`{"type":"auto_compaction_end","result":null,"aborted":true,"willRetry":false}`, ""},
+		{`{"type":"compaction_end","reason":"threshold","result":null,"aborted":true,"willRetry":false}`, ""},
 	} {
 		err := CheckFrame([]byte(tc.frame))
 		if tc.err == "" {

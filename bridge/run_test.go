@@ -517,7 +517,9 @@ func TestCompactRunsAsATurn(t *testing.T) {
 	require.True(t, res.Get("success").Bool(), res.Raw)
 	assert.NotEmpty(t, res.Get("data.summary").String())
 	assert.Contains(t, string(r.fake.Inputs()[0]), "/compact keep names")
-	assert.Equal(t, []string{"response:" + id}, r.kinds(), "no agent events")
+	assert.Equal(t, []string{"compaction_start", "compaction_end", "response:" + id}, r.kinds(), "no agent events: pi's compaction events, then the answer")
+	assert.Equal(t, "manual", r.seen[0].Get("reason").String())
+	assert.Equal(t, res.Get("data.summary").String(), r.seen[1].Get("result.summary").String())
 	assert.False(t, r.answer(r.send(`{"type":"get_state"}`)).Get("data.isCompacting").Bool())
 }
 

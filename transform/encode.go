@@ -354,10 +354,12 @@ func (e *Encoder) event(ev *Event) {
 			e.key(`,"finalError":`)
 			e.str(r.FinalError)
 		}
-	case EventAutoCompactionStart:
+	case EventCompactionStart:
 		e.key(`,"reason":`)
 		e.str(ev.Reason)
-	case EventAutoCompactionEnd:
+	case EventCompactionEnd:
+		e.key(`,"reason":`)
+		e.str(ev.Reason)
 		e.key(`,"result":`)
 		if c := ev.Compaction; c == nil {
 			e.key(`null`)

@@ -162,10 +162,10 @@ func isRuneStart(s string, i int) bool {
 func TestEncoderEventsNotRecorded(t *testing.T) {
 	isErr := true
 	for _, e := range []Event{
-		{Type: EventAutoCompactionStart, Reason: "threshold"},
-		{Type: EventAutoCompactionEnd, Aborted: true, ErrorMessage: "aborted <now>"},
-		{Type: EventAutoCompactionEnd, Compaction: &Compaction{Summary: "sum \u2028 & more", FirstKeptEntryID: "u1", TokensBefore: 9}},
-		{Type: EventAutoCompactionEnd, Compaction: &Compaction{Summary: "s", Details: &CompactionDetails{Trigger: "auto", TokensAfter: 3}}},
+		{Type: EventCompactionStart, Reason: "threshold"},
+		{Type: EventCompactionEnd, Aborted: true, ErrorMessage: "aborted <now>"},
+		{Type: EventCompactionEnd, Compaction: &Compaction{Summary: "sum \u2028 & more", FirstKeptEntryID: "u1", TokensBefore: 9}},
+		{Type: EventCompactionEnd, Compaction: &Compaction{Summary: "s", Details: &CompactionDetails{Trigger: "auto", TokensAfter: 3}}},
 		{Type: EventAutoRetryEnd, Retry: &Retry{Attempt: 2, FinalError: "529 overloaded"}},
 		{Type: EventToolExecutionEnd, ToolCallID: "t", ToolName: "Read", Result: &ToolResult{Details: json.RawMessage(` {"a": 1} `)}},
 		{Type: EventMessageEnd, Message: Message{Role: RoleToolResult, Content: []Content{{Type: "image", Data: "AAAA", MimeType: "image/png"}}, IsError: &isErr, Details: json.RawMessage(`{"x":[1, 2]}`)}},

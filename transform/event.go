@@ -18,8 +18,11 @@ const (
 	EventAutoRetryStart = "auto_retry_start"
 	EventAutoRetryEnd   = "auto_retry_end"
 
-	EventAutoCompactionStart = "auto_compaction_start"
-	EventAutoCompactionEnd   = "auto_compaction_end"
+	// pi's names (0.73.1 and 1.5.2 alike); pi's forks once wrote
+	// auto_compaction_*, which claude-rpc no longer does, so a host that
+	// handles both never sees one compaction twice.
+	EventCompactionStart = "compaction_start"
+	EventCompactionEnd   = "compaction_end"
 )
 
 // Types of pi's AssistantMessageEvent, carried by message_update.
@@ -67,10 +70,12 @@ type Event struct {
 
 	// Retry describes auto_retry_start and auto_retry_end.
 	Retry *Retry
-	// Compaction describes auto_compaction_end: nil when it failed.
+	// Compaction describes compaction_end: nil when it failed.
 	Compaction *Compaction
-	// Reason is auto_compaction_start's reason; ErrorMessage says why an
-	// auto_compaction_end has no result, Aborted that the run ended first.
+	// Reason is compaction_start's and compaction_end's reason: manual
+	// (the compact command) or threshold (the CLI compacted by itself);
+	// ErrorMessage says why a compaction_end has no result, Aborted that
+	// the run ended first.
 	Reason, ErrorMessage string
 	Aborted              bool
 }
@@ -153,10 +158,10 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	case EventAutoRetryEnd:
 		r := e.Retry
 		return marshalNoEscape(autoRetryEndJSON{e.Type, r.Success, r.Attempt, r.FinalError})
-	case EventAutoCompactionStart:
-		return marshalNoEscape(autoCompactionStartJSON{e.Type, e.Reason})
-	case EventAutoCompactionEnd:
-		return marshalNoEscape(autoCompactionEndJSON{e.Type, e.Compaction, e.Aborted, false, e.ErrorMessage})
+	case EventCompactionStart:
+		return marshalNoEscape(compactionStartJSON{e.Type, e.Reason})
+	case EventCompactionEnd:
+		return marshalNoEscape(compactionEndJSON{e.Type, e.Reason, e.Compaction, e.Aborted, false, e.ErrorMessage})
 	case EventMessageUpdate:
 		return marshalNoEscape(messageUpdateJSON{e.Type, &e.Message.Usage, e.Update.marshal(&e.Message), &e.Message, e.MessageID})
 	default:

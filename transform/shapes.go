@@ -116,17 +116,20 @@ type autoRetryEndJSON struct {
 	FinalError string `json:"finalError,omitempty"`
 }
 
-// autoCompactionStartJSON is sent when the CLI compacts the conversation
-// by itself.
-type autoCompactionStartJSON struct {
+// compactionStartJSON is sent when a compaction starts: the compact
+// command's, or the CLI's own when the context is nearly full.
+type compactionStartJSON struct {
 	Type string `json:"type"`
-	// Reason is "threshold": the context was nearly full.
-	Reason string `json:"reason"`
+	// Reason is "manual" (the compact command) or "threshold" (the CLI
+	// compacted by itself: the context was nearly full).
+	Reason string `json:"reason" schema:"enum=manual|threshold"`
 }
 
-// autoCompactionEndJSON is sent when a compaction ended.
-type autoCompactionEndJSON struct {
+// compactionEndJSON is sent when a compaction ended.
+type compactionEndJSON struct {
 	Type string `json:"type"`
+	// Reason is the compaction_start's.
+	Reason string `json:"reason" schema:"enum=manual|threshold"`
 	// Result is the compaction; null when it failed or was aborted.
 	Result *Compaction `json:"result" schema:"nullable"`
 	// Aborted is true when the run ended before the compaction did.
@@ -263,8 +266,8 @@ func Shapes() []Shape {
 		{"event", EventToolExecutionEnd, toolExecutionEndJSON{}},
 		{"event", EventAutoRetryStart, autoRetryStartJSON{}},
 		{"event", EventAutoRetryEnd, autoRetryEndJSON{}},
-		{"event", EventAutoCompactionStart, autoCompactionStartJSON{}},
-		{"event", EventAutoCompactionEnd, autoCompactionEndJSON{}},
+		{"event", EventCompactionStart, compactionStartJSON{}},
+		{"event", EventCompactionEnd, compactionEndJSON{}},
 		{"message", RoleUser, userJSON{}},
 		{"message", RoleAssistant, assistantJSON{}},
 		{"message", RoleToolResult, toolResultJSON{}},

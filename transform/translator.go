@@ -72,7 +72,7 @@ type Translator struct {
 	early   []toolResultLine   // tool results that came while their message was open
 
 	afterCompact bool // a compact_boundary was seen: the next synthetic user message is its summary
-	compacting   bool // auto_compaction_start shown, its end not yet
+	compacting   bool // compaction_start shown, its end not yet
 	// manualCompact: the run is /compact, whose compaction is its reply,
 	// not an automatic one.
 	manualCompact bool
@@ -288,10 +288,10 @@ func (t *Translator) Append(dst []Event, line []byte) []Event {
 			switch {
 			case v.Get("status").String() == "compacting" && !t.manualCompact && !t.compacting:
 				t.compacting = true
-				out = append(out, Event{Type: EventAutoCompactionStart, Reason: "threshold"})
+				out = append(out, Event{Type: EventCompactionStart, Reason: "threshold"})
 			case t.compacting && v.Get("compact_result").String() == "failed":
 				t.compacting = false
-				out = append(out, Event{Type: EventAutoCompactionEnd, ErrorMessage: "compaction failed: " + v.Get("compact_error").String()})
+				out = append(out, Event{Type: EventCompactionEnd, Reason: "threshold", ErrorMessage: "compaction failed: " + v.Get("compact_error").String()})
 			}
 		case "api_retry":
 			prev := t.retry
@@ -775,7 +775,7 @@ func (t *Translator) user(out []Event, v *object) []Event {
 			c.Summary = text
 			if t.compacting {
 				t.compacting = false
-				out = append(out, Event{Type: EventAutoCompactionEnd, Compaction: c})
+				out = append(out, Event{Type: EventCompactionEnd, Reason: "threshold", Compaction: c})
 			}
 		}
 		return out
@@ -1100,7 +1100,7 @@ func (t *Translator) endRun(out []Event, stop, errMsg string) []Event {
 	out = t.endRetry(out, false, errMsg)
 	if t.compacting {
 		t.compacting = false
-		out = append(out, Event{Type: EventAutoCompactionEnd, Aborted: true, ErrorMessage: errMsg})
+		out = append(out, Event{Type: EventCompactionEnd, Reason: "threshold", Aborted: true, ErrorMessage: errMsg})
 	}
 	if t.cur != nil {
 		t.cur.msg.StopReason, t.cur.msg.ErrorMessage = stop, errMsg

@@ -306,7 +306,7 @@ func checkGrammar(t testing.TB, evs []Event) {
 	calls := map[string]string{} // tool calls of the run's assistant messages: id → name
 	started := map[string]bool{} // tool_execution_start seen, no end yet
 	retrying := false            // auto_retry_start seen, no end yet
-	compacting := false          // auto_compaction_start seen, no end yet
+	compacting := false          // compaction_start seen, no end yet
 	var runMsgs []Message
 	text := map[int]*strings.Builder{} // streamed text per content index of the open message
 	for i, e := range evs {
@@ -378,11 +378,11 @@ func checkGrammar(t testing.TB, evs []Event) {
 		case EventAutoRetryEnd:
 			require.True(t, retrying, "%s: end without start", where)
 			retrying = false
-		case EventAutoCompactionStart:
+		case EventCompactionStart:
 			require.Nil(t, open, where)
 			require.False(t, compacting, "%s: compaction started twice", where)
 			compacting = true
-		case EventAutoCompactionEnd:
+		case EventCompactionEnd:
 			require.True(t, compacting, "%s: end without start", where)
 			require.True(t, e.Compaction != nil || e.ErrorMessage != "", "%s: an end has a result or says why not", where)
 			compacting = false

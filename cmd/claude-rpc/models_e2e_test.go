@@ -177,9 +177,9 @@ func TestAutoCompactionEvents(t *testing.T) {
 	for i := 0; i < 3 && !end.Exists(); i++ {
 		for _, f := range b.runPrompt("more [[say:fine]]") {
 			switch f.Get("type").String() {
-			case "auto_compaction_start":
+			case "compaction_start":
 				start = f
-			case "auto_compaction_end":
+			case "compaction_end":
 				if f.Get("result").IsObject() {
 					end = f
 				}
@@ -197,7 +197,7 @@ func TestAutoCompactionEvents(t *testing.T) {
 	assert.False(t, b.call(map[string]any{"type": "get_state"}).Get("data.autoCompactionEnabled").Bool())
 	for i := 0; i < 2; i++ {
 		for _, f := range b.runPrompt("again [[say:fine]]") {
-			assert.NotEqual(t, "auto_compaction_start", f.Get("type").String())
+			assert.NotEqual(t, "compaction_start", f.Get("type").String())
 		}
 	}
 	r := b.call(map[string]any{"type": "set_auto_compaction", "enabled": "no"})
