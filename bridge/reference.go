@@ -100,7 +100,7 @@ var (
 			"thinkingLevelMap, headers, compat": "pi's provider plumbing; the CLI decides how to call the API",
 			"cost.cacheRead, cost.cacheWrite":   "0: the CLI tells no cache prices (input and output come from its model description, when it gives a price)",
 		},
-		"RpcSlashCommand":           {"sourceInfo": "the CLI does not say where a command or skill comes from (source is always \"prompt\")"},
+		"RpcSlashCommand":      {"sourceInfo": "the CLI does not say where a command or skill comes from (source is always \"prompt\")"},
 		"event.compaction_end": {"willRetry": "written, always false: the CLI retries by itself and says nothing"},
 	}
 	// fieldDocs describe fields whose Go declaration has no comment (the
@@ -139,7 +139,7 @@ var (
 	}
 	notEmitted = map[string]string{
 		"auto_compaction_start, auto_compaction_end": "the names pi's forks once used; claude-rpc writes pi's compaction_start/compaction_end (pi 0.73.1 and 1.5.2 alike) and only those, so a host that handles both never sees one compaction twice",
-		"extension_error":  "claude-rpc runs no pi extensions",
+		"extension_error": "claude-rpc runs no pi extensions",
 		"extension_ui_request with method confirm, editor, notify, setStatus, setWidget, setTitle or set_editor_text": "the CLI asks nothing that needs them: permissions and AskUserQuestion come as select or input",
 	}
 )
