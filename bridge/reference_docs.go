@@ -173,6 +173,7 @@ var referenceDocs = schema.Docs{
 	"github.com/claude-rpc/claude-rpc/transform.toolCallJSON.Arguments":             "Arguments are the call's input, a JSON object.",
 	"github.com/claude-rpc/claude-rpc/transform.toolCallJSON.ID":                    "ID is the API's tool_use id.",
 	"github.com/claude-rpc/claude-rpc/transform.toolExecutionEndJSON":               "toolExecutionEndJSON is sent when a tool call finished.",
+	"github.com/claude-rpc/claude-rpc/transform.toolExecutionEndJSON.DurationMs":    "DurationMs is how long the tool ran, from tool_execution_start (pi 1.5's); absent when it never started.",
 	"github.com/claude-rpc/claude-rpc/transform.toolExecutionEndJSON.IsError":       "IsError is true when the tool failed or was refused.",
 	"github.com/claude-rpc/claude-rpc/transform.toolExecutionEndJSON.Result":        "Result is what the tool returned.",
 	"github.com/claude-rpc/claude-rpc/transform.toolExecutionStartJSON":             "toolExecutionStartJSON is sent when the CLI runs a tool the model called.",

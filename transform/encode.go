@@ -334,6 +334,10 @@ func (e *Encoder) event(ev *Event) {
 		}
 		e.key(`,"isError":`)
 		e.bool(ev.IsError)
+		if ev.DurationMs >= 0 {
+			e.key(`,"durationMs":`)
+			e.int(ev.DurationMs)
+		}
 	case EventAutoRetryStart:
 		r := ev.Retry
 		e.key(`,"attempt":`)

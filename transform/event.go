@@ -67,6 +67,9 @@ type Event struct {
 	Args       json.RawMessage
 	Result     *ToolResult
 	IsError    bool
+	// DurationMs is tool_execution_end's: how long since its
+	// tool_execution_start; -1 (not written) when it had none.
+	DurationMs int64
 
 	// Retry describes auto_retry_start and auto_retry_end.
 	Retry *Retry
@@ -151,7 +154,11 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		}
 		return marshalNoEscape(toolExecutionStartJSON{e.Type, e.ToolCallID, e.ToolName, args})
 	case EventToolExecutionEnd:
-		return marshalNoEscape(toolExecutionEndJSON{e.Type, e.ToolCallID, e.ToolName, e.Result, e.IsError})
+		var d *int64
+		if e.DurationMs >= 0 {
+			d = &e.DurationMs
+		}
+		return marshalNoEscape(toolExecutionEndJSON{e.Type, e.ToolCallID, e.ToolName, e.Result, e.IsError, d})
 	case EventAutoRetryStart:
 		r := e.Retry
 		return marshalNoEscape(autoRetryStartJSON{e.Type, r.Attempt, r.MaxAttempts, r.DelayMs, r.ErrorMessage})

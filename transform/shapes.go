@@ -90,6 +90,9 @@ type toolExecutionEndJSON struct {
 	Result *ToolResult `json:"result"`
 	// IsError is true when the tool failed or was refused.
 	IsError bool `json:"isError"`
+	// DurationMs is how long the tool ran, from tool_execution_start (pi
+	// 1.5's); absent when it never started.
+	DurationMs *int64 `json:"durationMs,omitempty"`
 }
 
 // autoRetryStartJSON is sent when the CLI waits to retry a failed API call.

@@ -68,6 +68,8 @@ type Translator struct {
 	pending int             // index into messages of a final message whose message_end waits for the result (its cost), or -1
 
 	running map[string]Content // tool calls started and not yet answered, by id
+	// startedAt is when each tool_execution_start was shown, by id.
+	startedAt map[string]int64
 	order   []string           // their ids in call order
 	early   []toolResultLine   // tool results that came while their message was open
 
@@ -820,9 +822,13 @@ func (t *Translator) emitToolResult(out []Event, id, name string, content []Cont
 		Details: details, IsError: &isErr, Timestamp: t.now()}
 	t.messages = append(t.messages, m)
 	t.toolResults = append(t.toolResults, m)
-	return append(out,
-		Event{Type: EventToolExecutionEnd, ToolCallID: id, ToolName: name,
-			Result: &ToolResult{Content: content, Details: details}, IsError: isError},
+	end := Event{Type: EventToolExecutionEnd, ToolCallID: id, ToolName: name,
+		Result: &ToolResult{Content: content, Details: details}, IsError: isError, DurationMs: -1}
+	if at, ok := t.startedAt[id]; ok {
+		end.DurationMs = max(m.Timestamp-at, 0)
+		delete(t.startedAt, id)
+	}
+	return append(out, end,
 		Event{Type: EventMessageStart, Message: m.Clone()},
 		Event{Type: EventMessageEnd, Message: m.Clone()})
 }
@@ -1008,6 +1014,10 @@ func (t *Translator) endAssistant(out []Event) []Event {
 		t.running[call.ID] = call
 		t.order = append(t.order, call.ID)
 		out = append(out, Event{Type: EventToolExecutionStart, ToolCallID: call.ID, ToolName: call.Name, Args: call.Arguments})
+		if t.startedAt == nil {
+			t.startedAt = map[string]int64{}
+		}
+		t.startedAt[call.ID] = t.now()
 	}
 	early := t.early
 	t.early = nil
