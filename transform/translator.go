@@ -70,8 +70,8 @@ type Translator struct {
 	running map[string]Content // tool calls started and not yet answered, by id
 	// startedAt is when each tool_execution_start was shown, by id.
 	startedAt map[string]int64
-	order   []string           // their ids in call order
-	early   []toolResultLine   // tool results that came while their message was open
+	order     []string         // their ids in call order
+	early     []toolResultLine // tool results that came while their message was open
 
 	afterCompact bool // a compact_boundary was seen: the next synthetic user message is its summary
 	compacting   bool // compaction_start shown, its end not yet
