@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
 )
@@ -62,7 +64,7 @@ func (s *server) bash(c *call) (any, error) {
 	go func() {
 		defer s.wg.Done()
 		defer close(b.done)
-		res, err := s.execBash(ctx, cmdline)
+		res, err := s.execBash(ctx, cmdline, &bashUpdates{out: s.out, id: c.id})
 		cancel()
 		j.mu.Lock()
 		j.run = nil
@@ -71,9 +73,11 @@ func (s *server) bash(c *call) (any, error) {
 			s.out.send(errResponse(c.id, c.typ, err.Error()))
 			return
 		}
-		s.st.mu.Lock()
-		s.st.bashContext = append(s.st.bashContext, bashContextText(cmdline, res))
-		s.st.mu.Unlock()
+		if !c.raw.Get("excludeFromContext").Bool() {
+			s.st.mu.Lock()
+			s.st.bashContext = append(s.st.bashContext, bashContextText(cmdline, res))
+			s.st.mu.Unlock()
+		}
 		s.out.send(okResponse(c.id, c.typ, res))
 	}()
 	return nil, errAnswered
@@ -87,7 +91,7 @@ func (s *server) abortBash(*call) (any, error) {
 	return nil, nil
 }
 
-func (s *server) execBash(ctx context.Context, cmdline string) (bashResult, error) {
+func (s *server) execBash(ctx context.Context, cmdline string, updates io.Writer) (bashResult, error) {
 	env := s.opts.CLI.Environ()
 	shell := os.Getenv("SHELL")
 	switch {
@@ -114,7 +118,7 @@ func (s *server) execBash(ctx context.Context, cmdline string) (bashResult, erro
 	defer full.Close()
 	tail := claudecli.NewTail(bashKeep)
 	n := &countWriter{}
-	w := io.MultiWriter(full, tail, n)
+	w := io.MultiWriter(full, tail, n, updates)
 	cmd.Stdout, cmd.Stderr = w, w
 	claudecli.PrepareGroup(cmd) // cancelling ends the command's children too
 	err = cmd.Run()
@@ -135,6 +139,33 @@ func (s *server) execBash(ctx context.Context, cmdline string) (bashResult, erro
 		_ = os.Remove(full.Name()) // all of it is in Output
 	}
 	return res, nil
+}
+
+// bashUpdates sends the output of a bash command as it comes:
+// bash_execution_update frames (pi 1.5's), each whole UTF-8 (a character
+// cut between two writes waits for its rest).
+type bashUpdates struct {
+	out  *frameWriter
+	id   json.RawMessage
+	rest []byte
+}
+
+func (u *bashUpdates) Write(p []byte) (int, error) {
+	b := append(u.rest, p...)
+	cut := len(b)
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if !utf8.FullRune(b[i:]) {
+				cut = i
+			}
+			break
+		}
+	}
+	u.rest = append([]byte(nil), b[cut:]...)
+	if cut > 0 {
+		u.out.send(bashUpdateJSON{Type: "bash_execution_update", ID: u.id, Delta: string(b[:cut])})
+	}
+	return len(p), nil
 }
 
 // countWriter counts the bytes written through it.

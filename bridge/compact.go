@@ -44,6 +44,7 @@ func (s *server) runCompact(r *run, c *call, text string) {
 		s.out.send(errResponse(c.id, c.typ, err.Error()))
 	} else {
 		s.st.mu.Lock()
+		s.st.compacted = true
 		s.st.note(entryJSON{Type: "compaction", Summary: res.Summary, FirstKeptEntryID: res.FirstKeptEntryID, TokensBefore: res.TokensBefore})
 		s.st.mu.Unlock()
 		s.out.send(okResponse(c.id, c.typ, res))

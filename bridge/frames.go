@@ -170,6 +170,26 @@ type sessionInfoChangedJSON struct {
 	Name string `json:"name"`
 }
 
+// bashUpdateJSON is a piece of a running bash command's output (pi 1.5's),
+// stdout and stderr as they come.
+type bashUpdateJSON struct {
+	Type string `json:"type"`
+	// ID is the bash command's id.
+	ID    json.RawMessage `json:"id,omitempty"`
+	Delta string          `json:"delta"`
+}
+
+// contextUsage is how full the model's context is (pi 1.5's), as of the
+// last assistant message.
+type contextUsage struct {
+	// Tokens is the context's size at the last model call; null after a
+	// compaction, until the next call.
+	Tokens        *int64 `json:"tokens" schema:"nullable"`
+	ContextWindow int64  `json:"contextWindow"`
+	// Percent is tokens of contextWindow, 0 to 100; null with tokens.
+	Percent *float64 `json:"percent" schema:"nullable"`
+}
+
 // negotiateData is negotiate_protocol's data.
 type negotiateData struct {
 	// ProtocolVersion is the version now in use.
@@ -210,6 +230,8 @@ type stateData struct {
 	IsSettled bool `json:"isSettled"`
 	// HasPendingAsyncWork is omp's: a bash command runs.
 	HasPendingAsyncWork bool `json:"hasPendingAsyncWork"`
+	// ContextUsage is omp's and pi 1.5's: how full the context is.
+	ContextUsage contextUsage `json:"contextUsage"`
 }
 
 // modelInfo is pi's Model.
@@ -246,6 +268,8 @@ type sessionStats struct {
 	TotalMessages     int         `json:"totalMessages"`
 	Tokens            tokenCounts `json:"tokens"`
 	Cost              float64     `json:"cost"`
+	// ContextUsage is pi 1.5's: how full the context is.
+	ContextUsage contextUsage `json:"contextUsage"`
 }
 
 type tokenCounts struct {

@@ -657,3 +657,33 @@ func TestEntries(t *testing.T) {
 	assert.Equal(t, []string{"session_info", "model_change", "thinking_level_change"}[1:],
 		types(r.answer(r.send(`{"type":"get_entries"}`)).Get("data")), "a new session's own log")
 }
+
+// TestBashUpdatesAndContext: bash's output comes as bash_execution_update
+// while it runs; its result goes to the model with the next prompt unless
+// excludeFromContext.
+func TestBashUpdatesAndContext(t *testing.T) {
+	t.Setenv("SHELL", "/bin/sh")
+	rec := recording(t, "text")
+	r := newRig(t, &claudetest.Transport{Per: true, Scenarios: []claudetest.Scenario{replay(rec)}}, Options{})
+	id := r.send(`{"type":"bash","command":"printf 'h\\303\\251llo\\n'; sleep 0.2; printf 'err\\n' >&2"}`)
+	res := r.answer(id)
+	require.True(t, res.Get("success").Bool(), res.Raw)
+	var deltas string
+	for _, f := range r.seen {
+		if f.Get("type").String() == "bash_execution_update" {
+			assert.Equal(t, id, f.Get("id").String())
+			deltas += f.Get("delta").String()
+		}
+	}
+	assert.Equal(t, "héllo\nerr\n", deltas)
+	assert.Equal(t, deltas, res.Get("data.output").String())
+	r.answer(r.send(`{"type":"bash","command":"echo secret","excludeFromContext":true}`))
+	r.send(`{"type":"prompt","message":"go"}`)
+	r.event("agent_end")
+	text := gjson.ParseBytes(r.fake.Inputs()[0]).Get("message.content").String()
+	assert.Contains(t, text, "héllo")
+	assert.NotContains(t, text, "secret", "excludeFromContext")
+	stats := r.answer(r.send(`{"type":"get_session_stats"}`)).Get("data.contextUsage")
+	assert.Greater(t, stats.Get("contextWindow").Int(), int64(0))
+	assert.Greater(t, stats.Get("tokens").Int(), int64(0))
+}

@@ -40,6 +40,9 @@ type state struct {
 	todos       todoState   // the todo list (todoPhases)
 	bashContext []string    // bash executions for the next prompt's context
 	entries     []entryJSON // pi's session entries (entries.go)
+	// compacted: the context was compacted and no run since has told its
+	// size.
+	compacted bool
 }
 
 func newState(model string) *state {
@@ -141,6 +144,7 @@ func (st *state) learn(gen uint64, tr *transform.Translator, msgs bool) {
 	if msgs {
 		st.messages = append(st.messages, tr.Messages()...)
 		st.addMessageEntries(tr.Messages())
+		st.compacted = false
 	}
 	if sid := tr.SessionID(); sid != "" {
 		st.sessionID = sid
@@ -188,6 +192,7 @@ func (s *server) getState(*call) (any, error) {
 		TodoPhases:            st.todos.list.Phases(),
 		Transport:             s.transport.Name(),
 		IsSettled:             !running && !compacting,
+		ContextUsage:          s.contextUsage(),
 		HasPendingAsyncWork:   bashing,
 	}, nil
 }
@@ -302,6 +307,7 @@ func (s *server) getSessionStats(*call) (any, error) {
 		}
 	}
 	st.Tokens.Total = st.Tokens.Input + st.Tokens.Output + st.Tokens.CacheRead + st.Tokens.CacheWrite
+	st.ContextUsage = s.contextUsage()
 	return st, nil
 }
 
@@ -358,4 +364,31 @@ func (s *server) getMessagesPage(c *call) (any, error) {
 		page.NextCursor = base64.RawURLEncoding.EncodeToString(b)
 	}
 	return page, nil
+}
+
+// contextUsage is how full the context is: the last assistant message's
+// tokens (input, cache, output: what the next call starts from), of the
+// model's context window. Unknown (null) after a compaction until the
+// next run. Called with st.mu held.
+func (s *server) contextUsage() contextUsage {
+	limits := s.st.limits
+	if limits.ContextWindow == 0 {
+		limits.ContextWindow = 200_000
+	}
+	cu := contextUsage{ContextWindow: limits.ContextWindow}
+	if s.st.compacted {
+		return cu
+	}
+	var n int64
+	msgs := s.st.messages
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if m := &msgs[i]; m.Role == transform.RoleAssistant && m.Usage.Input+m.Usage.CacheRead > 0 {
+			u := m.Usage
+			n = u.Input + u.Output + u.CacheRead + u.CacheWrite
+			break
+		}
+	}
+	pct := float64(n) * 100 / float64(cu.ContextWindow)
+	cu.Tokens, cu.Percent = &n, &pct
+	return cu
 }
