@@ -394,8 +394,13 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 			continue
 		}
 		if uuid, state, ok := claudecli.Lifecycle(line); ok {
-			if m, started := s.reported(r, turn, uuid, state); started && !tr.Ended() {
-				s.out.events(tr.Steered(m.userMessage()))
+			if m, started := s.reported(r, turn, uuid, state); started {
+				if !tr.Ended() {
+					s.out.events(tr.Steered(m.userMessage()))
+				}
+				s.runs.mu.Lock()
+				s.queueChanged() // delivered: out of the queue
+				s.runs.mu.Unlock()
 			}
 			continue
 		}
@@ -504,7 +509,6 @@ func (s *server) reported(r *run, turn claudecli.Turn, uuid, state string) (mess
 	}
 	if started {
 		r.sawResult = false // the CLI runs it: the turn goes on to its result
-		s.queueChanged()    // delivered: out of the queue
 		s.handOver(r)       // one-at-a-time: the next one for the next boundary
 	}
 	s.maybeRelease(r, turn)

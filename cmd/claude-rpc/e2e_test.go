@@ -759,10 +759,17 @@ func TestQueueCommandErrors(t *testing.T) {
 	}
 	assert.True(t, b.call(map[string]any{"type": "set_interrupt_mode", "mode": "wait"}).Get("success").Bool())
 	assert.Equal(t, "wait", b.call(map[string]any{"type": "get_state"}).Get("data.interruptMode").String())
-	// steer while idle runs as a prompt
-	require.True(t, b.call(map[string]any{"type": "steer", "message": "idle steer [[say:ran]]"}).Get("success").Bool())
-	frames := b.until(60*time.Second, isType("agent_end"))
+	// steer while idle is queued (pi 0.73.1 and 1.5.2): it goes to the
+	// model with the next prompt, in the same model call.
+	idle := b.call(map[string]any{"type": "steer", "message": "idle steer [[say:ran]]"})
+	require.True(t, idle.Get("success").Bool())
+	assert.Equal(t, "queued", idle.Get("data.disposition").String())
+	assert.Equal(t, int64(1), b.call(map[string]any{"type": "get_state"}).Get("data.pendingMessageCount").Int())
+	assert.Empty(t, b.srv.MessagesRequests(), "nothing runs")
+	frames := b.runPrompt("the prompt")
+	assert.Equal(t, []string{"the prompt", "idle steer [[say:ran]]"}, userTexts(frames[len(frames)-1]))
 	assert.Equal(t, "ran", deltaText(frames))
+	require.Len(t, b.srv.MessagesRequests(), 1, "one model call for both")
 }
 
 func TestAutoRetryEvents(t *testing.T) { forEachTransport(t, testAutoRetryEvents) }
