@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/claude-rpc/claude-rpc/transform"
 )
@@ -151,12 +152,33 @@ var commandTable = []commandDef{
 	{name: "get_messages_page", reads: resSession, handle: (*server).getMessagesPage, data: messagesPageData{},
 		fields: []field{{name: "cursor", kind: fString}, {name: "limit", kind: fAny}},
 		doc:    "omp's: the session's messages a page at a time (limit 1-256, default 100; a page stops at 768 KiB). A cursor is stale (code stale_cursor) once the session or its messages changed."},
+	{name: "get_available_commands", kind: slow, handle: (*server).getAvailableCommands, data: availableCommandsData{},
+		doc: "omp's: the CLI's slash commands and skills, in omp's shape."},
+	{name: "set_event_filter", handle: (*server).setEventFilter, data: eventFilterData{},
+		fields: []field{{name: "events", kind: fAny}},
+		doc:    "omp's: only events of these types are written (null: all). Responses, requests to the host and the frames omp's client waits for (ready, prompt_result, settled events) always are."},
+	{name: "get_login_providers", handle: (*server).getLoginProviders, data: loginProvidersData{},
+		doc: "omp's: one provider, the Claude CLI's own login."},
+	{name: "login", handle: refuse("the Claude CLI logs in by itself, outside claude-rpc: run `claude` and /login once, or give ANTHROPIC_API_KEY")},
+	{name: "open_session", handle: refuse("the Claude CLI keeps sessions by working directory, not by folder: use switch_session with a session id or transcript path, or start claude-rpc with --continue")},
+	{name: "set_fast_mode", handle: refuse("claude-rpc cannot switch the Claude CLI's fast mode")},
+	{name: "handoff", handle: refuse("the Claude CLI has no handoff document: use compact to shorten the context, or fork")},
+	{name: "set_host_uri_schemes", handle: refuse("the Claude CLI has no host URI routing: give the host's resources to the model as host tools (set_host_tools)")},
+	{name: "set_subagent_subscription", handle: refuse("claude-rpc does not relay the CLI's sub-agents yet: a sub-agent shows as its Task tool call and result")},
+	{name: "get_subagents", handle: refuse("claude-rpc does not relay the CLI's sub-agents yet: a sub-agent shows as its Task tool call and result")},
+	{name: "get_subagent_messages", handle: refuse("claude-rpc does not relay the CLI's sub-agents yet: a sub-agent shows as its Task tool call and result")},
 	{name: "negotiate_protocol", handle: (*server).negotiateProtocol, data: negotiateData{},
 		fields: []field{{name: "protocolVersion", kind: fAny, required: true}},
 		doc:    "omp's: protocolVersion 2 makes every later frame over 1 MiB come as rpc_chunk frames (and the answer itself whole); 1 keeps whole lines."},
 	{name: "extension_ui_response", kind: preempt, handle: (*server).uiResponse},
 	{name: "host_tool_result", kind: preempt, handle: (*server).hostToolAnswer},
 	{name: "host_tool_update", kind: preempt, handle: (*server).hostToolAnswer},
+}
+
+// refuse is the handler of a command of a pi fork that the Claude CLI
+// cannot serve: answered at once, saying why.
+func refuse(why string) func(*server, *call) (any, error) {
+	return func(_ *server, c *call) (any, error) { return nil, fmt.Errorf("%s: %s", c.typ, why) }
 }
 
 // answers reports whether a command's success is a response frame of its

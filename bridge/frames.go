@@ -190,6 +190,46 @@ type contextUsage struct {
 	Percent *float64 `json:"percent" schema:"nullable"`
 }
 
+// availableCommandsData is get_available_commands' data (omp's).
+type availableCommandsData struct {
+	Commands []availableCommand `json:"commands"`
+}
+
+// availableCommand is one slash command in omp's shape.
+type availableCommand struct {
+	Name        string        `json:"name"`
+	Description string        `json:"description,omitempty"`
+	Input       *commandInput `json:"input,omitempty"`
+	// Source is "builtin" for the CLI's own commands, else "custom".
+	Source string `json:"source"`
+}
+
+// commandInput describes a command's arguments.
+type commandInput struct {
+	Hint string `json:"hint,omitempty"`
+}
+
+// eventFilterData is set_event_filter's data.
+type eventFilterData struct {
+	// Events are the event types written; null: all.
+	Events []string `json:"events" schema:"nullable"`
+}
+
+// loginProvidersData is get_login_providers' data (omp's).
+type loginProvidersData struct {
+	Providers []loginProvider `json:"providers"`
+}
+
+// loginProvider is how the CLI logs in.
+type loginProvider struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Available bool   `json:"available"`
+	// Authenticated is true when an API key is set or the CLI has stored
+	// credentials.
+	Authenticated bool `json:"authenticated"`
+}
+
 // negotiateData is negotiate_protocol's data.
 type negotiateData struct {
 	// ProtocolVersion is the version now in use.

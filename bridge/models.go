@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -303,4 +305,40 @@ func (s *server) setAutoCompaction(c *call) (any, error) {
 	on := c.raw.Get("enabled").Bool()
 	s.applySettings(func(st *cliSettings) { st.noAutoCompact = !on })
 	return nil, nil
+}
+
+// getAvailableCommands lists the CLI's commands in omp's shape.
+func (s *server) getAvailableCommands(*call) (any, error) {
+	info, err := s.cliInfo()
+	if err != nil {
+		return nil, err
+	}
+	d := availableCommandsData{Commands: []availableCommand{}}
+	for _, ci := range info.Commands {
+		ac := availableCommand{Name: ci.Name, Description: ci.Description, Source: "custom"}
+		if ci.Builtin {
+			ac.Source = "builtin"
+		}
+		if ci.ArgumentHint != "" {
+			ac.Input = &commandInput{Hint: ci.ArgumentHint}
+		}
+		d.Commands = append(d.Commands, ac)
+	}
+	return d, nil
+}
+
+// getLoginProviders answers the CLI's one way of logging in, and whether
+// it looks logged in: an API key in its environment, or stored
+// credentials.
+func (s *server) getLoginProviders(*call) (any, error) {
+	authed := false
+	for _, kv := range s.opts.CLI.Environ() {
+		if k, v, _ := strings.Cut(kv, "="); (k == "ANTHROPIC_API_KEY" || k == "ANTHROPIC_AUTH_TOKEN" || k == "CLAUDE_CODE_OAUTH_TOKEN") && v != "" {
+			authed = true
+		}
+	}
+	if _, err := os.Stat(filepath.Join(s.configDir, ".credentials.json")); err == nil {
+		authed = true
+	}
+	return loginProvidersData{Providers: []loginProvider{{ID: transform.Provider, Name: "Claude (the Claude CLI's own login)", Available: true, Authenticated: authed}}}, nil
 }

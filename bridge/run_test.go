@@ -687,3 +687,37 @@ func TestBashUpdatesAndContext(t *testing.T) {
 	assert.Greater(t, stats.Get("contextWindow").Int(), int64(0))
 	assert.Greater(t, stats.Get("tokens").Int(), int64(0))
 }
+
+// TestOmpCommands: omp's commands the CLI can serve, and those it cannot,
+// refused at once with the reason.
+func TestOmpCommands(t *testing.T) {
+	info := &claudecli.Info{Commands: []claudecli.CommandInfo{{Name: "compact", Description: "Compact", ArgumentHint: "<instructions>", Builtin: true}, {Name: "mine"}}}
+	r := newRig(t, &claudetest.Transport{Info: info, Scenarios: []claudetest.Scenario{replay(recording(t, "text"))}}, Options{})
+	cmds := r.answer(r.send(`{"type":"get_available_commands"}`))
+	assert.Equal(t, `[{"name":"compact","description":"Compact","input":{"hint":"<instructions>"},"source":"builtin"},{"name":"mine","source":"custom"}]`, cmds.Get("data.commands").Raw)
+	assert.Equal(t, "anthropic", r.answer(r.send(`{"type":"get_login_providers"}`)).Get("data.providers.0.id").String())
+	for _, cmd := range []string{"login", "open_session", "set_fast_mode", "handoff", "set_host_uri_schemes", "set_subagent_subscription", "get_subagents", "get_subagent_messages"} {
+		res := r.answer(r.send(`{"type":%q}`, cmd))
+		assert.False(t, res.Get("success").Bool(), cmd)
+		assert.NotContains(t, res.Get("error").String(), "Unknown command", cmd)
+		assert.Contains(t, res.Get("error").String(), cmd+": ", cmd)
+	}
+
+	// set_event_filter: only these events are written, from the next
+	// frame on; responses always are.
+	f := r.answer(r.send(`{"type":"set_event_filter","events":["agent_end","message_end"]}`))
+	assert.Equal(t, `["agent_end","message_end"]`, f.Get("data.events").Raw)
+	r.send(`{"type":"prompt","message":"hi"}`)
+	r.event("session_settled")
+	for _, fr := range r.seen[r.index("response:"+f.Get("id").String())+1:] {
+		switch k := fr.Get("type").String(); k {
+		case "response", "agent_end", "message_end", "prompt_result", "agent_settled", "session_settled":
+		default:
+			t.Errorf("filtered out, yet written: %s", k)
+		}
+	}
+	assert.Equal(t, "msg-2", r.seen[r.index("agent_end")-1].Get("messageId").String(), "ids minted at message_start, though it was dropped")
+	r.answer(r.send(`{"type":"set_event_filter","events":null}`))
+	bad := r.answer(r.send(`{"type":"set_event_filter","events":"all"}`))
+	assert.False(t, bad.Get("success").Bool())
+}

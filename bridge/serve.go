@@ -334,6 +334,28 @@ func (s *server) negotiateProtocol(c *call) (any, error) {
 	return nil, fmt.Errorf("Unsupported RPC protocol version: %s", v.Raw)
 }
 
+// setEventFilter handles set_event_filter (omp's): events is an array of
+// event types, or null for all.
+func (s *server) setEventFilter(c *call) (any, error) {
+	v := c.raw.Get("events")
+	if !v.Exists() || v.Type == gjson.Null {
+		s.out.setFilter(nil)
+		return eventFilterData{}, nil
+	}
+	if !v.IsArray() {
+		return nil, fmt.Errorf("%s: \"events\" must be an array of event types or null, got %s", c.typ, jsonKind(v))
+	}
+	types := []string{}
+	for i, e := range v.Array() {
+		if e.Type != gjson.String {
+			return nil, fmt.Errorf("%s: events[%d] must be a string, got %s", c.typ, i, jsonKind(e))
+		}
+		types = append(types, e.String())
+	}
+	s.out.setFilter(types)
+	return eventFilterData{Events: types}, nil
+}
+
 // shutdown ends the running prompt as an abort and waits for every CLI
 // process to exit, giving one that already finished its turn time to write
 // its transcript.

@@ -75,6 +75,9 @@ type item struct {
 	// chunk: after this frame (negotiate_protocol's answer), frames over
 	// rpcframe.MaxFrameBytes go out as rpc_chunk frames (omp's protocol v2).
 	chunk bool
+	// filter, when set, is no frame: from here on only events of these
+	// types are written (an empty map: no filter).
+	filter map[string]bool
 }
 
 // sink is the encoder's writer: stdout itself, or, once frames are
@@ -139,6 +142,19 @@ func (w *frameWriter) events(evs []transform.Event) {
 	}
 }
 
+// setFilter makes the writer write, of the events queued after this call,
+// only those of the given types (set_event_filter); nil writes all.
+func (w *frameWriter) setFilter(types []string) {
+	m := map[string]bool{}
+	for _, t := range types {
+		m[t] = true
+	}
+	if types == nil {
+		m = map[string]bool{} // empty: no filter
+	}
+	w.queue(item{filter: m})
+}
+
 // lineRead notes that a CLI line was just read, for the trace.
 func (w *frameWriter) lineRead() {
 	if w.trace != nil {
@@ -187,6 +203,7 @@ func (w *frameWriter) run() {
 	timer.Stop()
 	failed := false
 	var chunker *rpcframe.Chunker // set once frames are chunked
+	var only map[string]bool      // set_event_filter's types; nil: all
 	ids := messageIDs{}
 	flush := func() {
 		if err := w.enc.Flush(); err != nil && !failed {
@@ -210,7 +227,10 @@ func (w *frameWriter) run() {
 		if it.frame != nil {
 			err = w.enc.Line(bytes.TrimSuffix(it.frame, []byte("\n")))
 		} else {
-			ids.assign(&it.ev)
+			ids.assign(&it.ev) // also to the events the filter drops, as omp
+			if only != nil && !only[it.ev.Type] {
+				return
+			}
 			err = w.enc.Event(&it.ev)
 		}
 		if err == nil && chunker != nil {
@@ -267,6 +287,14 @@ func (w *frameWriter) run() {
 			release()
 			flush()
 			return
+		}
+		if it.filter != nil {
+			release()
+			only = it.filter
+			if len(only) == 0 {
+				only = nil
+			}
+			continue
 		}
 		if w.coalesce <= 0 || !isDelta(&it.ev) {
 			release()

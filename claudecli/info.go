@@ -39,6 +39,7 @@ type CommandInfo struct {
 	Name         string
 	Description  string
 	ArgumentHint string
+	Builtin      bool // one of the CLI's own, not a user's or a plugin's
 }
 
 // InfoSource is a transport whose running CLI process has told what it
@@ -68,7 +69,7 @@ func ParseInfo(r gjson.Result) Info {
 	for _, c := range r.Get("commands").Array() {
 		if name := c.Get("name").String(); name != "" {
 			info.Commands = append(info.Commands, CommandInfo{Name: name,
-				Description: c.Get("description").String(), ArgumentHint: c.Get("argumentHint").String()})
+				Description: c.Get("description").String(), ArgumentHint: c.Get("argumentHint").String(), Builtin: c.Get("builtin").Bool()})
 		}
 	}
 	return info
