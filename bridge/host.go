@@ -337,7 +337,10 @@ func (s *server) mcpMessage(ctx context.Context, m gjson.Result) map[string]any 
 		s.st.mu.Unlock()
 		list := make([]map[string]any, 0, len(tools))
 		for _, t := range tools {
-			list = append(list, map[string]any{"name": t.Name, "description": t.Description, "inputSchema": t.Parameters})
+			// alwaysLoad: the model gets the tool itself, not a placeholder
+			// behind the CLI's tool search (which defers MCP tools).
+			list = append(list, map[string]any{"name": t.Name, "description": t.Description, "inputSchema": t.Parameters,
+				"_meta": map[string]any{"anthropic/alwaysLoad": true}})
 		}
 		return result(map[string]any{"tools": list})
 	case method == "tools/call":

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
 )
 
 // writePrompt makes the model call Write for name in the bridge's folder.
@@ -157,8 +158,16 @@ func TestHostTools(t *testing.T) {
 	assert.Equal(t, call.Get("toolCallId").String(), update.Get("toolCallId").String())
 	assert.Equal(t, "working", update.Get("partialResult.content.0.text").String())
 	assert.Equal(t, "tool said: host says hi", last(frames, "message_end", "assistant").Get("message.content.0.text").String())
-	// The CLI offers MCP tools as deferred ones, named in the request.
-	assert.Contains(t, string(b.srv.MessagesRequests()[0].Body), "mcp__host__echo_host", "the model was offered the tool")
+	// The model gets the tool itself (alwaysLoad), with its schema, not a
+	// placeholder behind the CLI's tool search.
+	var offered gjson.Result
+	for _, tool := range gjson.GetBytes(b.srv.MessagesRequests()[0].Body, "tools").Array() {
+		if tool.Get("name").String() == "mcp__host__echo_host" {
+			offered = tool
+		}
+	}
+	require.True(t, offered.Exists(), "the model was offered the tool itself")
+	assert.Equal(t, "string", offered.Get("input_schema.properties.message.type").String())
 	assert.Contains(t, b.lastRequest().Get("messages").Raw, "host says hi", "the result reached the API")
 }
 
