@@ -3,6 +3,7 @@ package bridge
 import (
 	"encoding/base64"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/tidwall/gjson"
@@ -25,6 +26,11 @@ func (m message) userMessage() transform.Message {
 		content = append(content, transform.TextContent(m.text))
 	}
 	for _, im := range m.images {
+		if im.URL != "" {
+			// pi's ImageContent has no URL form: the host sees the link.
+			content = append(content, transform.TextContent(im.URL))
+			continue
+		}
 		content = append(content, transform.Content{Type: "image", Data: im.Data, MimeType: im.MimeType})
 	}
 	return transform.UserMessage(content, nowMillis())
@@ -48,8 +54,8 @@ func readMessage(c *call) (message, error) {
 var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
 
 // readImages reads "images": pi's ImageContent ({type:"image", data,
-// mimeType}), or the {source:{type:"base64", mediaType|media_type, data}}
-// form some forks use.
+// mimeType}), the {source:{type:"base64", mediaType|media_type, data}}
+// form some forks use, or omp's {source:{type:"url", url}}.
 func readImages(c *call) ([]claudecli.Image, error) {
 	v := c.raw.Get("images")
 	if !v.Exists() || v.Type == gjson.Null {
@@ -60,6 +66,15 @@ func readImages(c *call) ([]claudecli.Image, error) {
 	}
 	var out []claudecli.Image
 	for i, im := range v.Array() {
+		if src := im.Get("source"); src.Get("type").String() == "url" {
+			// omp's URL form: the API fetches it.
+			u, err := url.Parse(src.Get("url").String())
+			if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+				return nil, fmt.Errorf("%s: images[%d] has source.url %q; give an http(s) URL", c.typ, i, src.Get("url").String())
+			}
+			out = append(out, claudecli.Image{URL: u.String()})
+			continue
+		}
 		data, mime := im.Get("data").String(), im.Get("mimeType").String()
 		if src := im.Get("source"); src.IsObject() {
 			data = src.Get("data").String()

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 )
 
-// Image is an image attached to a user message: base64 data and its MIME type.
+// Image is an image attached to a user message: base64 data and its MIME
+// type, or a URL the API fetches.
 type Image struct {
 	Data     string
 	MimeType string
+	URL      string // set instead of Data and MimeType
 }
 
 // UserLine encodes a user message as one line of the CLI's stream-json
@@ -23,8 +25,9 @@ func UserLine(text string, images []Image) []byte { return UserLineID(text, imag
 func UserLineID(text string, images []Image, uuid string) []byte {
 	type source struct {
 		Type      string `json:"type"`
-		MediaType string `json:"media_type"`
-		Data      string `json:"data"`
+		MediaType string `json:"media_type,omitempty"`
+		Data      string `json:"data,omitempty"`
+		URL       string `json:"url,omitempty"`
 	}
 	type block struct {
 		Type   string  `json:"type"`
@@ -35,7 +38,11 @@ func UserLineID(text string, images []Image, uuid string) []byte {
 	if len(images) > 0 {
 		blocks := make([]block, 0, len(images)+1)
 		for _, im := range images {
-			blocks = append(blocks, block{Type: "image", Source: &source{Type: "base64", MediaType: im.MimeType, Data: im.Data}})
+			src := &source{Type: "base64", MediaType: im.MimeType, Data: im.Data}
+			if im.URL != "" {
+				src = &source{Type: "url", URL: im.URL}
+			}
+			blocks = append(blocks, block{Type: "image", Source: src})
 		}
 		if text != "" {
 			blocks = append(blocks, block{Type: "text", Text: text})

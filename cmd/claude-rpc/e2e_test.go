@@ -954,3 +954,28 @@ func TestBashLongOutputAndAbort(t *testing.T) {
 	assert.Contains(t, bad.Get("error").String(), `"command"`)
 	assert.True(t, b.call(map[string]any{"type": "abort_bash"}).Get("success").Bool(), "nothing to abort: still success")
 }
+
+// TestPromptWithImageURL: omp's image form {source:{type:"url", url}}
+// reaches the API as a URL image block.
+func TestPromptWithImageURL(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	const u = "https://example.com/cat.png"
+	resp := b.call(map[string]any{"type": "prompt", "message": "what is this [[say:a cat]]",
+		"images": []any{map[string]any{"type": "image", "source": map[string]any{"type": "url", "url": u}}}})
+	require.True(t, resp.Get("success").Bool(), resp.Raw)
+	frames := b.until(60*time.Second, isType("agent_end"))
+	assert.Equal(t, "a cat", deltaText(frames))
+	var sent bool
+	for _, m := range b.srv.MessagesRequests()[0].Messages().Array() {
+		for _, c := range m.Get("content").Array() {
+			if c.Get("type").String() == "image" && c.Get("source.type").String() == "url" && c.Get("source.url").String() == u {
+				sent = true
+			}
+		}
+	}
+	assert.True(t, sent, "the URL image reached the API")
+	bad := b.call(map[string]any{"type": "prompt", "message": "x", "images": []any{map[string]any{"source": map[string]any{"type": "url", "url": "file:///etc/passwd"}}}})
+	assert.False(t, bad.Get("success").Bool())
+	assert.Contains(t, bad.Get("error").String(), "http(s) URL")
+}
