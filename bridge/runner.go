@@ -621,28 +621,29 @@ func (s *server) finish(r *run, tr *transform.Translator, evs []transform.Event)
 func (s *server) ended(r *run, msgs []transform.Message) {
 	defer close(r.done)
 	s.host.cancelAll()
-	var next *run
+	// What runs next, if anything: decided now, started after this run's
+	// last frames (its prompt results among them) are queued.
+	var next *message
+	var carried []*call
 	if s.runs.cur == r { // else replaced by a new session: nothing of it waits
 		s.runs.cur = nil
 		switch {
 		case r.then != nil: // abort_and_prompt's prompt
-			next = s.launch(*r.then)
+			next = r.then
 			if r.thenCall != nil {
-				next.prompts = append(next.prompts, r.thenCall)
+				carried = append(carried, r.thenCall)
 			}
 		case !r.aborted && s.runs.queued():
 			// Queued after the run's last result was read: a new run
 			// delivers them (an aborted run keeps its queue for the next
 			// prompt, as pi).
-			next = s.launch(joined(s.runs.dequeue()))
+			m := joined(s.runs.dequeue())
+			next = &m
 			s.queueChanged()
+			carried = r.prompts // they report when that run settles
 		}
 	}
-	switch {
-	case r.compact:
-	case next != nil && r.then == nil:
-		next.prompts = append(next.prompts, r.prompts...) // they report when it settles
-	default:
+	if !r.compact && (next == nil || r.then != nil) {
 		status, failure := promptStatus(msgs)
 		for _, c := range r.prompts {
 			s.out.send(promptResultJSON{Type: "prompt_result", ID: c.id, AgentInvoked: true,
@@ -655,6 +656,9 @@ func (s *server) ended(r *run, msgs []transform.Message) {
 	}
 	for _, c := range r.abortIDs {
 		s.out.send(okResponse(c.id, c.typ, nil))
+	}
+	if next != nil {
+		s.launch(*next).prompts = carried
 	}
 }
 
