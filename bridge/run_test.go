@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/claude-rpc/claude-rpc/bridge/rpcframe"
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
 	"github.com/claude-rpc/claude-rpc/sessions"
@@ -720,4 +721,45 @@ func TestOmpCommands(t *testing.T) {
 	r.answer(r.send(`{"type":"set_event_filter","events":null}`))
 	bad := r.answer(r.send(`{"type":"set_event_filter","events":"all"}`))
 	assert.False(t, bad.Get("success").Bool())
+}
+
+// TestChunkedCommands: a command the host sends as rpc_chunk frames is
+// reassembled and answered; a malformed sequence, a chunk declaring more
+// than 64 MiB and a chunk interrupted by another frame are refused with a
+// clear error, and the bridge goes on serving.
+func TestChunkedCommands(t *testing.T) {
+	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{replay(recording(t, "text"))}}, Options{})
+	name := strings.Repeat("n", 2<<20) // a command of over 2 MiB: 9 chunks
+	cmd := fmt.Sprintf(`{"id":"big","type":"set_session_name","name":%q}`, name)
+	var c rpcframe.Chunker
+	lines, err := c.Split([]byte(cmd))
+	require.NoError(t, err)
+	require.Greater(t, len(lines), 2)
+	for _, l := range lines {
+		_, err := r.in.Write(l)
+		require.NoError(t, err)
+	}
+	assert.True(t, r.answer("big").Get("success").Bool())
+	assert.Len(t, r.answer(r.send(`{"type":"get_state"}`)).Get("data.sessionName").String(), len(name))
+
+	bad := func(lines ...string) gjson.Result {
+		t.Helper()
+		for _, l := range lines {
+			_, err := io.WriteString(r.in, l+"\n")
+			require.NoError(t, err)
+		}
+		f := r.until(func(f gjson.Result) bool { return f.Get("command").String() == "parse" })
+		assert.False(t, f.Get("success").Bool())
+		return f
+	}
+	// Interrupted: the second chunk never comes, a command does; the
+	// sequence is lost, the command is answered.
+	first := strings.TrimSuffix(string(lines[0]), "\n")
+	assert.Contains(t, bad(first, `{"id":"cut","type":"get_state"}`).Get("error").String(), "interrupted")
+	assert.True(t, r.answer("cut").Get("success").Bool())
+	// Over the limit: 65 MiB declared.
+	assert.Contains(t, bad(`{"type":"rpc_chunk","chunkId":"x","index":0,"count":2,"byteLength":68157440,"data":"AAAA"}`).Get("error").String(), "metadata")
+	// Not base64.
+	assert.Contains(t, bad(`{"type":"rpc_chunk","chunkId":"y","index":0,"count":2,"byteLength":1048577,"data":"!!"}`).Get("error").String(), "data")
+	assert.True(t, r.answer(r.send(`{"type":"get_state"}`)).Get("success").Bool(), "still serving")
 }

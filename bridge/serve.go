@@ -158,6 +158,11 @@ func (s *server) dispatch(l inLine) {
 	line := l.b
 	if s.chunks.Pending() || isChunk(line) {
 		frame, err := s.chunks.Push(line)
+		if errors.Is(err, rpcframe.ErrInterrupted) {
+			// The sequence is lost, not the frame that cut it short.
+			s.out.send(errResponse(nil, "parse", "Failed to parse command: "+err.Error()))
+			frame, err = s.chunks.Push(line)
+		}
 		if err != nil {
 			s.out.send(errResponse(nil, "parse", "Failed to parse command: "+err.Error()))
 			return
