@@ -30,6 +30,8 @@ func FuzzServe(f *testing.F) {
 		`{"type":"compact","customInstructions":"x"}`,
 		"[1,2]\n\x00\xff\n{\"type\":",
 		`{"id":{"a":[]},"type":"set_session_name","name":"n"}`,
+		`{"type":"negotiate_protocol","protocolVersion":2}` + "\n" + `{"type":"rpc_chunk","chunkId":"a","index":0,"count":2,"byteLength":1048577,"data":"AAAA"}` + "\n" + `{"type":"get_state"}`,
+		`{"type":"set_event_filter","events":["agent_end"]}` + "\n" + `{"type":"get_entries","since":"x"}` + "\n" + `{"type":"clear_queue"}`,
 	} {
 		f.Add([]byte(seed))
 	}
