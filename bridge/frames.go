@@ -209,6 +209,14 @@ type commandInput struct {
 	Hint string `json:"hint,omitempty"`
 }
 
+// availableCommandsUpdateJSON is sent when the CLI's commands are known or
+// change (omp's): when a CLI process starts (pre-warmed: at the bridge's
+// start) with other commands than those last sent.
+type availableCommandsUpdateJSON struct {
+	Type     string             `json:"type"`
+	Commands []availableCommand `json:"commands"`
+}
+
 // eventFilterData is set_event_filter's data.
 type eventFilterData struct {
 	// Events are the event types written; null: all.

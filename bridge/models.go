@@ -107,6 +107,9 @@ type cliInfo struct {
 	got      *claudecli.Info
 	inflight chan struct{} // closed when the running query ends
 	err      error         // the last query's failure
+	// sentCommands is the JSON of the commands available_commands_update
+	// last sent.
+	sentCommands string
 }
 
 // infoTimeout bounds one query of the CLI's models and commands.
@@ -313,7 +316,12 @@ func (s *server) getAvailableCommands(*call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := availableCommandsData{Commands: []availableCommand{}}
+	return availableCommandsData{Commands: availableCommands(info)}, nil
+}
+
+// availableCommands are the CLI's commands in omp's shape.
+func availableCommands(info claudecli.Info) []availableCommand {
+	out := []availableCommand{}
 	for _, ci := range info.Commands {
 		ac := availableCommand{Name: ci.Name, Description: ci.Description, Source: "custom"}
 		if ci.Builtin {
@@ -322,9 +330,9 @@ func (s *server) getAvailableCommands(*call) (any, error) {
 		if ci.ArgumentHint != "" {
 			ac.Input = &commandInput{Hint: ci.ArgumentHint}
 		}
-		d.Commands = append(d.Commands, ac)
+		out = append(out, ac)
 	}
-	return d, nil
+	return out
 }
 
 // getLoginProviders answers the CLI's one way of logging in, and whether

@@ -68,6 +68,7 @@ var bridgeEvents = []struct {
 }{
 	{"ready", "ready", readyJSON{}, nil},
 	{"prompt_result", "prompt_result", promptResultJSON{}, nil},
+	{"available_commands_update", "available_commands_update", availableCommandsUpdateJSON{}, nil},
 	{"bash_execution_update", "bash_execution_update", bashUpdateJSON{}, nil},
 	{"queue_update", "queue_update", queueUpdateJSON{}, nil},
 	{"thinking_level_changed", "thinking_level_changed", thinkingLevelChangedJSON{}, nil},

@@ -12,6 +12,7 @@ var referenceDocs = schema.Docs{
 	"github.com/claude-rpc/claude-rpc/bridge.availableCommand":                      "availableCommand is one slash command in omp's shape.",
 	"github.com/claude-rpc/claude-rpc/bridge.availableCommand.Source":               "Source is \"builtin\" for the CLI's own commands, else \"custom\".",
 	"github.com/claude-rpc/claude-rpc/bridge.availableCommandsData":                 "availableCommandsData is get_available_commands' data (omp's).",
+	"github.com/claude-rpc/claude-rpc/bridge.availableCommandsUpdateJSON":           "availableCommandsUpdateJSON is sent when the CLI's commands are known or change (omp's): when a CLI process starts (pre-warmed: at the bridge's start) with other commands than those last sent.",
 	"github.com/claude-rpc/claude-rpc/bridge.bashResult":                            "bashResult is pi's BashResult.",
 	"github.com/claude-rpc/claude-rpc/bridge.bashUpdateJSON":                        "bashUpdateJSON is a piece of a running bash command's output (pi 1.5's), stdout and stderr as they come.",
 	"github.com/claude-rpc/claude-rpc/bridge.bashUpdateJSON.ID":                     "ID is the bash command's id.",

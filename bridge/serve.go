@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 
 	"context"
@@ -315,7 +316,32 @@ func (s *server) prewarm() {
 	go func() {
 		defer s.wg.Done()
 		w.Warm(session)
+		s.commandsChanged()
 	}()
+}
+
+// commandsChanged sends omp's available_commands_update when the running
+// CLI's commands differ from those last sent (the first time: always).
+func (s *server) commandsChanged() {
+	src, ok := s.transport.(claudecli.InfoSource)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), infoTimeout)
+	info, ok := src.LiveInfo(ctx)
+	cancel()
+	if !ok {
+		return
+	}
+	cmds := availableCommands(info)
+	b, _ := json.Marshal(cmds)
+	s.info.mu.Lock()
+	same := string(b) == s.info.sentCommands
+	s.info.sentCommands = string(b)
+	s.info.mu.Unlock()
+	if !same {
+		s.out.send(availableCommandsUpdateJSON{Type: "available_commands_update", Commands: cmds})
+	}
 }
 
 // isChunk reports whether a host line is an rpc_chunk frame (omp's
