@@ -695,6 +695,17 @@ var pi15Differences = []pi15Difference{
 		why:   "claude-rpc's get_state adds what its other hosts read (omp, xcsh): interruptMode, queuedMessageCount, todoPhases, transport, isSettled, hasPendingAsyncWork",
 		extra: []string{"response:get_state data.interruptMode", "response:get_state data.queuedMessageCount", "response:get_state data.todoPhases*", "response:get_state data.transport", "response:get_state data.isSettled", "response:get_state data.hasPendingAsyncWork"},
 	},
+	// Differences in answers, asserted by the scenarios' checks and TestPi15BadInput.
+	{
+		name: "an unknown thinking level",
+		why: "pi 1.5.2 takes any string for set_thinking_level (an unknown level becomes off, testdata/pi15/thinking-levels.jsonl); " +
+			"claude-rpc answers success:false naming the levels, and changes nothing: a typo does not turn thinking off",
+	},
+	{
+		name: "clear_queue's kept",
+		why: "on the stream transport a steer already handed to the CLI cannot be taken back: clear_queue lists it in kept " +
+			"(pi 1.5.2 has no such field) and the CLI delivers it at its next tool boundary",
+	},
 }
 
 // pi15Reported are differences reported for the bridge to fix (or to
@@ -904,4 +915,111 @@ func globMatch(pattern, s string) bool {
 		s = s[j+len(p):]
 	}
 	return s == ""
+}
+
+// pi15BadInputs are bad or odd input for the commands pi 1.5 added, and
+// get_messages_page: each is answered once (a queue_update first where pi
+// writes one), clearly, and changes nothing. ok: the answer's success;
+// part: a piece of its error, or of its data when it succeeds.
+var pi15BadInputs = []struct {
+	name, line string
+	ok         bool
+	part       string
+	event      string // a frame written before the answer
+}{
+	// pi 1.5.2: success with empty lists, and a queue_update.
+	{"clear_queue with nothing queued", `{"type":"clear_queue"}`, true, `{"steering":[],"followUp":[]}`, "queue_update"},
+	{"clear_queue with junk fields", `{"type":"clear_queue","steering":["x"],"followUp":7,"all":true}`, true, `{"steering":[],"followUp":[]}`, "queue_update"},
+	// pi 1.5.2 reads no field of it: junk is ignored.
+	{"get_available_thinking_levels with junk fields", `{"type":"get_available_thinking_levels","model":"claude-nonexistent-1","levels":7,"provider":{}}`, true, `"levels":["off",`, ""},
+	{"get_available_thinking_levels with a numeric id", `{"id":12,"type":"get_available_thinking_levels"}`, true, `"levels":["off",`, ""},
+	// pi 1.5.2 accepts any level (an unknown one becomes off); claude-rpc
+	// refuses it (pi15Differences: "an unknown thinking level").
+	{"set_thinking_level with an unknown level", `{"type":"set_thinking_level","level":"ultra"}`, false, `level must be one of off, minimal, low, medium, high, xhigh, max, got "ultra"`, ""},
+	{"set_thinking_level in capitals", `{"type":"set_thinking_level","level":"HIGH"}`, false, `got "HIGH"`, ""},
+	{"set_thinking_level empty", `{"type":"set_thinking_level","level":""}`, false, `got ""`, ""},
+	{"set_thinking_level a number", `{"type":"set_thinking_level","level":3}`, false, "string", ""},
+	{"set_thinking_level without level", `{"type":"set_thinking_level"}`, false, `"level"`, ""},
+	{"get_messages_page with a cursor not its own", `{"type":"get_messages_page","cursor":"not-a-cursor"}`, false, `cursor "not-a-cursor" is not one of get_messages_page's`, ""},
+	{"get_messages_page with a base64 cursor not its own", `{"type":"get_messages_page","cursor":"eyJ2ZXJzaW9uIjoyfQ"}`, false, "is not one of get_messages_page's", ""},
+	{"get_messages_page with a numeric cursor", `{"type":"get_messages_page","cursor":5}`, false, "string", ""},
+	{"get_messages_page with limit 0", `{"type":"get_messages_page","limit":0}`, false, "limit must be an integer from 1 to 256, got 0", ""},
+	{"get_messages_page with limit 257", `{"type":"get_messages_page","limit":257}`, false, "got 257", ""},
+	{"get_messages_page with a negative limit", `{"type":"get_messages_page","limit":-1}`, false, "got -1", ""},
+	{"get_messages_page with a fractional limit", `{"type":"get_messages_page","limit":2.5}`, false, "got 2.5", ""},
+	{"get_messages_page with a string limit", `{"type":"get_messages_page","limit":"10"}`, false, `got "10"`, ""},
+}
+
+// TestPi15BadInput sends each of pi15BadInputs after a turn, then checks
+// that nothing changed: the state, the queues, the thinking level, the
+// messages, the API untouched, and a stale get_messages_page cursor is
+// refused with its code.
+func TestPi15BadInput(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	b.runPrompt("first [[say:one]]")
+	b.runPrompt("second [[say:two]]")
+	// What a bad input could have changed.
+	state := func() map[string]any {
+		d := b.call(map[string]any{"type": "get_state"}).Get("data")
+		return map[string]any{"sessionId": d.Get("sessionId").String(), "thinkingLevel": d.Get("thinkingLevel").String(),
+			"messageCount": d.Get("messageCount").Int(), "pendingMessageCount": d.Get("pendingMessageCount").Int(),
+			"isStreaming": d.Get("isStreaming").Bool(), "model": d.Get("model.id").String()}
+	}
+	before := state()
+	levels := b.call(map[string]any{"type": "get_available_thinking_levels"})
+	require.True(t, levels.Get("success").Bool(), levels.Raw)
+	page := b.call(map[string]any{"type": "get_messages_page", "limit": 1})
+	require.True(t, page.Get("success").Bool(), page.Raw)
+	cursor := page.Get("data.nextCursor").String()
+	require.NotEmpty(t, cursor)
+	requests := len(b.srv.MessagesRequests())
+
+	for _, in := range pi15BadInputs {
+		t.Run(in.name, func(t *testing.T) {
+			id := newMarker()
+			line := in.line
+			if !strings.Contains(line, `"id":`) {
+				line = `{"id":"` + id + `",` + strings.TrimPrefix(line, "{")
+			}
+			b.send(line)
+			f := b.next(10 * time.Second)
+			if in.event != "" {
+				assert.Equal(t, in.event, f.Get("type").String(), f.Raw)
+				f = b.next(10 * time.Second)
+			}
+			require.Equal(t, "response", f.Get("type").String(), f.Raw)
+			if strings.Contains(in.line, `"id":`) {
+				assert.Equal(t, gjson.Get(in.line, "id").Raw, f.Get("id").Raw, "the id as sent")
+			} else {
+				assert.Equal(t, id, f.Get("id").String())
+			}
+			assert.Equal(t, gjson.Get(in.line, "type").String(), f.Get("command").String(), f.Raw)
+			assert.Equal(t, in.ok, f.Get("success").Bool(), f.Raw)
+			if in.ok {
+				assert.Contains(t, f.Get("data").Raw, in.part)
+			} else {
+				assert.Contains(t, f.Get("error").String(), in.part)
+			}
+			if gjson.Get(in.line, "type").String() == "get_available_thinking_levels" {
+				assert.Equal(t, levels.Get("data").Raw, f.Get("data").Raw, "junk changes nothing")
+			}
+		})
+	}
+
+	t.Run("get_messages_page with a stale cursor", func(t *testing.T) {
+		b.runPrompt("third [[say:three]]")
+		r := b.call(map[string]any{"type": "get_messages_page", "cursor": cursor})
+		assert.False(t, r.Get("success").Bool(), r.Raw)
+		assert.Equal(t, "stale_cursor", r.Get("code").String(), r.Raw)
+		assert.Equal(t, "RPC message cursor is stale", r.Get("error").String())
+		before["messageCount"] = before["messageCount"].(int64) + 2 // the third turn's
+	})
+
+	assert.Empty(t, b.held, "each input answered once: nothing more came")
+	assert.Equal(t, before, state(), "unchanged")
+	assert.Equal(t, requests+1, len(b.srv.MessagesRequests()), "no bad input reached the API (the third turn did)")
+	assert.Equal(t, levels.Get("data").Raw, b.call(map[string]any{"type": "get_available_thinking_levels"}).Get("data").Raw)
+	q := b.call(map[string]any{"type": "clear_queue"})
+	assert.Equal(t, `{"steering":[],"followUp":[]}`, q.Get("data").Raw, "nothing was queued")
 }
