@@ -164,10 +164,16 @@ func (r pi15Run) threw(t *testing.T, method string, nth int) string {
 	return c.Get("threw").String()
 }
 
-// during returns the frames written while the call ran (up to its response).
+// during returns the frames written while the call ran (up to its
+// response), but omp's (pi15Differences: "omp's frames"; session_settled
+// may trail the agent_settled a previous call waited for).
 func (r pi15Run) during(c gjson.Result) []gjson.Result {
-	return r.frames[c.Get("at").Int():c.Get("end").Int()]
+	return dropOmpFrames(r.frames[c.Get("at").Int():c.Get("end").Int()])
 }
+
+var dropOmpFrames = dropFrames(func(f gjson.Result) bool {
+	return contains2([]string{"ready", "prompt_result", "session_settled"}, f.Get("type").String())
+})
 
 // index returns the index of the first frame from `from` on that matches, or -1.
 func (r pi15Run) index(from int, match func(gjson.Result) bool) int {
@@ -576,7 +582,7 @@ func checkIdleQueued(t *testing.T, r pi15Run, method, text string) {
 	assert.EqualValues(t, 1, st.Get("pendingMessageCount").Int(), st.Raw)
 	assert.False(t, st.Get("isStreaming").Bool())
 	prompt := r.call(t, "prompt", 0)
-	for _, f := range r.frames[c.Get("end").Int():prompt.Get("at").Int()] {
+	for _, f := range dropOmpFrames(r.frames[c.Get("end").Int():prompt.Get("at").Int()]) {
 		assert.Equal(t, "response", f.Get("type").String(), "nothing runs while it waits: %.200s", f.Raw)
 	}
 	assert.Equal(t, "started", r.ok(t, "prompt", 0).String())
@@ -635,9 +641,7 @@ var pi15Differences = []pi15Difference{
 		name: "omp's frames",
 		why: "claude-rpc also serves omp hosts: ready (first), prompt_result and session_settled (around agent_settled); " +
 			"RpcClient hands them to onEvent listeners, which skip types they do not know",
-		ours: dropFrames(func(f gjson.Result) bool {
-			return contains2([]string{"ready", "prompt_result", "session_settled"}, f.Get("type").String())
-		}),
+		ours: func(fs []gjson.Result) []gjson.Result { return dropOmpFrames(fs) },
 	},
 	{
 		name: "no system message",
