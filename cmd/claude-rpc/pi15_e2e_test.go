@@ -88,6 +88,9 @@ func runPi15Client(t *testing.T, args []string, scenarios ...string) (map[string
 		res[sc.Get("name").String()] = sc
 	}
 	require.Empty(t, rep.Get("unhandled").Array(), "unhandled rejections in the host (abandoned RpcClient timers)")
+	for _, name := range scenarios {
+		require.Contains(t, res, name, "the report has every scenario")
+	}
 	return res, srv
 }
 
@@ -246,9 +249,8 @@ func contains2(xs []string, x string) bool {
 	return false
 }
 
-// settledBefore checks that a run the call started or ended settled once,
-// with agent_settled {aborted} as the last frame of the run, before the
-// call returned when it is an abort.
+// settledOnce checks that the scenario's one run settled once, after its
+// agent_end, with agent_settled {aborted}, and returns its index.
 func settledOnce(t *testing.T, r pi15Run, aborted bool) int {
 	t.Helper()
 	i := r.index(0, isType("agent_settled"))
