@@ -22,9 +22,10 @@ import (
 // message while it streams, a prompt aborted, then get_state.
 var exampleArgs = []string{"first [[slow:15]]", "steer [[say:steered reply]]", "long [[slow:300]]"}
 
-// runExample runs an example program with env added to its environment
-// and checks what it printed and what reached the API.
-func runExample(t *testing.T, dir string, env []string, name string, args ...string) {
+// runExample runs an example program with env added to its environment,
+// checks what it printed and what reached the API, and returns what it
+// printed.
+func runExample(t *testing.T, dir string, env []string, name string, args ...string) string {
 	t.Helper()
 	srv := claudetest.Start(t)
 	home := t.TempDir()
@@ -48,6 +49,7 @@ func runExample(t *testing.T, dir string, env []string, name string, args ...str
 		assert.Contains(t, text, want)
 	}
 	assert.Len(t, requestsEndingWith(srv.MessagesRequests(), "steer [[say:steered reply]]"), 1, "the steer reached the API")
+	return text
 }
 
 func TestPythonExample(t *testing.T) {
@@ -56,11 +58,24 @@ func TestPythonExample(t *testing.T) {
 	require.NoError(t, err, "python3 runs the Python example")
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
-	runExample(t, t.TempDir(), []string{"CLAUDE_RPC_BIN=" + binPath}, python, filepath.Join(root, "scripts", "examples", "python", "example.py"))
+	out := runExample(t, t.TempDir(), []string{"CLAUDE_RPC_BIN=" + binPath}, python, filepath.Join(root, "scripts", "examples", "python", "example.py"))
+	// It waits for agent_settled, as pi 1.5.2's docs say: once per prompt.
+	assert.Equal(t, []string{"[settled]", "[settled: aborted]"}, settledLines(out))
 }
 
-// TestNodeExample drives claude-rpc through pi's own RpcClient (the pinned
-// @mariozechner/pi-coding-agent, installed by scripts/install-pi).
+// settledLines lists the lines an example printed for agent_settled.
+func settledLines(out string) []string {
+	var got []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "[settled") {
+			got = append(got, l)
+		}
+	}
+	return got
+}
+
+// TestNodeExample drives claude-rpc through pi 0.73.1's own RpcClient (the
+// pinned @mariozechner/pi-coding-agent, installed by scripts/install-pi).
 func TestNodeExample(t *testing.T) {
 	t.Parallel()
 	_, err := exec.LookPath("node")
@@ -70,6 +85,25 @@ func TestNodeExample(t *testing.T) {
 	copyNodeExample(t, dir)
 	require.NoError(t, os.Symlink(filepath.Join(installPi(t), "node_modules"), filepath.Join(dir, "node_modules")))
 	runExample(t, dir, []string{"CLAUDE_RPC_BIN=" + binPath}, "node", "example.mjs")
+}
+
+// TestNodeExamplePi15 runs the Node example for pi 1.5 hosts: pi 1.5.2's
+// own RpcClient (@earendil-works/pi-coding-agent, pinned, installed by
+// scripts/install-pi15), --message-updates delta, waiting for agent_settled.
+func TestNodeExamplePi15(t *testing.T) {
+	t.Parallel()
+	_, err := exec.LookPath("node")
+	require.NoError(t, err, "node runs the Node example")
+	dir := t.TempDir()
+	copyNodeExample(t, dir)
+	require.NoError(t, os.Symlink(filepath.Join(installPi15(t), "node_modules"), filepath.Join(dir, "node_modules")))
+	out := runExample(t, dir, []string{"CLAUDE_RPC_BIN=" + binPath}, "node", "example-pi15.mjs")
+	assert.Contains(t, out, "[steer queued]", "steer() returns the disposition")
+	assert.Contains(t, out, "[queue] 1 steering, 0 follow-up", "queue_update when the steer is queued")
+	assert.Contains(t, out, "[queue] 0 steering, 0 follow-up", "and when it is delivered")
+	assert.Equal(t, []string{"[settled]", "[settled: aborted]"}, settledLines(out), "agent_settled once per prompt")
+	// The abort answered after agent_settled {aborted:true}: the state is read after it.
+	assert.Less(t, strings.Index(out, "[settled: aborted]"), strings.Index(out, "[state]"))
 }
 
 // installPi installs pi's npm package (scripts/install-pi, cached outside
@@ -86,7 +120,7 @@ func installPi(t *testing.T) string {
 // copyNodeExample copies the Node example's files into dir.
 func copyNodeExample(t *testing.T, dir string) {
 	t.Helper()
-	for _, f := range []string{"example.mjs", "claude-rpc-launcher.mjs", "package.json"} {
+	for _, f := range []string{"example.mjs", "example-pi15.mjs", "claude-rpc-launcher.mjs", "package.json"} {
 		b, err := os.ReadFile(filepath.Join("..", "..", "scripts", "examples", "node", f))
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))

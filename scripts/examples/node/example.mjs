@@ -1,6 +1,7 @@
-// Drives claude-rpc through pi's own RpcClient (npm @mariozechner/pi-coding-agent):
+// Drives claude-rpc through pi 0.73.1's own RpcClient (npm @mariozechner/pi-coding-agent):
 // a prompt whose reply streams to the terminal, a steering message sent while
-// it streams, then a second prompt that is aborted. Setup:
+// it streams, then a second prompt that is aborted. (example-pi15.mjs is the
+// same for pi 1.5.2's RpcClient, as a pi 1.5 host today.) Setup:
 //
 //   cd scripts/examples/node && npm install   # pi's RpcClient
 //   npm install $OUT/*.tgz                     # claude-rpc, from scripts/npm-pack's tarballs
