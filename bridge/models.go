@@ -115,6 +115,24 @@ type cliInfo struct {
 // infoTimeout bounds one query of the CLI's models and commands.
 const infoTimeout = 30 * time.Second
 
+// knownInfo is what the CLI said about itself, if it has already said it:
+// it never waits.
+func (s *server) knownInfo() (claudecli.Info, bool) {
+	if src, ok := s.transport.(claudecli.InfoSource); ok {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if info, ok := src.LiveInfo(ctx); ok {
+			return info, true
+		}
+	}
+	s.info.mu.Lock()
+	defer s.info.mu.Unlock()
+	if s.info.got != nil {
+		return *s.info.got, true
+	}
+	return claudecli.Info{}, false
+}
+
 // cliInfo returns what the CLI says about itself.
 func (s *server) cliInfo() (claudecli.Info, error) {
 	if src, ok := s.transport.(claudecli.InfoSource); ok {
@@ -162,6 +180,11 @@ func (s *server) cliInfo() (claudecli.Info, error) {
 func (s *server) models(info claudecli.Info) []modelInfo {
 	s.st.mu.Lock()
 	defer s.st.mu.Unlock()
+	return s.modelsLocked(info)
+}
+
+// modelsLocked is models, called with st.mu held.
+func (s *server) modelsLocked(info claudecli.Info) []modelInfo {
 	var out []modelInfo
 	at := map[string]int{}           // model id → index in out
 	fromDefault := map[string]bool{} // the entry came from "default"

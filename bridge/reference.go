@@ -108,7 +108,7 @@ var (
 	// fieldDocs describe fields whose Go declaration has no comment (the
 	// bridge's own types); a Go comment, once written, wins.
 	fieldDocs = map[string]string{
-		"RpcSessionState.model":               "The model the CLI reported on its last turn, else the one asked for (--model, set_model), else \"default\".",
+		"RpcSessionState.model":               "The model the CLI reported on its last turn, else the one asked for (--model, set_model), else \"default\"; described as get_available_models does (the model an alias stands for, its name and price) once the CLI has listed its models.",
 		"RpcSessionState.thinkingLevel":       "pi's level; the CLI runs it as an effort level (off and minimal: low). \"medium\", the CLI's default, until set.",
 		"RpcSessionState.isCompacting":        "True while a compact command runs.",
 		"RpcSessionState.steeringMode":        "\"one-at-a-time\" or \"all\".",

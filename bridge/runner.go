@@ -181,6 +181,27 @@ func (s *server) queue(m message, steer bool) dispositionData {
 	return dispositionData{Disposition: "queued"}
 }
 
+// delivered writes the events that show a queued message delivered, with
+// queue_update (the queues without it) where pi 1.5 writes it: after the
+// new turn's turn_start, before the user message. A steer shown later (a
+// message streams) gets its queue_update at once.
+func (s *server) delivered(evs []transform.Event, update bool) {
+	at := len(evs)
+	for i := range evs {
+		if evs[i].Type == transform.EventMessageStart {
+			at = i
+			break
+		}
+	}
+	s.out.events(evs[:at])
+	if update {
+		s.runs.mu.Lock()
+		s.queueChanged()
+		s.runs.mu.Unlock()
+	}
+	s.out.events(evs[at:])
+}
+
 // queueChanged sends queue_update with the queues as they are. Called with
 // runs.mu held.
 func (s *server) queueChanged() {
@@ -317,16 +338,13 @@ func (s *server) runPrompt(r *run, m message) {
 		// The CLI turn ended and the run goes on with what was queued.
 		s.runs.mu.Lock()
 		next := s.runs.dequeue()
-		if len(next) > 0 {
-			s.queueChanged()
-		}
 		s.runs.mu.Unlock()
 		if len(next) == 0 { // taken by a new_session meanwhile
 			s.finish(r, tr, tr.End())
 			return
 		}
-		for _, q := range next {
-			s.out.events(tr.Inject(q.userMessage()))
+		for i, q := range next {
+			s.delivered(tr.Inject(q.userMessage()), i == 0)
 		}
 		m = joined(next)
 	}
@@ -395,12 +413,11 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 		}
 		if uuid, state, ok := claudecli.Lifecycle(line); ok {
 			if m, started := s.reported(r, turn, uuid, state); started {
-				if !tr.Ended() {
-					s.out.events(tr.Steered(m.userMessage()))
+				if tr.Ended() {
+					s.delivered(nil, true)
+				} else {
+					s.delivered(tr.Steered(m.userMessage()), true)
 				}
-				s.runs.mu.Lock()
-				s.queueChanged() // delivered: out of the queue
-				s.runs.mu.Unlock()
 			}
 			continue
 		}

@@ -171,11 +171,16 @@ func (s *server) getState(*call) (any, error) {
 	s.bashJ.mu.Lock()
 	bashing := s.bashJ.run != nil
 	s.bashJ.mu.Unlock()
+	info, known := s.knownInfo()
 	s.st.mu.Lock()
 	defer s.st.mu.Unlock()
 	st := s.st
+	model := s.modelInfo()
+	if known {
+		model = s.knownModel(info, model)
+	}
 	return stateData{
-		Model:                 s.modelInfo(),
+		Model:                 model,
 		ThinkingLevel:         st.thinkingLevel(),
 		IsStreaming:           running,
 		IsCompacting:          compacting,
@@ -391,4 +396,24 @@ func (s *server) contextUsage() contextUsage {
 	pct := float64(n) * 100 / float64(cu.ContextWindow)
 	cu.Tokens, cu.Percent = &n, &pct
 	return cu
+}
+
+// knownModel is the model get_state reports, as get_available_models
+// describes it (display name, price), once the CLI has listed its models:
+// before the first turn, the model its alias ("default", "opus") stands
+// for. Called with st.mu held.
+func (s *server) knownModel(info claudecli.Info, m modelInfo) modelInfo {
+	name := m.ID
+	if s.st.model == "" && s.st.settings.model != "" {
+		name = s.st.settings.model
+	}
+	if cm, ok := findModel(info, name); ok && cm.ResolvedModel != "" {
+		name = cm.ResolvedModel
+	}
+	for _, mi := range s.modelsLocked(info) {
+		if mi.ID == name {
+			return mi
+		}
+	}
+	return m
 }

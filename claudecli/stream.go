@@ -376,6 +376,11 @@ func (s *stream) LiveInfo(ctx context.Context) (Info, bool) {
 		return Info{}, false
 	}
 	select {
+	case <-sp.infoDone: // answered: whatever ctx says
+		return sp.info, sp.infoOK
+	default:
+	}
+	select {
 	case <-sp.infoDone:
 		return sp.info, sp.infoOK
 	case <-ctx.Done():

@@ -1181,6 +1181,7 @@ func addUsage(dst *Usage, u gjson.Result) {
 	dst.Output += u.Get("output_tokens").Int()
 	dst.CacheRead += u.Get("cache_read_input_tokens").Int()
 	dst.CacheWrite += u.Get("cache_creation_input_tokens").Int()
+	dst.TotalTokens = dst.Input + dst.Output + dst.CacheRead + dst.CacheWrite
 }
 
 // setUsage applies a message_delta usage: its counts are totals so far.
@@ -1197,6 +1198,7 @@ func setUsage(dst *Usage, u gjson.Result) {
 	if r := u.Get("cache_creation_input_tokens"); r.Exists() {
 		dst.CacheWrite = r.Int()
 	}
+	dst.TotalTokens = dst.Input + dst.Output + dst.CacheRead + dst.CacheWrite
 }
 
 // jsonObject returns s when it is a JSON object, else {} (a tool call cut off
