@@ -832,12 +832,14 @@ func TestAbortRetry(t *testing.T) {
 func TestIdleTimeout(t *testing.T) { forEachTransport(t, testIdleTimeout) }
 
 func testIdleTimeout(t *testing.T, tp string) {
-	b := startBridge(t, "--transport", tp, "--idle-timeout", "1s")
+	// 3 s: the watchdog counts from the CLI's start, which on a loaded
+	// machine can take over a second before its first line.
+	b := startBridge(t, "--transport", tp, "--idle-timeout", "3s")
 	start := time.Now()
 	frames := b.runPrompt("hang [[stall:20000]][[say:late]]")
 	end := last(frames, "message_end", "assistant").Get("message")
 	assert.Equal(t, "error", end.Get("stopReason").String())
-	assert.Contains(t, end.Get("errorMessage").String(), "claude printed nothing for 1s")
+	assert.Contains(t, end.Get("errorMessage").String(), "claude printed nothing for 3s")
 	assert.Less(t, time.Since(start), 15*time.Second)
 	b.requireIdle(tp)
 	frames = b.runPrompt("and now [[say:quick]]")

@@ -23,6 +23,9 @@ import (
 // waitForSettled, a 2 MB reply through rpc_chunk frames, abort, steer,
 // follow_up, host tools, getMessages (paged), an unknown command, and
 // omp's commands claude-rpc does not have (answered at once, not a hang).
+// With --message-updates delta, as an omp host keeping long replies small
+// would run it (the 2 MB reply's message_end and agent_end still go out as
+// rpc_chunk frames).
 func TestOmpClient(t *testing.T) {
 	t.Parallel()
 	root, err := filepath.Abs("../..")
@@ -41,8 +44,8 @@ func TestOmpClient(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, filepath.Join(omp, "node_modules", ".bin", "bun"), filepath.Join(root, "scripts", "omp-host", "host.ts"),
-				"--scenario", scenarios, "--frames", "50", "--",
-				binPath, "--claude-path", claudetest.CLI(t), "--cwd", t.TempDir(), "--transport", tp)
+				"--scenario", scenarios, "--frames", "50", "--timeout-ms", "120000", "--",
+				binPath, "--claude-path", claudetest.CLI(t), "--cwd", t.TempDir(), "--transport", tp, "--message-updates", "delta")
 			cmd.Env = append(srv.CLIEnv(t.TempDir()), "OMP_DIR="+omp)
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
