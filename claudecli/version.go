@@ -120,6 +120,10 @@ const (
 	// Lifecycle: command_lifecycle lines for a user line sent mid-turn (the
 	// stream transport's steering knows by them when the model got it).
 	Lifecycle
+	// ToolsStopWithCLI: the CLI ends its Bash tool's commands when it is
+	// stopped (SIGTERM), as the pipe and pty transports abort a turn; the
+	// commands run in sessions of their own, out of claude-rpc's reach.
+	ToolsStopWithCLI
 	// Native: the npm package runs a native binary, not cli.js on Node.js.
 	Native
 	numCapabilities
@@ -135,17 +139,18 @@ type capability struct {
 }
 
 var capabilities = [numCapabilities]capability{
-	StreamJSON:      {"stream-json input", mustVersion("1.0.0"), "no prompt can run: claude-rpc sends every turn as stream-json"},
-	PartialMessages: {"--include-partial-messages", mustVersion("1.0.0"), "no prompt can run: claude-rpc passes --include-partial-messages"},
-	SessionID:       {"--session-id", mustVersion("1.0.0"), "no prompt can run: claude-rpc names each session with --session-id"},
-	ControlProtocol: {"control protocol (initialize, interrupt)", mustVersion("1.0.0"), "the stream transport is replaced by pipe; get_available_models and get_commands fail"},
-	CanUseTool:      {"can_use_tool (--permission-prompt-tool stdio)", mustVersion("1.0.0"), "--ask is turned off: tools that need permission are refused"},
-	MCPMessage:      {"mcp_message (sdk MCP servers)", mustVersion("1.0.0"), "set_host_tools' tools do not reach the model"},
-	SetModel:        {"set_model on a running process", mustVersion("2.1.0"), "the stream transport is replaced by pipe (set_model would not change the running process's model)"},
-	Effort:          {"--effort and apply_flag_settings", mustVersion("2.1.69"), "after set_thinking_level every turn fails (the CLI refuses --effort)"},
-	Name:            {"--name", mustVersion("2.1.76"), "after set_session_name every turn fails (the CLI refuses --name)"},
-	Lifecycle:       {"command_lifecycle (steering mid-turn)", mustVersion("2.1.206"), "the stream transport is replaced by pipe (a steer would never end the run); steering waits for the end of the CLI's turn"},
-	Native:          {"native binary", mustVersion("2.1.113"), "none: the CLI runs on Node.js (slower to start)"},
+	StreamJSON:       {"stream-json input", mustVersion("1.0.0"), "no prompt can run: claude-rpc sends every turn as stream-json"},
+	PartialMessages:  {"--include-partial-messages", mustVersion("1.0.0"), "no prompt can run: claude-rpc passes --include-partial-messages"},
+	SessionID:        {"--session-id", mustVersion("1.0.0"), "no prompt can run: claude-rpc names each session with --session-id"},
+	ControlProtocol:  {"control protocol (initialize, interrupt)", mustVersion("1.0.0"), "the stream transport is replaced by pipe; get_available_models and get_commands fail"},
+	CanUseTool:       {"can_use_tool (--permission-prompt-tool stdio)", mustVersion("1.0.0"), "--ask is turned off: tools that need permission are refused"},
+	MCPMessage:       {"mcp_message (sdk MCP servers)", mustVersion("1.0.0"), "set_host_tools' tools do not reach the model"},
+	SetModel:         {"set_model on a running process", mustVersion("2.1.0"), "the stream transport is replaced by pipe (set_model would not change the running process's model)"},
+	Effort:           {"--effort and apply_flag_settings", mustVersion("2.1.69"), "after set_thinking_level every turn fails (the CLI refuses --effort)"},
+	Name:             {"--name", mustVersion("2.1.76"), "after set_session_name every turn fails (the CLI refuses --name)"},
+	Lifecycle:        {"command_lifecycle (steering mid-turn)", mustVersion("2.1.206"), "the stream transport is replaced by pipe (a steer would never end the run); steering waits for the end of the CLI's turn"},
+	ToolsStopWithCLI: {"Bash commands ended with the CLI", mustVersion("2.1.212"), "after an abort on the pipe or pty transport the running Bash command goes on (the stream transport's interrupt ends it)"},
+	Native:           {"native binary", mustVersion("2.1.113"), "none: the CLI runs on Node.js (slower to start)"},
 }
 
 func (c Capability) String() string { return capabilities[c].name }
@@ -259,7 +264,10 @@ func PlanFor(v Version, transport string, ask bool) Plan {
 			p.Notes = append(p.Notes, fmt.Sprintf("--ask is off: it needs the stream transport, which the Claude CLI %s cannot run; tools that need permission are refused", v))
 		}
 	}
-	for _, c := range []Capability{MCPMessage, Effort, Name} {
+	for _, c := range []Capability{MCPMessage, Effort, Name, ToolsStopWithCLI} {
+		if c == ToolsStopWithCLI && p.Transport == TransportStream {
+			continue // the interrupt ends them
+		}
 		if !v.Has(c) {
 			p.Notes = append(p.Notes, fmt.Sprintf("the Claude CLI %s lacks %s (since %s): %s", v, c, c.Since(), c.Without()))
 		}

@@ -107,9 +107,10 @@ func TestScriptsAgree(t *testing.T) {
 func TestLacks(t *testing.T) {
 	assert.Empty(t, Version{}.Lacks(), "an unknown version is taken to have everything")
 	assert.Empty(t, mustVersion(NewestTested).Lacks())
-	assert.Equal(t, []Capability{Lifecycle}, Version{2, 1, 205}.Lacks())
+	assert.Equal(t, []Capability{Lifecycle, ToolsStopWithCLI}, Version{2, 1, 205}.Lacks())
 	assert.True(t, Version{2, 1, 206}.Has(Lifecycle))
-	assert.Equal(t, []Capability{Lifecycle, Native}, Version{2, 1, 112}.Lacks())
+	assert.Equal(t, []Capability{ToolsStopWithCLI}, Version{2, 1, 211}.Lacks())
+	assert.Equal(t, []Capability{Lifecycle, ToolsStopWithCLI, Native}, Version{2, 1, 112}.Lacks())
 	lacks := Version{0, 0, 1}.Lacks()
 	assert.Len(t, lacks, int(numCapabilities), "nothing at all")
 	assert.False(t, Version{0, 0, 1}.Usable())
@@ -133,15 +134,17 @@ func TestPlanFor(t *testing.T) {
 			want: Plan{Transport: "pty"}},
 		{name: "no command_lifecycle: pipe instead of stream, --ask off", v: Version{2, 1, 200}, transport: "stream", ask: true,
 			want:  Plan{Transport: "pipe"},
-			notes: []string{"the Claude CLI 2.1.200 lacks command_lifecycle (steering mid-turn) (since 2.1.206): running --transport pipe instead of stream", "--ask is off: it needs the stream transport"}},
-		{name: "no command_lifecycle, pipe asked: nothing to turn off", v: Version{2, 1, 200}, transport: "pipe",
-			want: Plan{Transport: "pipe"}},
+			notes: []string{"the Claude CLI 2.1.200 lacks command_lifecycle (steering mid-turn) (since 2.1.206): running --transport pipe instead of stream", "--ask is off: it needs the stream transport", "lacks Bash commands ended with the CLI (since 2.1.212): after an abort on the pipe or pty transport"}},
+		{name: "no command_lifecycle, pipe asked: an abort leaves Bash running", v: Version{2, 1, 200}, transport: "pipe",
+			want: Plan{Transport: "pipe"}, notes: []string{"lacks Bash commands ended with the CLI"}},
+		{name: "Bash outlives an abort, on stream: the interrupt ends it", v: Version{2, 1, 211}, transport: "stream", ask: true,
+			want: Plan{Transport: "stream", Ask: true}},
 		{name: "no --name nor --effort: said", v: Version{2, 1, 50}, transport: "pipe",
 			want:  Plan{Transport: "pipe"},
-			notes: []string{"lacks --effort and apply_flag_settings (since 2.1.69): after set_thinking_level every turn fails", "lacks --name (since 2.1.76)"}},
+			notes: []string{"lacks --effort and apply_flag_settings (since 2.1.69): after set_thinking_level every turn fails", "lacks --name (since 2.1.76)", "lacks Bash commands ended with the CLI"}},
 		{name: "no set_model: pipe", v: Version{2, 0, 76}, transport: "stream",
 			want:  Plan{Transport: "pipe"},
-			notes: []string{"lacks set_model on a running process (since " + SetModel.Since().String() + "): running --transport pipe", "lacks --effort", "lacks --name"}},
+			notes: []string{"lacks set_model on a running process (since " + SetModel.Since().String() + "): running --transport pipe", "lacks --effort", "lacks --name", "lacks Bash commands"}},
 		{name: "too old for anything", v: Version{0, 0, 1}, transport: "stream", ask: true,
 			want:  Plan{Transport: "stream", Ask: true},
 			notes: []string{"the Claude CLI 0.0.1 lacks stream-json input, --include-partial-messages, --session-id: prompts will fail; install " + OldestSupported + " or newer"}},
