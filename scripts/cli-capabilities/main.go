@@ -404,13 +404,17 @@ func probeInterrupt(c *cli) error {
 	return nil
 }
 
-// lastModel is the model of the fake API's last Messages request.
-func (c *cli) lastRequest() gjson.Result {
+// request is the body of the fake API's last Messages request for the
+// user's text (not one of the requests some versions make on the side,
+// such as a title with another model).
+func (c *cli) request(text string) gjson.Result {
 	reqs := c.srv.MessagesRequests()
-	if len(reqs) == 0 {
-		return gjson.Result{}
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if reqs[i].LastUserText() == text {
+			return gjson.ParseBytes(reqs[i].Body)
+		}
 	}
-	return gjson.ParseBytes(reqs[len(reqs)-1].Body)
+	return gjson.Result{}
 }
 
 func probeSetModel(c *cli) error {
@@ -422,7 +426,7 @@ func probeSetModel(c *cli) error {
 	if _, err := p.turn("[[say:one]]", nil); err != nil {
 		return err
 	}
-	before := c.lastRequest().Get("model").String()
+	before := c.request("[[say:one]]").Get("model").String()
 	if err := p.send(controlRequest("model", map[string]any{"subtype": "set_model", "model": "haiku"})); err != nil {
 		return err
 	}
@@ -436,7 +440,7 @@ func probeSetModel(c *cli) error {
 	if _, err := p.turn("[[say:two]]", nil); err != nil {
 		return err
 	}
-	if after := c.lastRequest().Get("model").String(); after == before || !strings.Contains(after, "haiku") {
+	if after := c.request("[[say:two]]").Get("model").String(); after == before || !strings.Contains(after, "haiku") {
 		return fmt.Errorf("the model went from %q to %q", before, after)
 	}
 	return nil
@@ -453,7 +457,7 @@ func probeEffort(c *cli) error {
 	if _, err := p.turn("[[say:one]]", nil); err != nil {
 		return err
 	}
-	if got := c.lastRequest().Get("output_config.effort").String(); got != "low" {
+	if got := c.request("[[say:one]]").Get("output_config.effort").String(); got != "low" {
 		return fmt.Errorf("--effort low sent effort %q", got)
 	}
 	if err := p.send(controlRequest("effort", map[string]any{"subtype": "apply_flag_settings", "settings": map[string]any{"effortLevel": "high"}})); err != nil {
@@ -469,7 +473,7 @@ func probeEffort(c *cli) error {
 	if _, err := p.turn("[[say:two]]", nil); err != nil {
 		return err
 	}
-	if got := c.lastRequest().Get("output_config.effort").String(); got != "high" {
+	if got := c.request("[[say:two]]").Get("output_config.effort").String(); got != "high" {
 		return fmt.Errorf("apply_flag_settings high sent effort %q", got)
 	}
 	return nil
@@ -610,7 +614,7 @@ func probeSessionID(c *cli) error {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("--resume: %v: %.300s", err, out)
 	}
-	if !strings.Contains(c.lastRequest().Get("messages").Raw, "[[say:first]]") {
+	if !strings.Contains(c.request("second").Get("messages").Raw, "[[say:first]]") {
 		return errors.New("the resumed turn's request lacks the first turn")
 	}
 	return nil
@@ -659,7 +663,7 @@ func probeResumeAt(c *cli) error {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%v: %.300s", err, out)
 	}
-	msgs := c.lastRequest().Get("messages").Raw
+	msgs := c.request("third").Get("messages").Raw
 	if !strings.Contains(msgs, "[[say:kept]]") || strings.Contains(msgs, "[[say:dropped]]") {
 		return fmt.Errorf("the forked request holds %.300s", msgs)
 	}
