@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
@@ -99,4 +100,53 @@ func TestDemoFromTheCache(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, 1, cmd.ProcessState.ExitCode())
 	assert.Contains(t, string(out), "scripts/install-cli installs the tested CLI ("+claudecli.TestedVersion+", with npm) into "+other+", where demo finds it")
+}
+
+// TestModelsOfAnyCLI is TestSetModel and TestThinkingLevel without what
+// only the pinned CLI says (its model ids, its default effort), for
+// scripts/test-cli-versions: models and commands come from the CLI,
+// set_model and set_thinking_level reach the next API request.
+func TestModelsOfAnyCLI(t *testing.T) { forEachTransport(t, testModelsOfAnyCLI) }
+
+func testModelsOfAnyCLI(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
+	models := b.call(map[string]any{"type": "get_available_models"})
+	require.True(t, models.Get("success").Bool(), models.Raw)
+	byID := map[string]string{}
+	for _, m := range models.Get("data.models").Array() {
+		byID[m.Get("id").String()] = m.Get("name").String()
+	}
+	cmds := b.call(map[string]any{"type": "get_commands"})
+	require.True(t, cmds.Get("success").Bool(), cmds.Raw)
+	assert.Contains(t, cmds.Raw, `"name":"compact"`)
+
+	b.runPrompt("first [[say:one]]")
+	first := requestFor(t, b, "first [[say:one]]")
+	assert.Contains(t, byID, first.Get("model").String(), "the model of the first turn is one the CLI offers: %v", byID)
+	assert.Equal(t, first.Get("model").String(), b.call(map[string]any{"type": "get_state"}).Get("data.model.id").String())
+
+	resp := b.call(map[string]any{"type": "set_model", "provider": "anthropic", "modelId": "haiku"})
+	require.True(t, resp.Get("success").Bool(), resp.Raw)
+	haiku := resp.Get("data.id").String()
+	assert.Contains(t, strings.ToLower(byID[haiku]), "haiku", "set_model haiku chose %s", haiku)
+	require.True(t, b.call(map[string]any{"type": "set_thinking_level", "level": "high"}).Get("success").Bool())
+	b.runPrompt("second [[say:two]]")
+	second := requestFor(t, b, "second [[say:two]]")
+	assert.Equal(t, haiku, second.Get("model").String(), "the next turn runs the new model")
+	assert.Equal(t, "high", second.Get("output_config.effort").String(), "and the new effort")
+	assert.Contains(t, second.Get("messages").Raw, "first [[say:one]]", "same conversation")
+}
+
+// requestFor is the last API request whose last user text is text (some
+// CLI versions make requests of their own besides, such as a title).
+func requestFor(t *testing.T, b *rpcProc, text string) gjson.Result {
+	t.Helper()
+	reqs := b.srv.MessagesRequests()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		if reqs[i].LastUserText() == text {
+			return gjson.ParseBytes(reqs[i].Body)
+		}
+	}
+	t.Fatalf("no API request for %q among %d", text, len(reqs))
+	return gjson.Result{}
 }
