@@ -112,6 +112,9 @@ const (
 	// SetModel: the control protocol's set_model changes the model of the
 	// running process.
 	SetModel
+	// ForkSession: --resume with --fork-session, --session-id and
+	// --resume-session-at (fork, branch, clone).
+	ForkSession
 	// Effort: --effort, and apply_flag_settings {effortLevel} on a running
 	// process (set_thinking_level).
 	Effort
@@ -138,14 +141,17 @@ type capability struct {
 	without string
 }
 
+// The versions are the oldest published ones measured to have each (npm
+// does not have every number); the one before each lacks it.
 var capabilities = [numCapabilities]capability{
-	StreamJSON:       {"stream-json input", mustVersion("1.0.0"), "no prompt can run: claude-rpc sends every turn as stream-json"},
-	PartialMessages:  {"--include-partial-messages", mustVersion("1.0.0"), "no prompt can run: claude-rpc passes --include-partial-messages"},
-	SessionID:        {"--session-id", mustVersion("1.0.0"), "no prompt can run: claude-rpc names each session with --session-id"},
-	ControlProtocol:  {"control protocol (initialize, interrupt)", mustVersion("1.0.0"), "the stream transport is replaced by pipe; get_available_models and get_commands fail"},
-	CanUseTool:       {"can_use_tool (--permission-prompt-tool stdio)", mustVersion("1.0.0"), "--ask is turned off: tools that need permission are refused"},
-	MCPMessage:       {"mcp_message (sdk MCP servers)", mustVersion("1.0.0"), "set_host_tools' tools do not reach the model"},
-	SetModel:         {"set_model on a running process", mustVersion("2.1.0"), "the stream transport is replaced by pipe (set_model would not change the running process's model)"},
+	StreamJSON:       {"stream-json input", mustVersion("1.0.21"), "no prompt can run: claude-rpc sends every turn as stream-json"},
+	PartialMessages:  {"--include-partial-messages", mustVersion("1.0.109"), "no prompt can run: claude-rpc passes --include-partial-messages"},
+	SessionID:        {"--session-id", mustVersion("1.0.53"), "no prompt can run: claude-rpc names each session with --session-id"},
+	ControlProtocol:  {"control protocol (initialize, interrupt)", mustVersion("1.0.110"), "the stream transport is replaced by pipe; get_available_models and get_commands fail"},
+	CanUseTool:       {"can_use_tool (--permission-prompt-tool stdio)", mustVersion("1.0.59"), "--ask is turned off: tools that need permission are refused"},
+	MCPMessage:       {"mcp_message (sdk MCP servers)", mustVersion("1.0.93"), "set_host_tools' tools do not reach the model"},
+	SetModel:         {"set_model on a running process", mustVersion("1.0.112"), "the stream transport is replaced by pipe (set_model would not change the running process's model)"},
+	ForkSession:      {"--fork-session with --session-id", mustVersion("2.0.73"), "fork, branch and clone fail (the CLI refuses --session-id with --resume)"},
 	Effort:           {"--effort and apply_flag_settings", mustVersion("2.1.69"), "after set_thinking_level every turn fails (the CLI refuses --effort)"},
 	Name:             {"--name", mustVersion("2.1.76"), "after set_session_name every turn fails (the CLI refuses --name)"},
 	Lifecycle:        {"command_lifecycle (steering mid-turn)", mustVersion("2.1.206"), "the stream transport is replaced by pipe (a steer would never end the run); steering waits for the end of the CLI's turn"},
@@ -243,7 +249,11 @@ func PlanFor(v Version, transport string, ask bool) Plan {
 			}
 		}
 		p.Notes = append(p.Notes, fmt.Sprintf("the Claude CLI %s lacks %s: prompts will fail; install %s or newer", v, strings.Join(lacks, ", "), OldestSupported))
-		return p
+		if ask && !v.Has(CanUseTool) {
+			p.Ask = false
+			p.Notes = append(p.Notes, fmt.Sprintf("--ask is off: the Claude CLI %s lacks %s", v, CanUseTool))
+		}
+		return p // the rest does not matter
 	}
 	if transport == TransportStream {
 		for _, c := range []Capability{ControlProtocol, SetModel, Lifecycle} {
@@ -264,7 +274,7 @@ func PlanFor(v Version, transport string, ask bool) Plan {
 			p.Notes = append(p.Notes, fmt.Sprintf("--ask is off: it needs the stream transport, which the Claude CLI %s cannot run; tools that need permission are refused", v))
 		}
 	}
-	for _, c := range []Capability{MCPMessage, Effort, Name, ToolsStopWithCLI} {
+	for _, c := range []Capability{MCPMessage, ForkSession, Effort, Name, ToolsStopWithCLI} {
 		if c == ToolsStopWithCLI && p.Transport == TransportStream {
 			continue // the interrupt ends them
 		}

@@ -142,12 +142,18 @@ func TestPlanFor(t *testing.T) {
 		{name: "no --name nor --effort: said", v: Version{2, 1, 50}, transport: "pipe",
 			want:  Plan{Transport: "pipe"},
 			notes: []string{"lacks --effort and apply_flag_settings (since 2.1.69): after set_thinking_level every turn fails", "lacks --name (since 2.1.76)", "lacks Bash commands ended with the CLI"}},
-		{name: "no set_model: pipe", v: Version{2, 0, 76}, transport: "stream",
+		{name: "no set_model: pipe", v: Version{1, 0, 111}, transport: "stream",
 			want:  Plan{Transport: "pipe"},
-			notes: []string{"lacks set_model on a running process (since " + SetModel.Since().String() + "): running --transport pipe", "lacks --effort", "lacks --name", "lacks Bash commands"}},
+			notes: []string{"the Claude CLI 1.0.111 lacks set_model on a running process (since 1.0.112): running --transport pipe", "lacks --fork-session with --session-id (since 2.0.73): fork, branch and clone fail", "lacks --effort", "lacks --name", "lacks Bash commands"}},
+		{name: "no control protocol: pipe, --ask off", v: Version{1, 0, 109}, transport: "stream", ask: true,
+			want:  Plan{Transport: "pipe"},
+			notes: []string{"lacks control protocol (initialize, interrupt) (since 1.0.110): running --transport pipe", "--ask is off: it needs the stream transport", "fork", "effort", "name", "Bash"}},
 		{name: "too old for anything", v: Version{0, 0, 1}, transport: "stream", ask: true,
+			want:  Plan{Transport: "stream"},
+			notes: []string{"the Claude CLI 0.0.1 lacks stream-json input, --include-partial-messages, --session-id: prompts will fail; install " + OldestSupported + " or newer", "--ask is off: the Claude CLI 0.0.1 lacks can_use_tool"}},
+		{name: "too old for prompts, can ask: as asked", v: Version{1, 0, 59}, transport: "stream", ask: true,
 			want:  Plan{Transport: "stream", Ask: true},
-			notes: []string{"the Claude CLI 0.0.1 lacks stream-json input, --include-partial-messages, --session-id: prompts will fail; install " + OldestSupported + " or newer"}},
+			notes: []string{"the Claude CLI 1.0.59 lacks --include-partial-messages: prompts will fail"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := PlanFor(tc.v, tc.transport, tc.ask)
