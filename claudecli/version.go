@@ -21,7 +21,7 @@ import (
 const (
 	// OldestSupported is the oldest version with everything claude-rpc
 	// uses (see [Capabilities]) that passes the version tests.
-	OldestSupported = "2.1.231"
+	OldestSupported = "2.1.275"
 	// NewestTested is the newest version the version tests passed on.
 	NewestTested = "2.1.330"
 )
@@ -127,6 +127,10 @@ const (
 	// stopped (SIGTERM), as the pipe and pty transports abort a turn; the
 	// commands run in sessions of their own, out of claude-rpc's reach.
 	ToolsStopWithCLI
+	// TranscriptFirst: a turn's transcript is on disk when its result line
+	// comes. claude-rpc decides by it whether the next turn resumes the
+	// session (--resume) or creates it (--session-id).
+	TranscriptFirst
 	// Native: the npm package runs a native binary, not cli.js on Node.js.
 	Native
 	numCapabilities
@@ -156,6 +160,7 @@ var capabilities = [numCapabilities]capability{
 	Name:             {"--name", mustVersion("2.1.76"), "after set_session_name every turn fails (the CLI refuses --name)"},
 	Lifecycle:        {"command_lifecycle (steering mid-turn)", mustVersion("2.1.206"), "the stream transport is replaced by pipe (a steer would never end the run); steering waits for the end of the CLI's turn"},
 	ToolsStopWithCLI: {"Bash commands ended with the CLI", mustVersion("2.1.212"), "after an abort on the pipe or pty transport the running Bash command goes on (the stream transport's interrupt ends it)"},
+	TranscriptFirst:  {"transcript written before the result", mustVersion("2.1.275"), "on the pipe and pty transports a next prompt can fail with \"Session ID … is already in use\" (the stream transport keeps its process and is not affected)"},
 	Native:           {"native binary", mustVersion("2.1.113"), "none: the CLI runs on Node.js (slower to start)"},
 }
 
@@ -274,9 +279,9 @@ func PlanFor(v Version, transport string, ask bool) Plan {
 			p.Notes = append(p.Notes, fmt.Sprintf("--ask is off: it needs the stream transport, which the Claude CLI %s cannot run; tools that need permission are refused", v))
 		}
 	}
-	for _, c := range []Capability{MCPMessage, ForkSession, Effort, Name, ToolsStopWithCLI} {
-		if c == ToolsStopWithCLI && p.Transport == TransportStream {
-			continue // the interrupt ends them
+	for _, c := range []Capability{MCPMessage, ForkSession, Effort, Name, ToolsStopWithCLI, TranscriptFirst} {
+		if (c == ToolsStopWithCLI || c == TranscriptFirst) && p.Transport == TransportStream {
+			continue // the interrupt ends them; the process is kept
 		}
 		if !v.Has(c) {
 			p.Notes = append(p.Notes, fmt.Sprintf("the Claude CLI %s lacks %s (since %s): %s", v, c, c.Since(), c.Without()))

@@ -107,10 +107,11 @@ func TestScriptsAgree(t *testing.T) {
 func TestLacks(t *testing.T) {
 	assert.Empty(t, Version{}.Lacks(), "an unknown version is taken to have everything")
 	assert.Empty(t, mustVersion(NewestTested).Lacks())
-	assert.Equal(t, []Capability{Lifecycle, ToolsStopWithCLI}, Version{2, 1, 205}.Lacks())
+	assert.Equal(t, []Capability{Lifecycle, ToolsStopWithCLI, TranscriptFirst}, Version{2, 1, 205}.Lacks())
 	assert.True(t, Version{2, 1, 206}.Has(Lifecycle))
-	assert.Equal(t, []Capability{ToolsStopWithCLI}, Version{2, 1, 211}.Lacks())
-	assert.Equal(t, []Capability{Lifecycle, ToolsStopWithCLI, Native}, Version{2, 1, 112}.Lacks())
+	assert.Equal(t, []Capability{ToolsStopWithCLI, TranscriptFirst}, Version{2, 1, 211}.Lacks())
+	assert.Equal(t, []Capability{TranscriptFirst}, Version{2, 1, 274}.Lacks())
+	assert.Equal(t, []Capability{Lifecycle, ToolsStopWithCLI, TranscriptFirst, Native}, Version{2, 1, 112}.Lacks())
 	lacks := Version{0, 0, 1}.Lacks()
 	assert.Len(t, lacks, int(numCapabilities), "nothing at all")
 	assert.False(t, Version{0, 0, 1}.Usable())
@@ -134,20 +135,24 @@ func TestPlanFor(t *testing.T) {
 			want: Plan{Transport: "pty"}},
 		{name: "no command_lifecycle: pipe instead of stream, --ask off", v: Version{2, 1, 200}, transport: "stream", ask: true,
 			want:  Plan{Transport: "pipe"},
-			notes: []string{"the Claude CLI 2.1.200 lacks command_lifecycle (steering mid-turn) (since 2.1.206): running --transport pipe instead of stream", "--ask is off: it needs the stream transport", "lacks Bash commands ended with the CLI (since 2.1.212): after an abort on the pipe or pty transport"}},
+			notes: []string{"the Claude CLI 2.1.200 lacks command_lifecycle (steering mid-turn) (since 2.1.206): running --transport pipe instead of stream", "--ask is off: it needs the stream transport", "lacks Bash commands ended with the CLI (since 2.1.212): after an abort on the pipe or pty transport", "lacks transcript written before the result (since 2.1.275)"}},
 		{name: "no command_lifecycle, pipe asked: an abort leaves Bash running", v: Version{2, 1, 200}, transport: "pipe",
-			want: Plan{Transport: "pipe"}, notes: []string{"lacks Bash commands ended with the CLI"}},
+			want: Plan{Transport: "pipe"}, notes: []string{"lacks Bash commands ended with the CLI", "Session ID … is already in use"}},
+		{name: "transcript written late, on pty: said", v: Version{2, 1, 274}, transport: "pty",
+			want: Plan{Transport: "pty"}, notes: []string{"the Claude CLI 2.1.274 lacks transcript written before the result (since 2.1.275): on the pipe and pty transports a next prompt can fail"}},
+		{name: "transcript written late, on stream: nothing to say", v: Version{2, 1, 274}, transport: "stream", ask: true,
+			want: Plan{Transport: "stream", Ask: true}},
 		{name: "Bash outlives an abort, on stream: the interrupt ends it", v: Version{2, 1, 211}, transport: "stream", ask: true,
 			want: Plan{Transport: "stream", Ask: true}},
 		{name: "no --name nor --effort: said", v: Version{2, 1, 50}, transport: "pipe",
 			want:  Plan{Transport: "pipe"},
-			notes: []string{"lacks --effort and apply_flag_settings (since 2.1.69): after set_thinking_level every turn fails", "lacks --name (since 2.1.76)", "lacks Bash commands ended with the CLI"}},
+			notes: []string{"lacks --effort and apply_flag_settings (since 2.1.69): after set_thinking_level every turn fails", "lacks --name (since 2.1.76)", "lacks Bash commands ended with the CLI", "transcript"}},
 		{name: "no set_model: pipe", v: Version{1, 0, 111}, transport: "stream",
 			want:  Plan{Transport: "pipe"},
-			notes: []string{"the Claude CLI 1.0.111 lacks set_model on a running process (since 1.0.112): running --transport pipe", "lacks --fork-session with --session-id (since 2.0.73): fork, branch and clone fail", "lacks --effort", "lacks --name", "lacks Bash commands"}},
+			notes: []string{"the Claude CLI 1.0.111 lacks set_model on a running process (since 1.0.112): running --transport pipe", "lacks --fork-session with --session-id (since 2.0.73): fork, branch and clone fail", "lacks --effort", "lacks --name", "lacks Bash commands", "transcript"}},
 		{name: "no control protocol: pipe, --ask off", v: Version{1, 0, 109}, transport: "stream", ask: true,
 			want:  Plan{Transport: "pipe"},
-			notes: []string{"lacks control protocol (initialize, interrupt) (since 1.0.110): running --transport pipe", "--ask is off: it needs the stream transport", "fork", "effort", "name", "Bash"}},
+			notes: []string{"lacks control protocol (initialize, interrupt) (since 1.0.110): running --transport pipe", "--ask is off: it needs the stream transport", "fork", "effort", "name", "Bash", "transcript"}},
 		{name: "too old for anything", v: Version{0, 0, 1}, transport: "stream", ask: true,
 			want:  Plan{Transport: "stream"},
 			notes: []string{"the Claude CLI 0.0.1 lacks stream-json input, --include-partial-messages, --session-id: prompts will fail; install " + OldestSupported + " or newer", "--ask is off: the Claude CLI 0.0.1 lacks can_use_tool"}},

@@ -56,6 +56,7 @@ var probes = []probe{
 	{"session-id", probeSessionID},
 	{"resume-at", probeResumeAt},
 	{"name", probeName},
+	{"transcript-first", probeTranscriptFirst},
 }
 
 // cli is the CLI under test and the fake API it talks to.
@@ -677,6 +678,29 @@ func probeName(c *cli) error {
 	}
 	if r.Get("result").String() != "named" {
 		return fmt.Errorf("result %q", r.Get("result").String())
+	}
+	return nil
+}
+
+// probeTranscriptFirst: the session's transcript is on disk when the
+// turn's result line comes (claude-rpc decides between --session-id and
+// --resume for the next turn by it), three turns out of three.
+func probeTranscriptFirst(c *cli) error {
+	for i := range 3 {
+		id := fmt.Sprintf("5e551010-0000-4000-8000-00000000010%d", i)
+		p, err := c.start([]string{"--session-id=" + id})
+		if err != nil {
+			return err
+		}
+		_, err = p.turn("[[say:written?]]", nil)
+		files, _ := filepath.Glob(filepath.Join(p.home, ".claude", "projects", "*", id+".jsonl"))
+		p.stop()
+		if err != nil {
+			return err
+		}
+		if len(files) != 1 {
+			return fmt.Errorf("turn %d: no transcript yet when the result came", i+1)
+		}
 	}
 	return nil
 }
