@@ -247,8 +247,10 @@ func bridgeOptions(v *viper.Viper, log *slog.Logger) (bridge.Options, error) {
 }
 
 // versionTimeout bounds `claude --version` when the CLI's version cannot
-// be read from its install (cli.js on Node.js takes seconds).
-const versionTimeout = 15 * time.Second
+// be read from its install, which delays the bridge's start: a native CLI
+// answers in milliseconds (cli.js on Node.js takes seconds, but npm's
+// package.json beside it says its version).
+const versionTimeout = 5 * time.Second
 
 // cliPlan reads the CLI's version and returns how to run it with transport
 // and ask (see [claudecli.PlanFor]), logging what it turns off or what will
