@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -308,16 +309,41 @@ func RunVersion(c Command, timeout time.Duration) (Version, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.Path, append(append([]string(nil), c.Args...), "--version")...)
 	cmd.Env = (&Config{}).Environ()
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		return Version{}, fmt.Errorf("`%s --version`: %w: %s", c, err, strings.TrimSpace(errOut.String()))
+	// Whatever runs there may print anything: a few KB are kept, and more
+	// ends it (its writes fail).
+	out, errOut := &capped{n: 4096}, &capped{n: 4096}
+	cmd.Stdout, cmd.Stderr = out, errOut
+	err := cmd.Run()
+	switch {
+	case out.full || errOut.full:
+		return Version{}, fmt.Errorf("`%s --version` printed %w", c, errCapped)
+	case err != nil:
+		return Version{}, fmt.Errorf("`%s --version`: %w: %s", c, err, strings.TrimSpace(errOut.buf.String()))
 	}
-	v, ok := ParseVersion(out.String())
+	v, ok := ParseVersion(out.buf.String())
 	if !ok {
-		return Version{}, fmt.Errorf("`%s --version` printed %q, not a version", c, strings.TrimSpace(out.String()))
+		return Version{}, fmt.Errorf("`%s --version` printed %q, not a version", c, strings.TrimSpace(out.buf.String()))
 	}
 	return v, nil
+}
+
+// capped keeps the first n bytes written to it and refuses more: the
+// process writing to it then gets EPIPE instead of filling memory.
+type capped struct {
+	buf  bytes.Buffer
+	n    int
+	full bool // more was written than kept
+}
+
+var errCapped = errors.New("too much output")
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.n - c.buf.Len(); len(p) > room {
+		c.buf.Write(p[:room])
+		c.full = true
+		return room, errCapped
+	}
+	return c.buf.Write(p)
 }
 
 // installedVersion reads c's version from its install, without running it.

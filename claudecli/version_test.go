@@ -254,8 +254,15 @@ func TestDetectVersionFromTheInstall(t *testing.T) {
 	assert.ErrorContains(t, err, `printed "hello", not a version`)
 	_, err = DetectVersion(Command{Path: write("fails/claude", "#!/bin/sh\necho broken >&2\nexit 3\n", 0o755)}, 10*time.Second)
 	assert.ErrorContains(t, err, "exit status 3: broken")
+	start := time.Now()
 	_, err = DetectVersion(Command{Path: write("hangs/claude", "#!/bin/sh\nexec sleep 30\n", 0o755)}, 200*time.Millisecond)
 	assert.Error(t, err)
+	assert.Less(t, time.Since(start), 10*time.Second)
+	// One that floods: stopped, not read to its end (1 GB).
+	start = time.Now()
+	_, err = DetectVersion(Command{Path: write("floods/claude", "#!/bin/sh\nhead -c 1000000000 /dev/zero | tr '\\0' x\n", 0o755)}, 10*time.Second)
+	assert.ErrorContains(t, err, "too much output")
+	assert.Less(t, time.Since(start), 5*time.Second)
 }
 
 // TestDetectVersionOfTheRealCLI: the pinned CLI, as scripts/install-cli
