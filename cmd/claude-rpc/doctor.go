@@ -57,15 +57,19 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 	d.line(statusInfo, "claude-rpc", strings.TrimPrefix(versionLine(), "claude-rpc "))
 
 	cli, err := claudecli.Find(cfg.GetString("claude-path"))
+	var ver claudecli.Version
 	if err != nil {
 		d.line(statusFail, "Claude CLI", err.Error())
+		if p, ok := cachedCLI(); ok {
+			d.line(statusInfo, "Claude CLI", "scripts/install-cli's pinned CLI is in its cache: pass --claude-path "+p+" to use it")
+		}
 	} else {
 		found := cli.String() + " (" + cli.From + ")"
 		if cli.Shim != "" {
 			found += ", run directly, as the npm shim " + cli.Shim + " would"
 		}
 		d.line(statusOK, "Claude CLI", found)
-		d.cliVersion(cli)
+		ver = d.cliVersion(cli)
 	}
 
 	opts, err := bridgeOptions(cfg, slog.New(slog.DiscardHandler))
@@ -79,7 +83,14 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 				works = append(works, t)
 			}
 		}
-		d.line(statusOK, "transport", fmt.Sprintf("%s (these work here: %s)", opts.Transport, strings.Join(works, ", ")))
+		tp := fmt.Sprintf("%s (these work here: %s)", opts.Transport, strings.Join(works, ", "))
+		if asked := cfg.GetString("transport"); asked != opts.Transport {
+			tp = fmt.Sprintf("%s, not %s: the CLI %s lacks what %s needs (these work here: %s)", opts.Transport, asked, ver, asked, strings.Join(works, ", "))
+		}
+		d.line(statusOK, "transport", tp)
+		if cfg.GetBool("ask") && !opts.Ask {
+			d.line(statusWarn, "--ask", fmt.Sprintf("off: the CLI %s cannot ask the host (see above); tools that need permission are refused", ver))
+		}
 	}
 	d.gitBash()
 	d.auth()
@@ -120,8 +131,9 @@ func (d *doctorReport) line(status, what, detail string) {
 	fmt.Fprintf(d.w, "%-4s  %-14s  %s\n", status, what, detail)
 }
 
-// cliVersion runs the CLI's --version.
-func (d *doctorReport) cliVersion(cli claudecli.Command) {
+// cliVersion runs the CLI's --version and says where the version is in the
+// supported range and, below it, what claude-rpc turns off or what fails.
+func (d *doctorReport) cliVersion(cli claudecli.Command) claudecli.Version {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, cli.Path, append(append([]string(nil), cli.Args...), "--version")...)
@@ -134,15 +146,32 @@ func (d *doctorReport) cliVersion(cli claudecli.Command) {
 			msg += ": " + tail
 		}
 		d.line(statusFail, "CLI version", msg+"; reinstall the CLI, or point --claude-path at a working one")
-		return
+		return claudecli.Version{}
 	}
-	v := strings.TrimSpace(out.String())
-	if strings.HasPrefix(v, claudecli.TestedVersion+" ") || v == claudecli.TestedVersion {
-		d.line(statusOK, "CLI version", v)
-		return
+	said := strings.TrimSpace(out.String())
+	v, ok := claudecli.ParseVersion(said)
+	supported := fmt.Sprintf("the supported range is %s to %s; claude-rpc is tested with %s", claudecli.OldestSupported, claudecli.NewestTested, claudecli.TestedVersion)
+	install := "npm install -g @anthropic-ai/claude-code@" + claudecli.TestedVersion
+	switch {
+	case !ok:
+		d.line(statusWarn, "CLI version", fmt.Sprintf("%s: not a version claude-rpc can read, so it runs it as %s; %s", said, claudecli.TestedVersion, supported))
+	case v.Place() == claudecli.PlaceSupported:
+		d.line(statusOK, "CLI version", fmt.Sprintf("%s: in the supported range, %s to %s (claude-rpc is tested with %s)", said, claudecli.OldestSupported, claudecli.NewestTested, claudecli.TestedVersion))
+	case v.Place() == claudecli.PlaceNewer:
+		d.line(statusWarn, "CLI version", fmt.Sprintf("%s: newer than the newest tested, %s; it runs as usual (claude-rpc is tested with %s: if something misbehaves try that one, %s)",
+			said, claudecli.NewestTested, claudecli.TestedVersion, install))
+	default:
+		status := statusWarn
+		what := "claude-rpc turns off what it lacks"
+		if !v.Usable() {
+			status, what = statusFail, "prompts cannot run on it"
+		}
+		d.line(status, "CLI version", fmt.Sprintf("%s: older than the supported range (%s); %s: update it (%s)", said, supported, what, install))
+		for _, c := range v.Lacks() {
+			d.line(statusInfo, "CLI lacks", fmt.Sprintf("%s (since %s): %s", c, c.Since(), c.Without()))
+		}
 	}
-	d.line(statusWarn, "CLI version", fmt.Sprintf("%s; claude-rpc is tested with %s: others usually work, but if something misbehaves try that one (npm install -g @anthropic-ai/claude-code@%s)",
-		v, claudecli.TestedVersion, claudecli.TestedVersion))
+	return v
 }
 
 // gitBash reports the bash.exe the CLI's Bash tool gets on Windows.

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
 )
 
@@ -100,7 +101,7 @@ func TestDoctor(t *testing.T) {
 		{
 			name: "no CLI anywhere",
 			setup: func(t *testing.T, home string) ([]string, []string) {
-				return nil, userEnv(home, sysPath)
+				return nil, userEnv(home, sysPath, "XDG_CACHE_HOME="+t.TempDir())
 			},
 			exit: 1, problems: 2,
 			has: []string{"FAIL  Claude CLI      claude CLI not found: not on PATH (/usr/bin:/bin) nor in HOME/.local/bin/claude,",
@@ -139,7 +140,29 @@ func TestDoctor(t *testing.T) {
 				p := fakeCLI(t, "if [ \"$1\" = --version ]; then echo '9.9.9 (Claude Code)'; exit 0; fi\nexec '"+cli+"' \"$@\"\n")
 				return []string{"--claude-path", p}, userEnv(home, sysPath)
 			},
-			has: []string{"warn  CLI version     9.9.9 (Claude Code); claude-rpc is tested with 2.1.328", "ok    test turn", "All checks passed."},
+			has: []string{"warn  CLI version     9.9.9 (Claude Code): newer than the newest tested, " + claudecli.NewestTested + "; it runs as usual (claude-rpc is tested with 2.1.328",
+				"ok    transport       stream (these work here", "ok    test turn", "All checks passed."},
+		},
+		{
+			name: "an older CLI: what it lacks is turned off, and said",
+			setup: func(t *testing.T, home string) ([]string, []string) {
+				p := fakeCLI(t, "if [ \"$1\" = --version ]; then echo '2.1.200 (Claude Code)'; exit 0; fi\nexec '"+cli+"' \"$@\"\n")
+				return []string{"--claude-path", p, "--ask"}, userEnv(home, sysPath)
+			},
+			has: []string{"warn  CLI version     2.1.200 (Claude Code): older than the supported range (the supported range is " + claudecli.OldestSupported + " to " + claudecli.NewestTested + "; claude-rpc is tested with 2.1.328); claude-rpc turns off what it lacks: update it (npm install -g @anthropic-ai/claude-code@2.1.328)",
+				"--    CLI lacks       command_lifecycle (steering mid-turn) (since 2.1.206): the stream transport is replaced by pipe",
+				"ok    transport       pipe, not stream: the CLI 2.1.200 lacks what stream needs",
+				"warn  --ask           off: the CLI 2.1.200 cannot ask the host", "(--transport pipe)", "All checks passed."},
+		},
+		{
+			name: "a CLI too old to run prompts",
+			setup: func(t *testing.T, home string) ([]string, []string) {
+				p := fakeCLI(t, "if [ \"$1\" = --version ]; then echo '0.2.9 (Claude Code)'; exit 0; fi\nexec '"+cli+"' \"$@\"\n")
+				return []string{"--claude-path", p}, userEnv(home, sysPath)
+			},
+			exit: 1, problems: 1,
+			has: []string{"FAIL  CLI version     0.2.9 (Claude Code): older than the supported range", "prompts cannot run on it",
+				"--    CLI lacks       stream-json input (since "},
 		},
 		{
 			name: "bad settings",
@@ -234,7 +257,7 @@ func TestDemoWithoutCLI(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
 	cmd := exec.Command(binPath, "demo")
-	cmd.Env = userEnv(home, "/usr/bin:/bin")
+	cmd.Env = userEnv(home, "/usr/bin:/bin", "XDG_CACHE_HOME="+t.TempDir()) // no scripts/install-cli cache either
 	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	out, _ := cmd.Output()
@@ -242,6 +265,7 @@ func TestDemoWithoutCLI(t *testing.T) {
 	assert.Empty(t, out)
 	assert.Contains(t, stderr.String(), "claude-rpc demo: claude CLI not found: not on PATH (/usr/bin:/bin)")
 	assert.Contains(t, stderr.String(), "npm install -g @anthropic-ai/claude-code")
+	assert.Contains(t, stderr.String(), "claude-rpc demo: from a clone of claude-rpc, scripts/install-cli installs the tested CLI")
 }
 
 // TestBinaryHasNoTesting: doctor and demo serve claudetest's fake API from

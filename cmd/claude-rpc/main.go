@@ -211,7 +211,8 @@ func bridgeOptions(v *viper.Viper, log *slog.Logger) (bridge.Options, error) {
 	}
 	// A missing CLI is not fatal: the host gets an error for each prompt
 	// (and the CLI may be installed while the bridge runs).
-	if _, err := claudecli.Find(v.GetString("claude-path")); err != nil {
+	cli, err := claudecli.Find(v.GetString("claude-path"))
+	if err != nil {
 		log.Warn("the Claude CLI was not found; prompts will fail until it is installed", "err", err)
 	}
 	maxLine := v.GetInt("max-line")
@@ -238,6 +239,11 @@ func bridgeOptions(v *viper.Viper, log *slog.Logger) (bridge.Options, error) {
 	if opts.Ask && opts.Transport != claudecli.TransportStream {
 		return opts, fmt.Errorf("--ask needs --transport stream: the CLI asks over its control protocol, which only a process with stdin open can answer")
 	}
+	if cli.Path != "" {
+		// An older CLI: turn off what it lacks, and say so once.
+		plan := cliPlan(cli, opts.Transport, opts.Ask, log)
+		opts.Transport, opts.Ask = plan.Transport, plan.Ask
+	}
 	if opts.AskTimeout = v.GetDuration("ask-timeout"); opts.AskTimeout < 0 {
 		return opts, fmt.Errorf("--ask-timeout must not be negative, got %v", opts.AskTimeout)
 	}
@@ -255,6 +261,35 @@ func bridgeOptions(v *viper.Viper, log *slog.Logger) (bridge.Options, error) {
 	}
 	opts.Log = log
 	return opts, nil
+}
+
+// versionTimeout bounds `claude --version` when the CLI's version cannot
+// be read from its install, which delays the bridge's start: a native CLI
+// answers in milliseconds (cli.js on Node.js takes seconds, but npm's
+// package.json beside it says its version).
+const versionTimeout = 5 * time.Second
+
+// cliPlan reads the CLI's version and returns how to run it with transport
+// and ask (see [claudecli.PlanFor]), logging what it turns off or what will
+// not work. A version it cannot read changes nothing.
+func cliPlan(cli claudecli.Command, transport string, ask bool, log *slog.Logger) claudecli.Plan {
+	ver, err := claudecli.DetectVersion(cli, versionTimeout)
+	if err != nil {
+		log.Warn("the Claude CLI's version could not be read; running it as the tested "+claudecli.TestedVersion, "err", err)
+		return claudecli.Plan{Transport: transport, Ask: ask}
+	}
+	plan := claudecli.PlanFor(ver, transport, ask)
+	for _, n := range plan.Notes {
+		log.Warn(n)
+	}
+	switch ver.Place() {
+	case claudecli.PlaceOlder:
+		log.Warn(fmt.Sprintf("the Claude CLI %s is older than the supported range (%s to %s)", ver, claudecli.OldestSupported, claudecli.NewestTested))
+	case claudecli.PlaceNewer:
+		log.Info(fmt.Sprintf("the Claude CLI %s is newer than the newest tested, %s", ver, claudecli.NewestTested))
+	}
+	log.Debug("Claude CLI", "path", cli.String(), "version", ver, "transport", plan.Transport, "ask", plan.Ask)
+	return plan
 }
 
 func newLogger(w io.Writer, level string) (*slog.Logger, error) {

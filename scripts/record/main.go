@@ -7,9 +7,16 @@
 //
 //	go run ./scripts/record                 # every scenario, into testdata/cli
 //	go run ./scripts/record -run 'error'    # the scenarios whose name matches
+//	go run ./scripts/record -version 2.1.330 -out /tmp/rec -compare
 //
 // For each scenario it writes testdata/cli/<name>.input.jsonl (what was sent
 // on the CLI's stdin) and testdata/cli/<name>.jsonl (the CLI's stdout).
+//
+// -version records another CLI version (installed by scripts/install-cli);
+// the goldens stay those of the pinned one. -compare then translates the
+// new recordings and testdata/cli's into pi events and lists the events
+// that differ (exit status 1 when any do); scripts/test-cli-versions runs
+// it for the newest version tested.
 package main
 
 import (
@@ -115,18 +122,30 @@ func main() {
 	out := flag.String("out", "testdata/cli", "folder for the recordings")
 	run := flag.String("run", "", "record only the scenarios whose name matches this regexp")
 	cli := flag.String("cli", os.Getenv(claudetest.CLIEnvVar), "the Claude CLI (default: scripts/install-cli)")
+	version := flag.String("version", "", "record this CLI version, installed by scripts/install-cli (instead of -cli)")
+	cmp := flag.Bool("compare", false, "then list the pi events that differ from testdata/cli's recordings")
+	rec := flag.Bool("record", true, "record (-record=false -compare compares the recordings already in -out)")
 	flag.Parse()
 	log.SetFlags(0)
 	re, err := regexp.Compile(*run)
 	if err != nil {
 		log.Fatalf("-run: %v", err)
 	}
-	if *cli == "" {
-		b, err := exec.Command("bash", "scripts/install-cli").Output()
+	if *rec && (*version != "" || *cli == "") {
+		install := exec.Command("bash", "scripts/install-cli")
+		if *version != "" {
+			install.Env = append(os.Environ(), "CLAUDE_CODE_VERSION="+*version)
+		}
+		install.Stderr = os.Stderr
+		b, err := install.Output()
 		if err != nil {
 			log.Fatalf("scripts/install-cli: %v", err)
 		}
 		*cli = strings.TrimSpace(string(b))
+	}
+	const ref = "testdata/cli"
+	if *cmp && filepath.Clean(*out) == ref {
+		log.Fatalf("-compare: record elsewhere (-out), to compare with %s", ref)
 	}
 	srv, err := claudetest.New()
 	if err != nil {
@@ -137,13 +156,23 @@ func main() {
 		log.Fatal(err)
 	}
 	for _, sc := range scenarios {
-		if !re.MatchString(sc.name) {
+		if !re.MatchString(sc.name) || !*rec {
 			continue
 		}
 		if err := record(srv, *cli, *out, sc); err != nil {
 			log.Fatalf("%s: %v", sc.name, err)
 		}
 		log.Printf("recorded %s", sc.name)
+	}
+	if *cmp {
+		n, err := compare(os.Stdout, *out, ref, re)
+		if err != nil {
+			log.Fatalf("-compare: %v", err)
+		}
+		if n > 0 {
+			log.Fatalf("%d scenario(s) translate to other pi events than %s's", n, ref)
+		}
+		log.Printf("every scenario translates to the same pi events as %s's", ref)
 	}
 }
 
