@@ -109,6 +109,11 @@ func (s *server) applySettings(f func(*cliSettings)) {
 // first turn killed before it wrote anything). The second result is the
 // session's generation.
 func (s *server) cliSession() (claudecli.Session, uint64) {
+	if q, ok := s.transport.(claudecli.Quiescer); ok {
+		// A per-turn CLI writes its transcript as it exits, possibly after
+		// its result: decide resume or create once it has.
+		q.Quiesce()
+	}
 	s.st.mu.Lock()
 	defer s.st.mu.Unlock()
 	st := s.st

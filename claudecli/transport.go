@@ -104,6 +104,25 @@ func (t *perTurn) SetConfig(cfg Config) {
 	t.mu.Unlock()
 }
 
+// Quiescer is a transport whose previous turn may still be finishing
+// after its last line (a per-turn process writes its transcript as it
+// exits). Quiesce waits until it has, so what the caller decides next
+// (resume the session, or create it) sees the transcript as the CLI left
+// it.
+type Quiescer interface {
+	Quiesce()
+}
+
+// Quiesce waits (up to flushWait) for the previous turn's process to exit.
+func (t *perTurn) Quiesce() {
+	t.mu.Lock()
+	prev := t.last
+	t.mu.Unlock()
+	if prev != nil {
+		waitOrStop(prev, flushWait)
+	}
+}
+
 func (t *perTurn) Turn(session Session, input []byte) (Turn, error) {
 	t.mu.Lock()
 	prev := t.last
