@@ -87,6 +87,7 @@ type rpcProc struct {
 	exited chan struct{}
 	seen   [][]byte       // every frame read so far
 	held   []gjson.Result // frames read by call while it waited for its response
+	ready  chan struct{}  // closed when the ready frame came: the bridge serves
 	check  *frameCheck    // every frame against the protocol reference (schema_e2e_test.go)
 }
 
@@ -141,7 +142,8 @@ func startBridgeIn(t *testing.T, srv *claudetest.Server, cli, home, dir string, 
 // dir; srv is the fake API its CLI talks to, if the test serves it.
 func newRPCProc(t *testing.T, srv *claudetest.Server, home, dir string) *rpcProc {
 	return &rpcProc{t: t, srv: srv, home: home, dir: dir, marker: newMarker(),
-		stderr: &lockedBuffer{}, frames: make(chan []byte, 1024), exited: make(chan struct{}), check: newFrameCheck()}
+		stderr: &lockedBuffer{}, frames: make(chan []byte, 1024), exited: make(chan struct{}), check: newFrameCheck(),
+		ready: make(chan struct{})}
 }
 
 // start runs claude-rpc with args and env (plus the marker), reading its
@@ -177,6 +179,7 @@ func (b *rpcProc) start(env []string, args ...string) {
 					// The ready frame (omp's) comes first; the tests read
 					// what follows it (TestOmpClient needs it).
 					first = false
+					close(b.ready)
 					continue
 				}
 				if typ == "available_commands_update" {
