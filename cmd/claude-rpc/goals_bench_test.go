@@ -1,0 +1,336 @@
+//go:build linux
+
+package main
+
+// The benchmarks of issue 20's goals (F1–F6), each a scripts/bench row. They
+// drive claude-rpc built as the npm packages build it (releaseBinary) on
+// the real CLI and the fake API, and report medians and ratios of runs
+// alternated within each round.
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+)
+
+var release struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// releaseBinary builds claude-rpc once per test binary as the npm packages
+// build it (scripts/npm-pack: static, CGO_ENABLED=0, -trimpath -s -w).
+func releaseBinary(b *testing.B) string {
+	b.Helper()
+	release.once.Do(func() {
+		dir, err := os.MkdirTemp("", "claude-rpc-bench-")
+		if err != nil {
+			release.err = err
+			return
+		}
+		release.path = filepath.Join(dir, "claude-rpc")
+		build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", release.path, ".")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := build.CombinedOutput(); err != nil {
+			release.err = fmt.Errorf("building claude-rpc as released: %v\n%s", err, out)
+		}
+	})
+	if release.err != nil {
+		b.Fatal(release.err)
+	}
+	return release.path
+}
+
+// goalFrame is one line claude-rpc wrote: its start (up to the bridge's
+// head limit), its whole length and when it was read.
+type goalFrame struct {
+	head []byte
+	n    int
+	at   time.Time
+}
+
+func (f goalFrame) get(path string) string { return gjson.GetBytes(f.head, path).String() }
+
+// typ is the frame's type; "response:<command>" for a response.
+func (f goalFrame) typ() string {
+	t := f.get("type")
+	if t == "response" {
+		return "response:" + f.get("command")
+	}
+	return t
+}
+
+// event is a message_update's assistantMessageEvent type, when it is in
+// the head.
+func (f goalFrame) event() string { return f.get("assistantMessageEvent.type") }
+
+// goalBridge is a claude-rpc process whose frames a goroutine reads, as they
+// come, with the time each was read.
+type goalBridge struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	frames chan goalFrame
+	stderr *lockedBuffer
+	mu     sync.Mutex // one writer of stdin at a time
+}
+
+// startGoalBridge starts bin --mode rpc with args; each frame's head is cut
+// at headMax bytes.
+func startGoalBridge(b *testing.B, bin, cli, dir string, env []string, headMax int, args ...string) *goalBridge {
+	b.Helper()
+	cmd := exec.Command(bin, append([]string{"--mode", "rpc", "--claude-path", cli, "--cwd", dir}, args...)...)
+	cmd.Env, cmd.Dir = env, dir
+	stdin, stdout := pipes(b, cmd)
+	gb := &goalBridge{cmd: cmd, stdin: stdin, frames: make(chan goalFrame, 1<<16), stderr: &lockedBuffer{}}
+	cmd.Stderr = gb.stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	go func() {
+		defer close(gb.frames)
+		r := bufio.NewReaderSize(stdout, 1<<20)
+		for {
+			line, err := r.ReadSlice('\n')
+			f := goalFrame{head: bytes.Clone(line[:min(len(line), headMax)]), n: len(line)}
+			for err == bufio.ErrBufferFull {
+				line, err = r.ReadSlice('\n')
+				if len(f.head) < headMax {
+					f.head = append(f.head, line[:min(len(line), headMax-len(f.head))]...)
+				}
+				f.n += len(line)
+			}
+			f.at = time.Now()
+			if f.n > 0 {
+				gb.frames <- f
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return gb
+}
+
+// send writes one command line and returns when it was written.
+func (gb *goalBridge) send(format string, args ...any) time.Time {
+	gb.mu.Lock()
+	defer gb.mu.Unlock()
+	t := time.Now()
+	_, _ = fmt.Fprintf(gb.stdin, format+"\n", args...)
+	return t
+}
+
+// until reads frames until one satisfies stop and returns it; each frame
+// read, that one included, goes to each first when each is not nil.
+func (gb *goalBridge) until(b *testing.B, timeout time.Duration, stop func(goalFrame) bool, each func(goalFrame)) goalFrame {
+	b.Helper()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case f, ok := <-gb.frames:
+			if !ok {
+				b.Fatalf("claude-rpc exited; stderr: %s", tail(gb.stderr.String(), 2000))
+			}
+			if each != nil {
+				each(f)
+			}
+			if stop(f) {
+				return f
+			}
+		case <-deadline:
+			b.Fatalf("no awaited frame within %s; stderr: %s", timeout, tail(gb.stderr.String(), 2000))
+		}
+	}
+}
+
+// prompt sends a prompt and returns the time from writing it to reading its
+// agent_end.
+func (gb *goalBridge) prompt(b *testing.B, msg string) time.Duration {
+	start := gb.send(`{"type":"prompt","message":%q}`, msg)
+	end := gb.until(b, 2*time.Minute, isFrame("agent_end"), nil)
+	gb.settle(b)
+	return end.at.Sub(start)
+}
+
+// settle reads up to the end of the run's frames (session_settled).
+func (gb *goalBridge) settle(b *testing.B) {
+	gb.until(b, time.Minute, isFrame("session_settled"), nil)
+}
+
+func isFrame(typ string) func(goalFrame) bool {
+	return func(f goalFrame) bool { return f.typ() == typ }
+}
+
+// close closes stdin and waits for the process to exit (killing it after
+// 20 s).
+func (gb *goalBridge) close() {
+	_ = gb.stdin.Close()
+	done := make(chan struct{})
+	go func() {
+		for range gb.frames {
+		}
+		_ = gb.cmd.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		_ = gb.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// procStatus returns a field of /proc/pid/status in KiB (VmRSS, VmHWM).
+func procStatus(pid int, field string) int64 {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(l, field+":"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// procPSS returns a process's proportional set size in KiB: its private
+// pages and its share of the pages it shares (the binary's, with the
+// other bridges).
+func procPSS(pid int) int64 {
+	rollup, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(rollup), "\n") {
+		if v, ok := strings.CutPrefix(l, "Pss:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// procCPU returns the CPU time (user and system) a process has used.
+func procCPU(pid int) time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command's closing parenthesis; utime and stime
+	// are the 14th and 15th of the whole line, in clock ticks (100 a
+	// second on Linux).
+	s := string(stat)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseInt(fields[11], 10, 64)
+	k, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(u+k) * 10 * time.Millisecond
+}
+
+// childPids returns the pids of a process's children.
+func childPids(pid int) []int {
+	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	var out []int
+	for _, f := range strings.Fields(string(data)) {
+		if n, err := strconv.Atoi(f); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// memAvailable returns the system's MemAvailable in KiB.
+func memAvailable() int64 {
+	data, _ := os.ReadFile("/proc/meminfo")
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "MemAvailable:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// transcriptCount counts the session files under home.
+func transcriptCount(home string) int {
+	files, _ := filepath.Glob(filepath.Join(home, ".claude", "projects", "*", "*.jsonl"))
+	return len(files)
+}
+
+// BenchmarkFirstPrompt (F1, F2): a host's first prompt against its later
+// ones. Each round starts two bridges on the stream transport at once, one
+// with the default flags (the CLI pre-warmed) and one with
+// --prewarm=false, waits 3 s (a host that started its bridge and then
+// prompted), then times, on each (which one goes first alternates), the
+// first prompt and two later ones, prompt → agent_end. It reports the
+// medians, first ÷ later for each, and what the warm-up did before the
+// first prompt: requests to the fake API and transcripts written (F2: none).
+//
+//	scripts/bench   (or: go test -run '^$' -bench FirstPrompt -benchtime 10x ./cmd/claude-rpc)
+func BenchmarkFirstPrompt(b *testing.B) {
+	bin := releaseBinary(b)
+	srv := claudetest.Start(b)
+	cli, dir, home := claudetest.CLI(b), b.TempDir(), b.TempDir()
+	env := srv.CLIEnv(home)
+	// The home's first CLI run sets it up: not measured.
+	warmup := startGoalBridge(b, bin, cli, dir, env, 4096)
+	warmup.prompt(b, benchPrompt)
+	warmup.close()
+
+	variants := []struct{ name, flag string }{{"prewarm", "--prewarm=true"}, {"cold", "--prewarm=false"}}
+	samples := map[string][]time.Duration{}
+	var requests, transcripts int
+	round := 0
+	for b.Loop() {
+		before, files := len(srv.Requests()), transcriptCount(home)
+		bridges := make([]*goalBridge, len(variants))
+		for i, v := range variants {
+			bridges[i] = startGoalBridge(b, bin, cli, dir, env, 4096, v.flag)
+		}
+		time.Sleep(3 * time.Second)
+		requests = max(requests, len(srv.Requests())-before)
+		transcripts = max(transcripts, transcriptCount(home)-files)
+		for i := range variants {
+			if round%2 == 1 {
+				i = len(variants) - 1 - i
+			}
+			name := variants[i].name
+			samples[name+"-first"] = append(samples[name+"-first"], bridges[i].prompt(b, benchPrompt))
+			for range 2 {
+				samples[name+"-later"] = append(samples[name+"-later"], bridges[i].prompt(b, benchPrompt))
+			}
+		}
+		for _, gb := range bridges {
+			gb.close()
+		}
+		round++
+	}
+	med := map[string]float64{}
+	for k, v := range samples {
+		med[k] = ms(median(v))
+		b.ReportMetric(med[k], k+"-ms")
+	}
+	for _, v := range variants {
+		b.ReportMetric(med[v.name+"-first"]/med[v.name+"-later"], v.name+"-first/later")
+	}
+	b.ReportMetric(float64(requests), "warm-api-requests")
+	b.ReportMetric(float64(transcripts), "warm-transcripts")
+}
