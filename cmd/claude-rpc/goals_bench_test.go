@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -333,4 +334,256 @@ func BenchmarkFirstPrompt(b *testing.B) {
 	}
 	b.ReportMetric(float64(requests), "warm-api-requests")
 	b.ReportMetric(float64(transcripts), "warm-transcripts")
+}
+
+// BenchmarkWire (F3): what a reply costs on stdout. A 200,000-character
+// reply in 10-character deltas goes through one bridge with
+// --message-updates delta and one with full (the default), default
+// coalescing, alternated; from the prompt to its agent_end, it reports per
+// byte of the reply: all stdout bytes; the message_update frames' bytes;
+// and those of its delta frames alone (text_delta: the frames that stream
+// the reply, whose count coalescing sets), with their count. pi's own frame
+// set carries the whole reply four more times, whatever the mode: in the
+// text_end message_update (its content) and in message_end, turn_end and
+// agent_end. So all of stdout is at least ~5 bytes per reply byte and the
+// message_update frames at least ~2; the delta frames are what the mode and
+// coalescing change (their floor is 1).
+//
+//	scripts/bench   (or: go test -run '^$' -bench Wire -benchtime 3x ./cmd/claude-rpc)
+func BenchmarkWire(b *testing.B) {
+	const size = 200_000
+	bin := releaseBinary(b)
+	cli, dir, env := benchSetup(b)
+	modes := []string{"delta", "full"}
+	bridges := map[string]*goalBridge{}
+	for _, m := range modes {
+		bridges[m] = startGoalBridge(b, bin, cli, dir, env, 512, "--message-updates", m)
+		bridges[m].prompt(b, benchPrompt)
+		defer bridges[m].close()
+	}
+	samples := map[string][]float64{}
+	round := 0
+	for b.Loop() {
+		for i := range modes {
+			if round%2 == 1 {
+				i = len(modes) - 1 - i
+			}
+			m := modes[i]
+			var all, updates, deltas, frames int
+			bridges[m].send(`{"type":"prompt","message":"[[huge:%d]][[chunk:10]]"}`, size)
+			bridges[m].until(b, 2*time.Minute, isFrame("agent_end"), func(f goalFrame) {
+				all += f.n
+				if f.typ() == "message_update" {
+					updates += f.n
+					if strings.HasSuffix(f.event(), "_delta") {
+						deltas += f.n
+						frames++
+					}
+				}
+			})
+			bridges[m].settle(b)
+			for k, v := range map[string]float64{
+				"stdout/reply-byte":  float64(all) / size,
+				"updates/reply-byte": float64(updates) / size,
+				"deltas/reply-byte":  float64(deltas) / size,
+				"delta-frames":       float64(frames),
+			} {
+				samples[m+"-"+k] = append(samples[m+"-"+k], v)
+			}
+		}
+		round++
+	}
+	for k, v := range samples {
+		b.ReportMetric(median(v), k)
+	}
+}
+
+// BenchmarkGetStateDuringReply (F4): commands answered while a reply
+// streams. On each transport (stream and pipe, default flags, one bridge
+// each, alternated), a 2 MB reply in 10-byte deltas (200 KB with -short)
+// streams while get_state is sent every 20 ms from the prompt to its
+// agent_end; each probe's time is from writing it to reading its response.
+// It reports, per transport, the median and the slowest probe of all
+// rounds, and the 99th percentile.
+//
+//	scripts/bench   (or: go test -run '^$' -bench GetStateDuringReply -benchtime 3x ./cmd/claude-rpc)
+func BenchmarkGetStateDuringReply(b *testing.B) {
+	size := 2_000_000
+	if testing.Short() {
+		size = 200_000
+	}
+	bin := releaseBinary(b)
+	cli, dir, env := benchSetup(b)
+	tps := []string{"stream", "pipe"}
+	bridges := map[string]*goalBridge{}
+	for _, tp := range tps {
+		bridges[tp] = startGoalBridge(b, bin, cli, dir, env, 256, "--transport", tp)
+		bridges[tp].prompt(b, benchPrompt)
+		defer bridges[tp].close()
+	}
+	probes := map[string][]time.Duration{}
+	round := 0
+	for b.Loop() {
+		for i := range tps {
+			if round%2 == 1 {
+				i = len(tps) - 1 - i
+			}
+			tp := tps[i]
+			probes[tp] = append(probes[tp], probeDuringReply(b, bridges[tp], size)...)
+		}
+		round++
+	}
+	for _, tp := range tps {
+		p := probes[tp]
+		if len(p) == 0 {
+			b.Fatalf("%s: no probe answered", tp)
+		}
+		slices.Sort(p)
+		b.ReportMetric(ms(p[len(p)/2]), tp+"-p50-ms")
+		b.ReportMetric(ms(p[min(len(p)-1, len(p)*99/100)]), tp+"-p99-ms")
+		b.ReportMetric(ms(p[len(p)-1]), tp+"-max-ms")
+		b.ReportMetric(float64(len(p))/float64(b.N), tp+"-probes/reply")
+	}
+}
+
+// probeDuringReply runs one reply of size bytes in 10-byte deltas, sending
+// get_state every 20 ms until its agent_end, and returns each probe's time
+// to its response.
+func probeDuringReply(b *testing.B, gb *goalBridge, size int) []time.Duration {
+	var mu sync.Mutex
+	sent := map[string]time.Time{}
+	stop := make(chan struct{})
+	ticking := make(chan struct{})
+	gb.send(`{"type":"prompt","message":"[[huge:%d]][[chunk:10]]"}`, size)
+	go func() {
+		defer close(ticking)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for k := 0; ; k++ {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			id := fmt.Sprintf("probe-%d", k)
+			mu.Lock()
+			sent[id] = gb.send(`{"type":"get_state","id":%q}`, id)
+			mu.Unlock()
+		}
+	}()
+	var lat []time.Duration
+	answer := func(f goalFrame) {
+		if f.typ() != "response:get_state" {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if t, ok := sent[f.get("id")]; ok {
+			lat = append(lat, f.at.Sub(t))
+			delete(sent, f.get("id"))
+		}
+	}
+	gb.until(b, 3*time.Minute, isFrame("agent_end"), answer)
+	close(stop)
+	<-ticking
+	// The probes in flight at agent_end are answered too.
+	settled := false
+	gb.until(b, time.Minute, func(f goalFrame) bool {
+		settled = settled || f.typ() == "session_settled"
+		mu.Lock()
+		defer mu.Unlock()
+		return settled && len(sent) == 0
+	}, answer)
+	return lat
+}
+
+// abortCases are the states BenchmarkAbort aborts a run in: the prompt,
+// and the frame after which the run is in that state.
+var abortCases = []struct{ name, prompt string }{
+	// Text deltas every 50 ms.
+	{"text", "[[slow:400]]"},
+	// A Bash call running (the CLI refuses one long sleep, not short ones).
+	{"tool", "[[bash:" + strings.Repeat("sleep 1.5; ", 10) + "echo never]]"},
+	// Thinking deltas every 50 ms.
+	{"thinking", "[[think:" + strings.Repeat("hmm ", 500) + "]][[slow:400]]"},
+}
+
+// abortedIn tells whether f shows the run in the state of case name.
+func abortedIn(name string, f goalFrame) bool {
+	switch name {
+	case "text":
+		return f.event() == "text_delta"
+	case "thinking":
+		return f.event() == "thinking_delta"
+	default:
+		return f.typ() == "tool_execution_start"
+	}
+}
+
+// BenchmarkAbort (F5): abort → agent_end. On each transport (one bridge
+// each, default flags), a run is aborted during text, during a Bash call
+// and during thinking: 100 ms after the first frame that shows that state
+// (a text_delta, tool_execution_start, a thinking_delta), abort is sent;
+// the time is from writing it to reading agent_end. Each round runs every
+// transport and case once (the transports' order alternates); it reports
+// the median and the slowest of the rounds for each. With -short, the
+// transports run at once, for a figure each.
+//
+//	scripts/bench   (or: go test -run '^$' -bench Abort -benchtime 10x ./cmd/claude-rpc)
+func BenchmarkAbort(b *testing.B) {
+	bin := releaseBinary(b)
+	cli, dir, env := benchSetup(b)
+	tps := []string{"stream", "pipe", "pty"}
+	bridges := map[string]*goalBridge{}
+	for _, tp := range tps {
+		bridges[tp] = startGoalBridge(b, bin, cli, dir, env, 16<<10, "--transport", tp)
+		if tp == "stream" { // the home's first CLI run sets it up
+			bridges[tp].prompt(b, benchPrompt)
+		}
+		defer bridges[tp].close()
+	}
+	var mu sync.Mutex
+	samples := map[string][]time.Duration{}
+	run := func(tp string) {
+		gb := bridges[tp]
+		for _, c := range abortCases {
+			gb.send(`{"type":"prompt","message":%q}`, c.prompt)
+			gb.until(b, time.Minute, func(f goalFrame) bool { return abortedIn(c.name, f) }, nil)
+			time.Sleep(100 * time.Millisecond)
+			start := gb.send(`{"type":"abort","id":"abort"}`)
+			end := gb.until(b, time.Minute, isFrame("agent_end"), nil)
+			mu.Lock()
+			samples[tp+"-"+c.name] = append(samples[tp+"-"+c.name], end.at.Sub(start))
+			mu.Unlock()
+			gb.until(b, time.Minute, func(f goalFrame) bool { return f.get("id") == "abort" }, nil)
+		}
+	}
+	round := 0
+	for b.Loop() {
+		if testing.Short() {
+			// Figures, not goals: the transports at once (a pipe or pty
+			// run starts its CLI, a second or two on a busy machine).
+			var wg sync.WaitGroup
+			for _, tp := range tps {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					run(tp)
+				}()
+			}
+			wg.Wait()
+			continue
+		}
+		for i := range tps {
+			if round%2 == 1 {
+				i = len(tps) - 1 - i
+			}
+			run(tps[i])
+		}
+		round++
+	}
+	for k, v := range samples {
+		b.ReportMetric(ms(median(v)), k+"-p50-ms")
+		b.ReportMetric(ms(slices.Max(v)), k+"-max-ms")
+	}
 }
