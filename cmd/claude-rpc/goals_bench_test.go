@@ -38,12 +38,8 @@ var release struct {
 func releaseBinary(b *testing.B) string {
 	b.Helper()
 	release.once.Do(func() {
-		dir, err := os.MkdirTemp("", "claude-rpc-bench-")
-		if err != nil {
-			release.err = err
-			return
-		}
-		release.path = filepath.Join(dir, "claude-rpc")
+		// Beside the test build, which TestMain removes.
+		release.path = filepath.Join(filepath.Dir(binPath), "claude-rpc-release")
 		build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", release.path, ".")
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {
@@ -246,13 +242,17 @@ func procCPU(pid int) time.Duration {
 	return time.Duration(u+k) * 10 * time.Millisecond
 }
 
-// childPids returns the pids of a process's children.
+// childPids returns the pids of a process's children (of any of its
+// threads: Go starts a process from whichever thread runs).
 func childPids(pid int) []int {
-	data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
 	var out []int
-	for _, f := range strings.Fields(string(data)) {
-		if n, err := strconv.Atoi(f); err == nil {
-			out = append(out, n)
+	for _, file := range files {
+		data, _ := os.ReadFile(file)
+		for _, f := range strings.Fields(string(data)) {
+			if n, err := strconv.Atoi(f); err == nil && !slices.Contains(out, n) {
+				out = append(out, n)
+			}
 		}
 	}
 	return out
@@ -281,7 +281,8 @@ func transcriptCount(home string) int {
 // with the default flags (the CLI pre-warmed) and one with
 // --prewarm=false, waits 3 s (a host that started its bridge and then
 // prompted), then times, on each (which one goes first alternates), the
-// first prompt and two later ones, prompt → agent_end. It reports the
+// first prompt and two later ones (one with -short), prompt → agent_end,
+// after a bridge ran the home's first turn (not with -short). It reports the
 // medians, first ÷ later for each, and what the warm-up did before the
 // first prompt: requests to the fake API and transcripts written (F2: none).
 //
@@ -291,10 +292,15 @@ func BenchmarkFirstPrompt(b *testing.B) {
 	srv := claudetest.Start(b)
 	cli, dir, home := claudetest.CLI(b), b.TempDir(), b.TempDir()
 	env := srv.CLIEnv(home)
-	// The home's first CLI run sets it up: not measured.
-	warmup := startGoalBridge(b, bin, cli, dir, env, 4096)
-	warmup.prompt(b, benchPrompt)
-	warmup.close()
+	later := 2
+	if testing.Short() {
+		later = 1 // a figure, not the goal
+	} else {
+		// The home's first CLI run sets it up: not measured.
+		warmup := startGoalBridge(b, bin, cli, dir, env, 4096)
+		warmup.prompt(b, benchPrompt)
+		warmup.close()
+	}
 
 	variants := []struct{ name, flag string }{{"prewarm", "--prewarm=true"}, {"cold", "--prewarm=false"}}
 	samples := map[string][]time.Duration{}
@@ -315,7 +321,7 @@ func BenchmarkFirstPrompt(b *testing.B) {
 			}
 			name := variants[i].name
 			samples[name+"-first"] = append(samples[name+"-first"], bridges[i].prompt(b, benchPrompt))
-			for range 2 {
+			for range later {
 				samples[name+"-later"] = append(samples[name+"-later"], bridges[i].prompt(b, benchPrompt))
 			}
 		}
@@ -358,7 +364,9 @@ func BenchmarkWire(b *testing.B) {
 	bridges := map[string]*goalBridge{}
 	for _, m := range modes {
 		bridges[m] = startGoalBridge(b, bin, cli, dir, env, 512, "--message-updates", m)
-		bridges[m].prompt(b, benchPrompt)
+		if !testing.Short() {
+			bridges[m].prompt(b, benchPrompt) // the CLI's first turn, not measured
+		}
 		defer bridges[m].close()
 	}
 	samples := map[string][]float64{}
@@ -418,7 +426,9 @@ func BenchmarkGetStateDuringReply(b *testing.B) {
 	bridges := map[string]*goalBridge{}
 	for _, tp := range tps {
 		bridges[tp] = startGoalBridge(b, bin, cli, dir, env, 256, "--transport", tp)
-		bridges[tp].prompt(b, benchPrompt)
+		if tp == "stream" && !testing.Short() {
+			bridges[tp].prompt(b, benchPrompt) // the CLI's first turn, not measured
+		}
 		defer bridges[tp].close()
 	}
 	probes := map[string][]time.Duration{}
@@ -585,5 +595,169 @@ func BenchmarkAbort(b *testing.B) {
 	for k, v := range samples {
 		b.ReportMetric(ms(median(v)), k+"-p50-ms")
 		b.ReportMetric(ms(slices.Max(v)), k+"-max-ms")
+	}
+}
+
+// sessionsReserve is the memory BenchmarkSessions leaves the machine: it
+// starts no further bridge (each with its CLI, ~200 MB and growing with
+// its turns) while MemAvailable is below it.
+const sessionsReserve = 2 << 20 // KiB
+
+// sessionsTurn is the turn each bridge of BenchmarkSessions runs: a 20 KB
+// reply in 10-byte deltas (2,000 CLI lines), so the bridges relay.
+const sessionsTurn = "[[huge:20000]][[chunk:10]]"
+
+// BenchmarkSessions (F6): many sessions on one machine, as a host running
+// N bridges (stream transport, default flags, one HOME and folder). It
+// first times one bridge alone, then starts bridges one at a time (each
+// pre-warms its CLI; the next starts once get_available_models, answered
+// by that CLI, says it is up) up to each N of 10, 25 and 50 (2 with
+// -short). It stops adding bridges while MemAvailable is below
+// sessionsReserve, and reports how many it reached. At each N, every
+// bridge runs two turns at once (one with -short), and it reports, with
+// the prefix nN-:
+//
+//   - idle-MiB: the bridge's own resident memory (VmRSS; the CLI is a
+//     process of its own), the largest over the bridges, read while no turn
+//     runs: before the turns (idle-before-MiB) and a second after them
+//     (idle-after-MiB), the larger of the two; pss-MiB: the mean
+//     proportional set size (the binary's pages shared between bridges
+//     counted once);
+//   - relay-MiB: the largest peak RSS (VmHWM) over the bridges, turns
+//     included;
+//   - cpu-ms/turn: the bridges' CPU time during the turns per turn;
+//     cli-cpu-ms/turn the same for their CLIs;
+//   - turn-ms, turn-max-ms: the median and slowest turn, prompt →
+//     agent_end, with all N running; failed: turns whose prompt_result is
+//     not "completed" or whose assistant message_end misses the reply;
+//   - cli-MiB: the mean RSS of a bridge's CLI, idle.
+//
+// alone-turn-ms and alone-cpu-ms/turn are the same turn with one bridge.
+//
+//	scripts/bench   (or: go test -run '^$' -bench Sessions -benchtime 1x ./cmd/claude-rpc)
+func BenchmarkSessions(b *testing.B) {
+	ns, turns := []int{10, 25, 50}, 2
+	if testing.Short() {
+		ns, turns = []int{2}, 1
+	}
+	bin := releaseBinary(b)
+	srv := claudetest.Start(b)
+	cli, dir := claudetest.CLI(b), b.TempDir()
+	env := srv.CLIEnv(b.TempDir())
+	for b.Loop() {
+		var bridges []*goalBridge
+		defer func() {
+			var wg sync.WaitGroup
+			for _, gb := range bridges {
+				wg.Add(1)
+				go func() { defer wg.Done(); gb.close() }()
+			}
+			wg.Wait()
+		}()
+		add := func() bool {
+			if memAvailable() < sessionsReserve {
+				return false
+			}
+			gb := startGoalBridge(b, bin, cli, dir, env, 4096)
+			bridges = append(bridges, gb)
+			gb.send(`{"type":"get_available_models","id":"up"}`)
+			gb.until(b, 2*time.Minute, func(f goalFrame) bool { return f.get("id") == "up" }, nil)
+			return true
+		}
+		// One bridge alone: the home's first turn (not measured), then the
+		// baseline.
+		if !add() {
+			b.Fatalf("MemAvailable %d MiB: no room for one bridge", memAvailable()>>10)
+		}
+		bridges[0].prompt(b, sessionsTurn)
+		cpu0 := procCPU(bridges[0].cmd.Process.Pid)
+		var alone []time.Duration
+		for range turns {
+			alone = append(alone, bridges[0].prompt(b, sessionsTurn))
+		}
+		b.ReportMetric(ms(median(alone)), "alone-turn-ms")
+		b.ReportMetric(ms(procCPU(bridges[0].cmd.Process.Pid)-cpu0)/float64(turns), "alone-cpu-ms/turn")
+
+		for _, n := range ns {
+			for len(bridges) < n && add() {
+			}
+			p := fmt.Sprintf("n%d-", n)
+			b.ReportMetric(float64(len(bridges)), p+"reached")
+			if len(bridges) < n {
+				b.Logf("N=%d: stopped at %d bridges, MemAvailable %d MiB", n, len(bridges), memAvailable()>>10)
+			}
+			time.Sleep(time.Second) // the last CLI settles
+			idle := func() (rss, pss, cliRSS float64) {
+				for _, gb := range bridges {
+					pid := gb.cmd.Process.Pid
+					rss = max(rss, float64(procStatus(pid, "VmRSS"))/1024)
+					pss += float64(procPSS(pid)) / 1024
+					for _, c := range childPids(pid) {
+						cliRSS += float64(procStatus(c, "VmRSS")) / 1024
+					}
+				}
+				k := float64(len(bridges))
+				return rss, pss / k, cliRSS / k
+			}
+			rssBefore, pss, cliRSS := idle()
+			cpu := func() (own, clis time.Duration) {
+				for _, gb := range bridges {
+					own += procCPU(gb.cmd.Process.Pid)
+					for _, c := range childPids(gb.cmd.Process.Pid) {
+						clis += procCPU(c)
+					}
+				}
+				return own, clis
+			}
+			own0, clis0 := cpu()
+			var mu sync.Mutex
+			var lat []time.Duration
+			failed := 0
+			var wg sync.WaitGroup
+			for _, gb := range bridges {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range turns {
+						start := gb.send(`{"type":"prompt","message":%q}`, sessionsTurn)
+						reply := 0
+						end := gb.until(b, 5*time.Minute, isFrame("agent_end"), func(f goalFrame) {
+							if f.typ() == "message_end" && f.get("message.role") == "assistant" {
+								reply = f.n
+							}
+						})
+						result := gb.until(b, time.Minute, isFrame("prompt_result"), nil)
+						ok := reply > 20000 && result.get("status") == "completed"
+						gb.settle(b)
+						mu.Lock()
+						lat = append(lat, end.at.Sub(start))
+						if !ok {
+							failed++
+						}
+						mu.Unlock()
+					}
+				}()
+			}
+			wg.Wait()
+			own1, clis1 := cpu()
+			time.Sleep(time.Second)
+			rssAfter, _, _ := idle()
+			relay := 0.0
+			for _, gb := range bridges {
+				relay = max(relay, float64(procStatus(gb.cmd.Process.Pid, "VmHWM"))/1024)
+			}
+			done := float64(len(lat))
+			b.ReportMetric(max(rssBefore, rssAfter), p+"idle-MiB")
+			b.ReportMetric(rssBefore, p+"idle-before-MiB")
+			b.ReportMetric(rssAfter, p+"idle-after-MiB")
+			b.ReportMetric(pss, p+"pss-MiB")
+			b.ReportMetric(cliRSS, p+"cli-MiB")
+			b.ReportMetric(relay, p+"relay-MiB")
+			b.ReportMetric(ms(own1-own0)/done, p+"cpu-ms/turn")
+			b.ReportMetric(ms(clis1-clis0)/done, p+"cli-cpu-ms/turn")
+			b.ReportMetric(ms(median(lat)), p+"turn-ms")
+			b.ReportMetric(ms(slices.Max(lat)), p+"turn-max-ms")
+			b.ReportMetric(float64(failed), p+"failed")
+		}
 	}
 }
