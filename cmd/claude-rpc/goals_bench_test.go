@@ -412,7 +412,8 @@ func BenchmarkWire(b *testing.B) {
 // streams while get_state is sent every 20 ms from the prompt to its
 // agent_end; each probe's time is from writing it to reading its response.
 // It reports, per transport, the median and the slowest probe of all
-// rounds, and the 99th percentile.
+// rounds, the 99th percentile, and the stdout bytes per reply byte up to
+// agent_end (BenchmarkRelay's figure, with the probes).
 //
 //	scripts/bench   (or: go test -run '^$' -bench GetStateDuringReply -benchtime 3x ./cmd/claude-rpc)
 func BenchmarkGetStateDuringReply(b *testing.B) {
@@ -432,6 +433,7 @@ func BenchmarkGetStateDuringReply(b *testing.B) {
 		defer bridges[tp].close()
 	}
 	probes := map[string][]time.Duration{}
+	bytes := map[string][]float64{}
 	round := 0
 	for b.Loop() {
 		for i := range tps {
@@ -439,7 +441,9 @@ func BenchmarkGetStateDuringReply(b *testing.B) {
 				i = len(tps) - 1 - i
 			}
 			tp := tps[i]
-			probes[tp] = append(probes[tp], probeDuringReply(b, bridges[tp], size)...)
+			lat, n := probeDuringReply(b, bridges[tp], size)
+			probes[tp] = append(probes[tp], lat...)
+			bytes[tp] = append(bytes[tp], float64(n)/float64(size))
 		}
 		round++
 	}
@@ -453,13 +457,14 @@ func BenchmarkGetStateDuringReply(b *testing.B) {
 		b.ReportMetric(ms(p[min(len(p)-1, len(p)*99/100)]), tp+"-p99-ms")
 		b.ReportMetric(ms(p[len(p)-1]), tp+"-max-ms")
 		b.ReportMetric(float64(len(p))/float64(b.N), tp+"-probes/reply")
+		b.ReportMetric(median(bytes[tp]), tp+"-stdout/reply-byte")
 	}
 }
 
 // probeDuringReply runs one reply of size bytes in 10-byte deltas, sending
 // get_state every 20 ms until its agent_end, and returns each probe's time
-// to its response.
-func probeDuringReply(b *testing.B, gb *goalBridge, size int) []time.Duration {
+// to its response and the bytes written up to agent_end.
+func probeDuringReply(b *testing.B, gb *goalBridge, size int) ([]time.Duration, int) {
 	var mu sync.Mutex
 	sent := map[string]time.Time{}
 	stop := make(chan struct{})
@@ -482,7 +487,9 @@ func probeDuringReply(b *testing.B, gb *goalBridge, size int) []time.Duration {
 		}
 	}()
 	var lat []time.Duration
+	written := 0
 	answer := func(f goalFrame) {
+		written += f.n
 		if f.typ() != "response:get_state" {
 			return
 		}
@@ -494,6 +501,7 @@ func probeDuringReply(b *testing.B, gb *goalBridge, size int) []time.Duration {
 		}
 	}
 	gb.until(b, 3*time.Minute, isFrame("agent_end"), answer)
+	n := written
 	close(stop)
 	<-ticking
 	// The probes in flight at agent_end are answered too.
@@ -504,7 +512,7 @@ func probeDuringReply(b *testing.B, gb *goalBridge, size int) []time.Duration {
 		defer mu.Unlock()
 		return settled && len(sent) == 0
 	}, answer)
-	return lat
+	return lat, n
 }
 
 // abortCases are the states BenchmarkAbort aborts a run in: the prompt,
