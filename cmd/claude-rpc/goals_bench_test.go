@@ -280,8 +280,9 @@ func transcriptCount(home string) int {
 // ones. Each round starts two bridges on the stream transport at once, one
 // with the default flags (the CLI pre-warmed) and one with
 // --prewarm=false, waits 3 s (a host that started its bridge and then
-// prompted), then times, on each (which one goes first alternates), the
-// first prompt and two later ones (one with -short), prompt → agent_end,
+// prompted; 1.5 s with -short), then times, on each (which one goes first
+// alternates), the first prompt and two later ones (one with -short),
+// prompt → agent_end,
 // after a bridge ran the home's first turn (not with -short). It reports the
 // medians, first ÷ later for each, and what the warm-up did before the
 // first prompt: requests to the fake API and transcripts written (F2: none).
@@ -292,9 +293,9 @@ func BenchmarkFirstPrompt(b *testing.B) {
 	srv := claudetest.Start(b)
 	cli, dir, home := claudetest.CLI(b), b.TempDir(), b.TempDir()
 	env := srv.CLIEnv(home)
-	later := 2
+	later, wait := 2, 3*time.Second
 	if testing.Short() {
-		later = 1 // a figure, not the goal
+		later, wait = 1, 1500*time.Millisecond // a figure, not the goal
 	} else {
 		// The home's first CLI run sets it up: not measured.
 		warmup := startGoalBridge(b, bin, cli, dir, env, 4096)
@@ -312,7 +313,7 @@ func BenchmarkFirstPrompt(b *testing.B) {
 		for i, v := range variants {
 			bridges[i] = startGoalBridge(b, bin, cli, dir, env, 4096, v.flag)
 		}
-		time.Sleep(3 * time.Second)
+		time.Sleep(wait)
 		requests = max(requests, len(srv.Requests())-before)
 		transcripts = max(transcripts, transcriptCount(home)-files)
 		for i := range variants {
@@ -343,7 +344,7 @@ func BenchmarkFirstPrompt(b *testing.B) {
 }
 
 // BenchmarkWire (F3): what a reply costs on stdout. A 200,000-character
-// reply in 10-character deltas goes through one bridge with
+// reply (50,000 with -short) in 10-character deltas goes through one bridge with
 // --message-updates delta and one with full (the default), default
 // coalescing, alternated; from the prompt to its agent_end, it reports per
 // byte of the reply: all stdout bytes; the message_update frames' bytes;
@@ -357,7 +358,10 @@ func BenchmarkFirstPrompt(b *testing.B) {
 //
 //	scripts/bench   (or: go test -run '^$' -bench Wire -benchtime 3x ./cmd/claude-rpc)
 func BenchmarkWire(b *testing.B) {
-	const size = 200_000
+	size := 200_000
+	if testing.Short() {
+		size = 50_000
+	}
 	bin := releaseBinary(b)
 	cli, dir, env := benchSetup(b)
 	modes := []string{"delta", "full"}
@@ -391,9 +395,9 @@ func BenchmarkWire(b *testing.B) {
 			})
 			bridges[m].settle(b)
 			for k, v := range map[string]float64{
-				"stdout/reply-byte":  float64(all) / size,
-				"updates/reply-byte": float64(updates) / size,
-				"deltas/reply-byte":  float64(deltas) / size,
+				"stdout/reply-byte":  float64(all) / float64(size),
+				"updates/reply-byte": float64(updates) / float64(size),
+				"deltas/reply-byte":  float64(deltas) / float64(size),
 				"delta-frames":       float64(frames),
 			} {
 				samples[m+"-"+k] = append(samples[m+"-"+k], v)
@@ -408,7 +412,7 @@ func BenchmarkWire(b *testing.B) {
 
 // BenchmarkGetStateDuringReply (F4): commands answered while a reply
 // streams. On each transport (stream and pipe, default flags, one bridge
-// each, alternated), a 2 MB reply in 10-byte deltas (200 KB with -short)
+// each, alternated), a 2 MB reply in 10-byte deltas (100 KB with -short)
 // streams while get_state is sent every 20 ms from the prompt to its
 // agent_end; each probe's time is from writing it to reading its response.
 // It reports, per transport, the median and the slowest probe of all
@@ -419,7 +423,7 @@ func BenchmarkWire(b *testing.B) {
 func BenchmarkGetStateDuringReply(b *testing.B) {
 	size := 2_000_000
 	if testing.Short() {
-		size = 200_000
+		size = 100_000
 	}
 	bin := releaseBinary(b)
 	cli, dir, env := benchSetup(b)
@@ -672,12 +676,14 @@ func BenchmarkSessions(b *testing.B) {
 			gb.until(b, 2*time.Minute, func(f goalFrame) bool { return f.get("id") == "up" }, nil)
 			return true
 		}
-		// One bridge alone: the home's first turn (not measured), then the
-		// baseline.
+		// One bridge alone: the home's first turn (not measured; not with
+		// -short), then the baseline.
 		if !add() {
 			b.Fatalf("MemAvailable %d MiB: no room for one bridge", memAvailable()>>10)
 		}
-		bridges[0].prompt(b, sessionsTurn)
+		if !testing.Short() {
+			bridges[0].prompt(b, sessionsTurn)
+		}
 		cpu0 := procCPU(bridges[0].cmd.Process.Pid)
 		var alone []time.Duration
 		for range turns {
