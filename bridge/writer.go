@@ -46,9 +46,10 @@ const (
 // text the translator keeps. Text, thinking and tool-input deltas of one
 // content block that come within the coalescing window are written as one
 // message_update carrying their concatenated delta and the latest message;
-// any other frame (a response, message_end, a tool event, a delta of
-// another block) first writes the held update, so nothing is reordered or
-// held back but the deltas themselves.
+// any other event (message_end, a tool event, a delta of another block)
+// first writes the held update, so no event is reordered or held back but
+// the deltas themselves. A frame the bridge makes (a response) goes out
+// ahead of the held update.
 type frameWriter struct {
 	out      io.Writer
 	sink     *sink // what enc writes to: out, or one frame at a time once chunking
@@ -294,6 +295,15 @@ func (w *frameWriter) run() {
 			if len(only) == 0 {
 				only = nil
 			}
+			continue
+		}
+		if it.frame != nil && h.active {
+			// A frame the bridge made (a response, a request to the host)
+			// goes out ahead of the update being held: writing the update
+			// first would write the whole message so far once per command
+			// (a host polling get_state during a long reply), and no
+			// ordering hosts rely on puts a response after a delta.
+			write(&it)
 			continue
 		}
 		if w.coalesce <= 0 || !isDelta(&it.ev) {
