@@ -214,7 +214,7 @@ var (
 	// volatile are fields whose values differ between any two recordings:
 	// token counts and costs, the jittered retry delay, the clock (tools
 	// that end in another order take the times in another order).
-	volatile = regexp.MustCompile(`"(input|output|cacheRead|cacheWrite|totalTokens|total|tokensBefore|tokensAfter|delayMs|timestamp)":[0-9.e+-]+`)
+	volatile = regexp.MustCompile(`"(input|output|cacheRead|cacheWrite|totalTokens|total|tokensBefore|tokensAfter|delayMs|timestamp|durationMs)":[0-9.e+-]+`)
 	// toolSaid is the fake API's reply after tool results: it names them
 	// in the order the CLI sent them, the order they ended.
 	toolSaid = regexp.MustCompile(`tool said: [^"\\]*`)
