@@ -484,7 +484,7 @@ func testSIGTERMMidTurn(t *testing.T, tp string) {
 	for f := range b.frames {
 		rest = append(rest, gjson.ParseBytes(f))
 	}
-	require.GreaterOrEqual(t, len(rest), len(settledTail))
+	require.GreaterOrEqual(t, len(rest), len(settledTail), "%v", shape(rest))
 	assert.Equal(t, settledTail, shape(rest)[len(rest)-len(settledTail):], "the running turn ends cleanly")
 	b.requireNoLeftovers()
 }

@@ -162,12 +162,18 @@ func (b *rpcProc) start(env []string, args ...string) {
 	var err error
 	b.stdin, err = b.cmd.StdinPipe()
 	require.NoError(t, err)
-	stdout, err := b.cmd.StdoutPipe()
+	// An os.Pipe of our own, not StdoutPipe: Wait (run below as soon as
+	// the process starts) closes a StdoutPipe when the process exits, which
+	// can drop the last frames still in the pipe unread.
+	stdout, pw, err := os.Pipe()
 	require.NoError(t, err)
+	b.cmd.Stdout = pw
 	require.NoError(t, b.cmd.Start())
+	_ = pw.Close() // the child has it: EOF comes when it exits
 	go func() {
 		defer close(b.frames)
 		defer close(b.check.done)
+		defer stdout.Close()
 		r := bufio.NewReaderSize(stdout, 1<<20)
 		first := true
 		for {
