@@ -269,16 +269,21 @@ func (s *server) switchModel(info claudecli.Info, m claudecli.ModelInfo) modelIn
 	}
 	s.applySettings(func(st *cliSettings) { st.model = m.Value })
 	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
 	s.st.model = id
 	s.st.note(entryJSON{Type: "model_change", Provider: transform.Provider, ModelID: id})
-	s.st.mu.Unlock()
-	for _, mi := range s.models(info) {
+	return s.modelByID(info, id)
+}
+
+// modelByID is model id as get_available_models lists it (display name,
+// price), or as far as the bridge knows it when the CLI does not list it.
+// Called with st.mu held.
+func (s *server) modelByID(info claudecli.Info, id string) modelInfo {
+	for _, mi := range s.modelsLocked(info) {
 		if mi.ID == id {
 			return mi
 		}
 	}
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
 	return s.describeModel(id)
 }
 
