@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"strconv"
@@ -63,6 +64,14 @@ func (e *Encoder) Event(ev *Event) error {
 	}
 	if err := ev.check(); err != nil {
 		return err
+	}
+	if ev.Subagent != nil {
+		// omp's sub-agent frames: rare, and shaped by their structs.
+		b, err := ev.MarshalJSON()
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalidJSON, err)
+		}
+		return e.Line(b)
 	}
 	e.event(ev)
 	e.buf = append(e.buf, '\n')

@@ -81,6 +81,10 @@ type Event struct {
 	// the run ended first.
 	Reason, ErrorMessage string
 	Aborted              bool
+
+	// Subagent is what subagent_lifecycle, subagent_progress and
+	// subagent_event carry (subagents.go).
+	Subagent *Subagent
 }
 
 // Compaction is pi's CompactionResult, from the CLI's compact_boundary and
@@ -169,6 +173,12 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		return marshalNoEscape(compactionStartJSON{e.Type, e.Reason})
 	case EventCompactionEnd:
 		return marshalNoEscape(compactionEndJSON{e.Type, e.Reason, e.Compaction, e.Aborted, false, e.ErrorMessage})
+	case EventSubagentLifecycle:
+		return marshalNoEscape(subagentFrameJSON[*SubagentLifecycle]{e.Type, e.Subagent.Lifecycle})
+	case EventSubagentProgress:
+		return marshalNoEscape(subagentFrameJSON[*SubagentProgress]{e.Type, e.Subagent.Progress})
+	case EventSubagentEvent:
+		return marshalNoEscape(subagentFrameJSON[subagentEventJSON]{e.Type, subagentEventJSON{e.Subagent.ID, e.Subagent.Event}})
 	case EventMessageUpdate:
 		return marshalNoEscape(messageUpdateJSON{e.Type, &e.Message.Usage, e.Update.marshal(&e.Message), &e.Message, e.MessageID})
 	default:

@@ -89,6 +89,15 @@ type Translator struct {
 
 	retry int // the CLI's API retry attempt in progress, 0 when none
 
+	// parent is the Agent tool call whose sub-agent this translator shows
+	// (its lines carry it as parent_tool_use_id); "" for the session's own
+	// conversation.
+	parent string
+	// subagents are the sub-agents running, by their Agent tool call;
+	// subagentCount counts those the run started (subagents.go).
+	subagents     map[string]*subagent
+	subagentCount int
+
 	// Reused indexes of the line being read, its message and a block.
 	top, msg, block object
 }
@@ -262,14 +271,20 @@ func (t *Translator) Append(dst []Event, line []byte) []Event {
 	}
 	t.noteSession(v.Get("session_id"))
 	out := dst
+	parent := v.Get("parent_tool_use_id").String()
+	if parent != t.parent && t.parent != "" {
+		return out // not this sub-agent's
+	}
+	// A sub-agent's line is, to this conversation, a line like any other
+	// it does not show.
 	if t.pending >= 0 && typ != "result" {
 		out = t.flushPending(out) // more is coming: the run did not end with that message
 	}
-	if v.Get("parent_tool_use_id").String() != "" {
-		return out // a subagent's conversation, not this one
-	}
-	if t.cur != nil && !t.cur.streamed && !(typ == "assistant" && v.Get("message.id").String() == t.cur.id) {
+	if t.cur != nil && !t.cur.streamed && !(typ == "assistant" && parent == t.parent && v.Get("message.id").String() == t.cur.id) {
 		out = t.endAssistant(out) // a message assembled from complete lines ends at the next line
+	}
+	if parent != t.parent {
+		return t.subagentLine(out, parent, line) // a sub-agent's conversation, not this one
 	}
 	switch typ {
 	case "system":
@@ -294,6 +309,10 @@ func (t *Translator) Append(dst []Event, line []byte) []Event {
 			case t.compacting && v.Get("compact_result").String() == "failed":
 				t.compacting = false
 				out = append(out, Event{Type: EventCompactionEnd, Reason: "threshold", ErrorMessage: "compaction failed: " + v.Get("compact_error").String()})
+			}
+		case "task_started", "task_progress", "task_notification":
+			if t.parent == "" {
+				out = t.taskLine(out, v.Get("subtype").String(), v)
 			}
 		case "api_retry":
 			prev := t.retry
@@ -370,14 +389,18 @@ func (t *Translator) streamLine(out []Event, line []byte) []Event {
 		}
 		return true
 	})
+	p := rawString(parent)
+	if p != t.parent && t.parent != "" {
+		return out // not this sub-agent's
+	}
 	if t.pending >= 0 {
 		out = t.flushPending(out)
 	}
-	if parent != "" && parent != "null" {
-		return out // a subagent's stream, not this conversation's
-	}
 	if t.cur != nil && !t.cur.streamed {
 		out = t.endAssistant(out)
+	}
+	if p != t.parent {
+		return t.subagentLine(out, p, line) // a sub-agent's stream, not this conversation's
 	}
 	return t.streamEvent(out, ev)
 }
@@ -1107,6 +1130,7 @@ func (t *Translator) endTurn(out []Event) []Event {
 // ends with stop and errMsg; a tool still running gets an error result.
 func (t *Translator) endRun(out []Event, stop, errMsg string) []Event {
 	t.atResult = false
+	out = t.endSubagents(out)
 	out = t.endRetry(out, false, errMsg)
 	if t.compacting {
 		t.compacting = false

@@ -309,8 +309,41 @@ func checkGrammar(t testing.TB, evs []Event) {
 	compacting := false          // compaction_start seen, no end yet
 	var runMsgs []Message
 	text := map[int]*strings.Builder{} // streamed text per content index of the open message
+	subEvents := map[string][]Event{}  // each sub-agent's own events
+	subRunning := map[string]bool{}    // sub-agents started and not ended
+	var subOrder []string
+	defer func() {
+		require.Empty(t, subRunning, "sub-agents still running at agent_end")
+		for _, id := range subOrder {
+			checkGrammar(t, subEvents[id]) // a sub-agent's conversation is a run of its own
+		}
+	}()
 	for i, e := range evs {
 		where := fmt.Sprintf("event %d (%s)", i, e.Type)
+		switch e.Type {
+		case EventSubagentLifecycle:
+			l := e.Subagent.Lifecycle
+			require.NotEmpty(t, l.ID, where)
+			if l.Status == "started" {
+				require.False(t, subRunning[l.ID], "%s: started twice", where)
+				subRunning[l.ID] = true
+				subOrder = append(subOrder, l.ID)
+			} else {
+				require.True(t, subRunning[l.ID], "%s: ended before it started", where)
+				require.Contains(t, []string{"completed", "failed", "aborted"}, l.Status, where)
+				delete(subRunning, l.ID)
+				sub := subEvents[l.ID]
+				require.True(t, len(sub) > 0 && sub[len(sub)-1].Type == EventAgentEnd, "%s: its conversation ended first", where)
+			}
+			continue
+		case EventSubagentProgress:
+			require.True(t, subRunning[e.Subagent.Progress.Progress.ID], "%s: progress of a sub-agent not running", where)
+			continue
+		case EventSubagentEvent:
+			require.True(t, subRunning[e.Subagent.ID], "%s: event of a sub-agent not running", where)
+			subEvents[e.Subagent.ID] = append(subEvents[e.Subagent.ID], *e.Subagent.Event)
+			continue
+		}
 		switch e.Type {
 		case EventAgentStart:
 			require.Equal(t, 0, i, where)

@@ -75,6 +75,10 @@ func (s Script) Text() string {
 //	[[slow:N]]           reply with N words, one delta every [SlowDelay] (default 100)
 //	[[tool:Name:{json}]] end the reply with a call of tool Name (repeatable)
 //	[[bash:command]]     shorthand for [[tool:Bash:{"command":"command","description":"…"}]]
+//	[[agent:prompt]]     a call of the CLI's Agent tool (a sub-agent, in the foreground) with
+//	                     this prompt, where {{ and }} stand for [[ and ]]: the sub-agent's
+//	                     own requests then follow the markers inside
+//	[[agentbg:prompt]]   the same, with the sub-agent in the background
 //	[[stop:reason]]      the API stop_reason (e.g. max_tokens)
 //	[[chunk:N]]          send text and tool input in deltas of N bytes (default 1000)
 //	[[stall:MS]]         wait MS milliseconds before the first event
@@ -82,7 +86,7 @@ func (s Script) Text() string {
 //
 // After the CLI ran tools (the last user message carries tool results, and
 // no text), the reply is "tool said: " followed by the results' text.
-var markerRE = regexp.MustCompile(`\[\[(error|flaky|think|say|huge|slow|tool|bash|stop|chunk|stall|reset)(?::(.*?))?\]\]`)
+var markerRE = regexp.MustCompile(`\[\[(error|flaky|think|say|huge|slow|tool|bash|agent|agentbg|stop|chunk|stall|reset)(?::(.*?))?\]\]`)
 
 // SlowDelay is the pause between deltas of a [[slow]] reply.
 const SlowDelay = 50 * time.Millisecond
@@ -132,6 +136,11 @@ func ParseScript(userText string) Script {
 		case "bash":
 			input, _ := json.Marshal(map[string]string{"command": arg, "description": "Run " + arg})
 			tools = append(tools, Block{Type: "tool_use", Name: "Bash", Input: string(input)})
+		case "agent", "agentbg":
+			prompt := strings.NewReplacer("{{", "[[", "}}", "]]").Replace(arg)
+			input, _ := json.Marshal(map[string]any{"description": "Sub-agent task", "prompt": prompt,
+				"subagent_type": "general-purpose", "run_in_background": name == "agentbg"})
+			tools = append(tools, Block{Type: "tool_use", Name: "Agent", Input: string(input)})
 		case "stop":
 			s.StopReason = arg
 		case "chunk":

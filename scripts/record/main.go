@@ -96,6 +96,12 @@ var scenarios = []scenario{
 	{name: "auto-compact", setup: "[[bash:echo one]]", prompt: "next [[say:after compaction]]", env: []string{"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=1"}},
 	{name: "steer-at-tool-boundary", prompt: "[[bash:sleep 1; echo slept]]", steerAt: `"type":"assistant"`, steer: "change course [[say:steered]]"},
 	{name: "steer-after-reply", prompt: "[[slow:20]]", steerAt: `"text":"word "`, steer: "and then [[say:steered]]"},
+	// A sub-agent (the CLI's Agent tool) that runs a tool and reports, in
+	// the foreground and in the background (the CLI holds the turn's
+	// result until it ends, then answers its notification in a turn of
+	// its own).
+	{name: "subagent", prompt: "[[say:Delegating.]][[agent:look around {{bash:echo from-sub}}]][[chunk:8]]"},
+	{name: "subagent-background", prompt: "[[agentbg:look around {{bash:sleep 1; echo from-sub}}]]"},
 	// The CLI's todo tools (on with CLAUDE_CODE_ENABLE_TODO_TOOLS=1, which
 	// the bridge sets): tasks created, updated, renamed and deleted, an
 	// update of a task that does not exist and one the CLI refuses, then a
