@@ -164,9 +164,14 @@ var commandTable = []commandDef{
 	{name: "set_fast_mode", handle: refuse("claude-rpc cannot switch the Claude CLI's fast mode")},
 	{name: "handoff", handle: refuse("the Claude CLI has no handoff document: use compact to shorten the context, or fork")},
 	{name: "set_host_uri_schemes", handle: refuse("the Claude CLI has no host URI routing: give the host's resources to the model as host tools (set_host_tools)")},
-	{name: "set_subagent_subscription", handle: refuse(noSubagents)},
-	{name: "get_subagents", handle: refuse(noSubagents)},
-	{name: "get_subagent_messages", handle: refuse(noSubagents)},
+	{name: "set_subagent_subscription", handle: (*server).setSubagentSubscription, data: subagentLevelData{},
+		fields: []field{{name: "level", kind: fString, required: true}},
+		doc:    "omp's: which of the CLI's sub-agents' frames the host gets: off (the default), progress (subagent_lifecycle, subagent_progress) or events (also subagent_event, each event of a sub-agent's own conversation)."},
+	{name: "get_subagents", handle: (*server).getSubagents, data: subagentsData{},
+		doc: "omp's: the sub-agents (the CLI's Agent tool) running now."},
+	{name: "get_subagent_messages", kind: slow, handle: (*server).getSubagentMessages, data: subagentMessagesData{},
+		fields: []field{{name: "subagentId", kind: fString}, {name: "sessionFile", kind: fString}, {name: "fromByte", kind: fAny}},
+		doc:    "omp's: a sub-agent's transcript (running, or one of the last 256 seen in this session) from fromByte on: the CLI's lines as entries, and the pi messages they make."},
 	{name: "negotiate_protocol", handle: (*server).negotiateProtocol, data: negotiateData{},
 		fields: []field{{name: "protocolVersion", kind: fAny, required: true}},
 		doc:    "omp's: protocolVersion 2 makes every later frame over 1 MiB come as rpc_chunk frames (and the answer itself whole); 1 keeps whole lines."},
@@ -174,9 +179,6 @@ var commandTable = []commandDef{
 	{name: "host_tool_result", kind: preempt, handle: (*server).hostToolAnswer},
 	{name: "host_tool_update", kind: preempt, handle: (*server).hostToolAnswer},
 }
-
-// noSubagents is why omp's sub-agent commands are refused.
-const noSubagents = "claude-rpc does not relay the CLI's sub-agents yet: a sub-agent shows as its Task tool call and result"
 
 // refuse is the handler of a command of a pi fork that the Claude CLI
 // cannot serve: answered at once, saying why.

@@ -509,3 +509,62 @@ func (r *uiSelectJSON) setID(id string, timeout int64) {
 func (r *uiInputJSON) setID(id string, timeout int64) {
 	r.Type, r.ID, r.Timeout = "extension_ui_request", id, max(timeout, 0)
 }
+
+// subagentLevelData is set_subagent_subscription's data (omp's).
+type subagentLevelData struct {
+	// Level is the subscription now: off (no sub-agent frames), progress
+	// (subagent_lifecycle and subagent_progress) or events (those and
+	// subagent_event).
+	Level string `json:"level"`
+}
+
+// subagentsData is get_subagents' data (omp's).
+type subagentsData struct {
+	// Subagents are the sub-agents running now, by index.
+	Subagents []subagentSnapshot `json:"subagents"`
+}
+
+// subagentSnapshot is omp's RpcSubagentSnapshot: a running sub-agent.
+type subagentSnapshot struct {
+	// ID is the CLI's id of the sub-agent.
+	ID string `json:"id"`
+	// Index counts the run's sub-agents from 0.
+	Index int `json:"index"`
+	// Agent is its type, as in subagent_lifecycle.
+	Agent string `json:"agent"`
+	// AgentSource is bundled (the CLI's own type) or user.
+	AgentSource string `json:"agentSource"`
+	// Description is the Agent call's short description.
+	Description string `json:"description,omitempty"`
+	// Status is running (or pending, before its first progress).
+	Status string `json:"status"`
+	// Task is the prompt it was given.
+	Task string `json:"task,omitempty"`
+	// SessionFile is its transcript, for get_subagent_messages.
+	SessionFile string `json:"sessionFile,omitempty"`
+	// LastUpdate is when the bridge last heard of it (Unix ms).
+	LastUpdate int64 `json:"lastUpdate"`
+	// Progress are its figures, as in the last subagent_progress.
+	Progress *transform.AgentProgress `json:"progress,omitempty"`
+	// ParentToolCallID is the Agent tool call that runs it.
+	ParentToolCallID string `json:"parentToolCallId,omitempty"`
+}
+
+// subagentMessagesData is get_subagent_messages' data (omp's): a
+// sub-agent's transcript from a byte offset.
+type subagentMessagesData struct {
+	// SessionFile is the transcript read (the CLI's JSONL file).
+	SessionFile string `json:"sessionFile"`
+	// FromByte is where reading began.
+	FromByte int64 `json:"fromByte"`
+	// NextByte is where the next call goes on: after the last whole line.
+	NextByte int64 `json:"nextByte"`
+	// Reset says fromByte was past the end (the file was replaced), so
+	// the file was read from the start.
+	Reset bool `json:"reset"`
+	// Entries are the transcript's lines read, as the CLI wrote them (its
+	// own entry format, not omp's).
+	Entries []json.RawMessage `json:"entries"`
+	// Messages are the pi messages those lines make.
+	Messages []transform.Message `json:"messages"`
+}

@@ -238,6 +238,15 @@ func referenceFrom(docs schema.Docs) (*schema.Schema, schema.Docs, error) {
 		case "event":
 			constProp(s, "type", sh.Tag)
 			add("event."+sh.Tag, s)
+			if !strings.HasPrefix(sh.Tag, "subagent_") {
+				// A sub-agent's own events, in subagent_event.
+				u := g.Defs["AgentSessionEvent"]
+				if u == nil {
+					u = &schema.Schema{Description: "pi's AgentSessionEvent: any of the events of a run (agent_start … agent_end), here one of a sub-agent's own conversation."}
+					g.Defs["AgentSessionEvent"] = u
+				}
+				u.OneOf = append(u.OneOf, schema.RefTo("event."+sh.Tag))
+			}
 		case "message":
 			constProp(s, "role", sh.Tag)
 		default:

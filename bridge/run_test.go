@@ -697,7 +697,7 @@ func TestOmpCommands(t *testing.T) {
 	cmds := r.answer(r.send(`{"type":"get_available_commands"}`))
 	assert.Equal(t, `[{"name":"compact","description":"Compact","input":{"hint":"<instructions>"},"source":"builtin"},{"name":"mine","source":"custom"}]`, cmds.Get("data.commands").Raw)
 	assert.Equal(t, "anthropic", r.answer(r.send(`{"type":"get_login_providers"}`)).Get("data.providers.0.id").String())
-	for _, cmd := range []string{"login", "open_session", "set_fast_mode", "handoff", "set_host_uri_schemes", "set_subagent_subscription", "get_subagents", "get_subagent_messages"} {
+	for _, cmd := range []string{"login", "open_session", "set_fast_mode", "handoff", "set_host_uri_schemes"} {
 		res := r.answer(r.send(`{"type":%q}`, cmd))
 		assert.False(t, res.Get("success").Bool(), cmd)
 		assert.NotContains(t, res.Get("error").String(), "Unknown command", cmd)
@@ -762,4 +762,97 @@ func TestChunkedCommands(t *testing.T) {
 	// Not base64.
 	assert.Contains(t, bad(`{"type":"rpc_chunk","chunkId":"y","index":0,"count":2,"byteLength":1048577,"data":"!!"}`).Get("error").String(), "data")
 	assert.True(t, r.answer(r.send(`{"type":"get_state"}`)).Get("success").Bool(), "still serving")
+}
+
+// TestSubagents: the CLI's sub-agent (the recorded Agent call running Bash)
+// as omp's frames, only once the host subscribed, and omp's three
+// commands.
+func TestSubagents(t *testing.T) {
+	rec := recording(t, "subagent")
+	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{replay(rec), replay(rec), replay(rec)}}, Options{})
+	subFrames := func(from int) map[string]int {
+		n := map[string]int{}
+		for _, f := range r.seen[from:] {
+			if k := f.Get("type").String(); strings.HasPrefix(k, "subagent_") {
+				n[k]++
+			}
+		}
+		return n
+	}
+
+	// Not subscribed: none.
+	r.send(`{"type":"prompt","message":"go"}`)
+	r.event("agent_end")
+	assert.Empty(t, subFrames(0), "sub-agent frames to a host that did not subscribe")
+	list := r.answer(r.send(`{"type":"get_subagents"}`))
+	assert.JSONEq(t, `{"subagents":[]}`, list.Get("data").Raw, "none runs after the run")
+
+	for _, bad := range []string{`"level":"all"`, `"level":3`, ``} {
+		res := r.answer(r.send(`{"type":"set_subagent_subscription"%s}`, map[bool]string{true: "," + bad, false: ""}[bad != ""]))
+		assert.False(t, res.Get("success").Bool(), bad)
+		assert.Contains(t, res.Get("error").String(), "level", bad)
+	}
+
+	// progress: lifecycle and progress, not the events.
+	res := r.answer(r.send(`{"type":"set_subagent_subscription","level":"progress"}`))
+	assert.Equal(t, "progress", res.Get("data.level").String())
+	from := len(r.seen)
+	r.send(`{"type":"prompt","message":"go"}`)
+	r.event("agent_end")
+	n := subFrames(from)
+	assert.Equal(t, 2, n["subagent_lifecycle"], "started and completed")
+	assert.Positive(t, n["subagent_progress"])
+	assert.Zero(t, n["subagent_event"])
+
+	// events: all three; the sub-agent's own run inside subagent_event.
+	r.answer(r.send(`{"type":"set_subagent_subscription","level":"events"}`))
+	from = len(r.seen)
+	r.send(`{"type":"prompt","message":"go"}`)
+	r.event("agent_end")
+	var life []gjson.Result
+	var inner []string
+	for _, f := range r.seen[from:] {
+		switch f.Get("type").String() {
+		case "subagent_lifecycle":
+			life = append(life, f.Get("payload"))
+		case "subagent_event":
+			inner = append(inner, f.Get("payload.event.type").String())
+		}
+	}
+	require.Len(t, life, 2)
+	assert.Equal(t, "started", life[0].Get("status").String())
+	assert.Equal(t, "completed", life[1].Get("status").String())
+	assert.Equal(t, "general-purpose", life[0].Get("agent").String())
+	assert.Equal(t, "bundled", life[0].Get("agentSource").String())
+	assert.NotEmpty(t, life[0].Get("parentToolCallId").String())
+	id := life[0].Get("id").String()
+	file := life[0].Get("sessionFile").String()
+	assert.True(t, strings.HasSuffix(file, "/subagents/agent-"+id+".jsonl"), file)
+	require.NotEmpty(t, inner)
+	assert.Equal(t, "agent_start", inner[0])
+	assert.Equal(t, "agent_end", inner[len(inner)-1])
+	assert.Contains(t, inner, "tool_execution_end", "the sub-agent's Bash call")
+
+	// get_subagent_messages: by id or file (this fake CLI writes no
+	// transcript: an empty read), and the errors omp gives.
+	msgs := r.answer(r.send(`{"type":"get_subagent_messages","subagentId":%q}`, id))
+	require.True(t, msgs.Get("success").Bool(), msgs.Raw)
+	assert.Equal(t, file, msgs.Get("data.sessionFile").String())
+	assert.JSONEq(t, `[]`, msgs.Get("data.messages").Raw)
+	assert.True(t, r.answer(r.send(`{"type":"get_subagent_messages","sessionFile":%q}`, file)).Get("success").Bool())
+	for req, want := range map[string]string{
+		`{"type":"get_subagent_messages"}`:                                          "requires subagentId or sessionFile",
+		`{"type":"get_subagent_messages","subagentId":"nope"}`:                      "Unknown subagent",
+		`{"type":"get_subagent_messages","sessionFile":"/etc/passwd"}`:              "Unknown subagent session file",
+		`{"type":"get_subagent_messages","subagentId":"` + id + `","fromByte":"x"}`: "fromByte must be a finite number",
+	} {
+		res := r.answer(r.send("%s", req))
+		assert.False(t, res.Get("success").Bool(), req)
+		assert.Contains(t, res.Get("error").String(), want, req)
+	}
+
+	// A new session forgets them.
+	r.answer(r.send(`{"type":"new_session"}`))
+	res = r.answer(r.send(`{"type":"get_subagent_messages","subagentId":%q}`, id))
+	assert.False(t, res.Get("success").Bool())
 }

@@ -448,7 +448,7 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 			}
 			evs = append(evs, tr.NextTurn()...)
 		}
-		s.out.events(evs)
+		s.out.events(s.subs.observe(evs, s.subagentFile(tr)))
 	}
 	switch err := turn.Err(); {
 	case tr.Ended():
@@ -625,7 +625,7 @@ func (s *server) finish(r *run, tr *transform.Translator, evs []transform.Event)
 	if n := len(evs); n > 0 && evs[n-1].Type == transform.EventAgentEnd {
 		evs[n-1].Continues = s.runs.cur == r && (r.then != nil || !r.aborted && s.runs.queued())
 	}
-	s.out.events(evs)
+	s.out.events(s.subs.observe(evs, s.subagentFile(tr)))
 	s.ended(r, tr.Messages())
 }
 

@@ -66,6 +66,7 @@ type server struct {
 	host  *hostLink
 	info  *cliInfo
 	bashJ bashJob
+	subs  subagentRegistry
 
 	order  order                // the dispatcher's: which calls wait for which
 	chunks rpcframe.Reassembler // the dispatcher's: rpc_chunk frames from the host
@@ -103,6 +104,8 @@ func newServer(opts Options, out io.Writer) (*server, error) {
 	// What the CLI's environment says is fixed for the bridge's life.
 	env := opts.CLI.Environ()
 	s.configDir = sessions.ConfigDir(env)
+	s.subs.reset()
+	s.subs.level = "off"
 	s.baseURL = "https://api.anthropic.com"
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "ANTHROPIC_BASE_URL="); ok && v != "" {

@@ -75,6 +75,7 @@ func (s *server) switchTo(c *call, l *loaded, f *fork) {
 	s.st.use(l)
 	s.st.fork = f
 	s.st.mu.Unlock()
+	s.subs.reset()
 	s.runs.mu.Unlock()
 	c.settle()
 	if r != nil {

@@ -61,6 +61,12 @@ func TranscriptPath(configDir, cwd, id string) string {
 	return filepath.Join(ProjectDir(configDir, cwd), id+".jsonl")
 }
 
+// SubagentPath returns the JSONL transcript the CLI keeps of sub-agent
+// agentID of session id (its Agent tool's task id), beside the session's.
+func SubagentPath(configDir, cwd, id, agentID string) string {
+	return filepath.Join(ProjectDir(configDir, cwd), id, "subagents", "agent-"+agentID+".jsonl")
+}
+
 // NewID returns a new random session id (a version 4 UUID, as the CLI's
 // --session-id requires).
 func NewID() string {

@@ -174,11 +174,11 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	case EventCompactionEnd:
 		return marshalNoEscape(compactionEndJSON{e.Type, e.Reason, e.Compaction, e.Aborted, false, e.ErrorMessage})
 	case EventSubagentLifecycle:
-		return marshalNoEscape(subagentFrameJSON[*SubagentLifecycle]{e.Type, e.Subagent.Lifecycle})
+		return marshalNoEscape(subagentLifecycleJSON{e.Type, e.Subagent.Lifecycle})
 	case EventSubagentProgress:
-		return marshalNoEscape(subagentFrameJSON[*SubagentProgress]{e.Type, e.Subagent.Progress})
+		return marshalNoEscape(subagentProgressJSON{e.Type, e.Subagent.Progress})
 	case EventSubagentEvent:
-		return marshalNoEscape(subagentFrameJSON[subagentEventJSON]{e.Type, subagentEventJSON{e.Subagent.ID, e.Subagent.Event}})
+		return marshalNoEscape(subagentEventJSON{e.Type, SubagentEventPayload{e.Subagent.ID, e.Subagent.Event}})
 	case EventMessageUpdate:
 		return marshalNoEscape(messageUpdateJSON{e.Type, &e.Message.Usage, e.Update.marshal(&e.Message), &e.Message, e.MessageID})
 	default:

@@ -35,9 +35,9 @@ type Subagent struct {
 	Lifecycle *SubagentLifecycle
 	// Progress is subagent_progress's payload.
 	Progress *SubagentProgress
-	// ID and Event are subagent_event's: the sub-agent and one event of
-	// its conversation.
-	ID    string
+	// ID is subagent_event's sub-agent.
+	ID string
+	// Event is subagent_event's event of the sub-agent's conversation.
 	Event *Event
 }
 
@@ -69,9 +69,11 @@ type SubagentLifecycle struct {
 
 // SubagentProgress is omp's SubagentProgressPayload: a sub-agent's figures.
 type SubagentProgress struct {
-	// Index, Agent and AgentSource are as in subagent_lifecycle.
-	Index       int    `json:"index"`
-	Agent       string `json:"agent"`
+	// Index counts the run's sub-agents from 0.
+	Index int `json:"index"`
+	// Agent is the sub-agent's type, as in subagent_lifecycle.
+	Agent string `json:"agent"`
+	// AgentSource is bundled (the CLI's own type) or user.
 	AgentSource string `json:"agentSource"`
 	// Task is the prompt the sub-agent was given.
 	Task string `json:"task"`
@@ -87,10 +89,13 @@ type SubagentProgress struct {
 
 // AgentProgress is omp's AgentProgress: where a sub-agent is.
 type AgentProgress struct {
-	// Index, ID, Agent and AgentSource are as in subagent_lifecycle.
-	Index       int    `json:"index"`
-	ID          string `json:"id"`
-	Agent       string `json:"agent"`
+	// Index counts the run's sub-agents from 0.
+	Index int `json:"index"`
+	// ID is the CLI's id of the sub-agent.
+	ID string `json:"id"`
+	// Agent is the sub-agent's type.
+	Agent string `json:"agent"`
+	// AgentSource is bundled (the CLI's own type) or user.
 	AgentSource string `json:"agentSource"`
 	// Status is running, completed, failed or aborted.
 	Status string `json:"status"`
@@ -101,11 +106,12 @@ type AgentProgress struct {
 	// LastIntent is what the CLI last said the sub-agent is doing (its
 	// task_progress description).
 	LastIntent string `json:"lastIntent,omitempty"`
-	// CurrentTool and CurrentToolArgs (JSON) name the tool running now;
+	// CurrentTool names the tool running now.
+	CurrentTool string `json:"currentTool,omitempty"`
+	// CurrentToolArgs are its arguments (JSON).
+	CurrentToolArgs string `json:"currentToolArgs,omitempty"`
 	// CurrentToolStartMs is when it started (Unix ms).
-	CurrentTool        string `json:"currentTool,omitempty"`
-	CurrentToolArgs    string `json:"currentToolArgs,omitempty"`
-	CurrentToolStartMs int64  `json:"currentToolStartMs,omitempty"`
+	CurrentToolStartMs int64 `json:"currentToolStartMs,omitempty"`
 	// RecentTools are the last tools that ended, oldest first (at most 5).
 	RecentTools []RecentTool `json:"recentTools"`
 	// RecentOutput are the last lines of its text, oldest first (at most 8).
@@ -128,15 +134,16 @@ type AgentProgress struct {
 
 // RecentTool is a tool call a sub-agent made that ended.
 type RecentTool struct {
-	// Tool is the tool's name, Args its arguments (JSON).
+	// Tool is the tool's name.
 	Tool string `json:"tool"`
+	// Args are its arguments (JSON).
 	Args string `json:"args"`
 	// EndMs is when it ended (Unix ms).
 	EndMs int64 `json:"endMs"`
 }
 
-// subagentEventJSON is subagent_event's payload.
-type subagentEventJSON struct {
+// SubagentEventPayload is subagent_event's payload.
+type SubagentEventPayload struct {
 	// ID is the sub-agent's id, as in subagent_lifecycle.
 	ID string `json:"id"`
 	// Event is one event of the sub-agent's own conversation, shaped as
@@ -144,11 +151,29 @@ type subagentEventJSON struct {
 	Event *Event `json:"event" schema:"ref=AgentSessionEvent"`
 }
 
-// subagentFrameJSON is a subagent_* frame: its type and payload.
-type subagentFrameJSON[P any] struct {
+// subagentLifecycleJSON is sent when one of the CLI's sub-agents starts
+// and when it ends (omp's; only to a host that subscribed with
+// set_subagent_subscription).
+type subagentLifecycleJSON struct {
 	Type string `json:"type"`
-	// Payload is what happened.
-	Payload P `json:"payload"`
+	// Payload says which sub-agent and how it is.
+	Payload *SubagentLifecycle `json:"payload"`
+}
+
+// subagentProgressJSON is sent when a sub-agent's figures change (omp's;
+// only to a host that subscribed).
+type subagentProgressJSON struct {
+	Type string `json:"type"`
+	// Payload are the sub-agent's figures.
+	Payload *SubagentProgress `json:"payload"`
+}
+
+// subagentEventJSON is sent for each event of a sub-agent's own
+// conversation (omp's; only to a host that subscribed to events).
+type subagentEventJSON struct {
+	Type string `json:"type"`
+	// Payload is the sub-agent and the event.
+	Payload SubagentEventPayload `json:"payload"`
 }
 
 const (

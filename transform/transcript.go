@@ -39,7 +39,14 @@ func TranscriptPrompt(entry []byte) (string, bool) {
 // (user and assistant lines of its current branch, oldest first), shaped as
 // the live events showed them: each prompt and what followed it are run
 // through a [Translator] as the CLI's lines would be.
-func FromTranscript(entries [][]byte) []Message {
+func FromTranscript(entries [][]byte) []Message { return fromTranscript(entries, false) }
+
+// FromTranscriptPart is [FromTranscript] for a part of a transcript, read
+// from a byte offset (a sub-agent's, read as it grows): what comes before
+// the part's first prompt is shown as the continuation of a conversation.
+func FromTranscriptPart(entries [][]byte) []Message { return fromTranscript(entries, true) }
+
+func fromTranscript(entries [][]byte, part bool) []Message {
 	var out []Message
 	var ts int64
 	var tr *Translator
@@ -69,8 +76,14 @@ func FromTranscript(entries [][]byte) []Message {
 			tr.Start(UserMessage(content, ts))
 			continue
 		}
-		if tr == nil || v.Get("isMeta").Bool() || v.Get("isCompactSummary").Bool() {
-			continue // before the first prompt (a fork's copy), or the CLI's own notes
+		if typ := v.Get("type").String(); typ != "user" && typ != "assistant" || v.Get("isMeta").Bool() || v.Get("isCompactSummary").Bool() {
+			continue // the CLI's own notes
+		}
+		if tr == nil {
+			if !part {
+				continue // before the first prompt (a fork's copy)
+			}
+			tr = NewTranslator(func() int64 { return ts })
 		}
 		tr.Line(cliLine(v))
 	}
