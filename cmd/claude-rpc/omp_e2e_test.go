@@ -21,8 +21,10 @@ import (
 // (under Bun, scripts/omp-host; installed pinned by scripts/install-omp)
 // over the real CLI: start-up and protocol v2, prompt, promptAndWait,
 // waitForSettled, a 2 MB reply through rpc_chunk frames, abort, steer,
-// follow_up, host tools, getMessages (paged), an unknown command, and
-// omp's commands claude-rpc does not have (answered at once, not a hang).
+// follow_up, host tools, getMessages (paged), an unknown command, omp's
+// commands claude-rpc does not have (answered at once, not a hang), and a
+// sub-agent (the CLI's Agent tool) seen through omp's subagent frames and
+// commands.
 // With --message-updates delta, as an omp host keeping long replies small
 // would run it (the 2 MB reply's message_end and agent_end still go out as
 // rpc_chunk frames).
@@ -36,7 +38,7 @@ func TestOmpClient(t *testing.T) {
 	for _, tp := range []string{"stream", "pipe"} {
 		t.Run(tp, func(t *testing.T) {
 			t.Parallel()
-			scenarios := "start,prompt,prompt_and_wait,wait_for_settled,big_reply,abort,steer,follow_up,get_messages,unknown_command,omp_commands"
+			scenarios := "start,prompt,prompt_and_wait,wait_for_settled,big_reply,abort,steer,follow_up,get_messages,unknown_command,omp_commands,subagents"
 			if tp == "stream" {
 				scenarios += ",host_tools" // the CLI calls host tools over its control protocol
 			}

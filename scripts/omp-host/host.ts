@@ -540,6 +540,57 @@ const scenarios: Scenario[] = [
 			check(hung.length === 0, `no answer within 3 s to ${hung.join(", ")}`);
 		},
 	},
+	{
+		name: "subagents",
+		about: "a turn whose model calls the CLI's Agent tool: after setSubagentSubscription('events'), subagent_lifecycle (started, completed), subagent_progress and the sub-agent's own run as subagent_event frames; getSubagents() while it runs; getSubagentMessages() reads its transcript, then nothing new from nextByte",
+		async run(ctx) {
+			const c = ctx.client;
+			const life: any[] = [];
+			const prog: any[] = [];
+			const evs: any[] = [];
+			let during: Promise<any[]> | undefined;
+			const offs = [
+				c.onSubagentLifecycle((p: any) => {
+					life.push(p);
+					if (p.status === "started") during ??= c.getSubagents();
+				}),
+				c.onSubagentProgress((p: any) => prog.push(p)),
+				c.onSubagentEvent((p: any) => evs.push(p)),
+			];
+			try {
+				const level = await within(c.setSubagentSubscription("events"), ctx.timeoutMs, "set_subagent_subscription");
+				check(level === "events", `set_subagent_subscription answered level ${level}`);
+				const ended = collectUntilAgentEnd(ctx, ctx.timeoutMs);
+				await within(c.prompt("[[say:Delegating.]][[agent:look around {{bash:sleep 1; echo from-sub}}]]"), ctx.timeoutMs, "prompt");
+				const events = await ended;
+				check(events.some((e: any) => e.type === "tool_execution_end" && e.toolName === "Agent"), "the Agent tool call did not end in the parent run");
+				check(life.map(l => l.status).join(",") === "started,completed", `lifecycle ${life.map(l => l.status).join(",")}`);
+				const id = life[0].id;
+				check(typeof id === "string" && id !== "", "subagent_lifecycle without an id");
+				check(typeof life[0].sessionFile === "string", "subagent_lifecycle without a sessionFile");
+				check(during !== undefined, "getSubagents() was not called");
+				const running = await within(during, ctx.timeoutMs, "get_subagents");
+				check(running.length === 1 && running[0].id === id, `get_subagents while it ran: ${JSON.stringify(running)}`);
+				check(prog.length > 0 && prog.every(p => p.progress?.id === id), `${prog.length} subagent_progress frames`);
+				check(prog.at(-1).progress.status === "completed", `last progress status ${prog.at(-1).progress.status}`);
+				const types = evs.map(e => e.event?.type);
+				check(types[0] === "agent_start" && types.at(-1) === "agent_end", `the sub-agent's events: ${types.join(",")}`);
+				check(evs.some(e => e.event?.type === "tool_execution_end" && e.event.toolName === "Bash"), "no Bash tool_execution_end in the sub-agent's events");
+				const msgs = await within(c.getSubagentMessages({ subagentId: id }), ctx.timeoutMs, "get_subagent_messages");
+				const said = JSON.stringify(msgs.messages);
+				check(msgs.messages.some((m: any) => m.role === "toolResult") && said.includes("from-sub"), `transcript messages: ${said.slice(0, 400)}`);
+				check(msgs.nextByte > 0 && msgs.entries.length > 0, `nextByte ${msgs.nextByte}, ${msgs.entries.length} entries`);
+				const more = await within(c.getSubagentMessages({ subagentId: id, fromByte: msgs.nextByte }), ctx.timeoutMs, "get_subagent_messages");
+				check(more.messages.length === 0 && more.nextByte === msgs.nextByte, `from nextByte: ${more.messages.length} messages`);
+				const after = await within(c.getSubagents(), ctx.timeoutMs, "get_subagents");
+				check(after.length === 0, `get_subagents after it ended: ${after.length}`);
+				ctx.notes.push(`${prog.length} progress frames, ${evs.length} sub-agent events, ${msgs.messages.length} transcript messages`);
+			} finally {
+				for (const off of offs) off();
+				await c.setSubagentSubscription("off").catch(() => {});
+			}
+		},
+	},
 ];
 
 // ---------------------------------------------------------------------------
