@@ -4,6 +4,8 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -61,4 +63,82 @@ func TestOmpClient(t *testing.T) {
 			require.NoError(t, err, "the host's exit status (0: every scenario passed)")
 		})
 	}
+}
+
+// TestOmpBadChunks: rpc_chunk frames from a host that break omp's rules
+// (rpc-frame.ts), each answered with a parse error and none lost: a
+// sequence cut short by another command (which is still answered), a chunk
+// whose metadata is invalid, a chunk carrying more than 256 KiB, a
+// sequence declaring a frame over 64 MiB, and a whole line over 64 MiB.
+// After each the bridge takes a valid chunked command and keeps serving.
+func TestOmpBadChunks(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	neg := b.call(map[string]any{"type": "negotiate_protocol", "protocolVersion": 2})
+	require.True(t, neg.Get("success").Bool(), neg.Raw)
+
+	// chunks cuts frame into omp's rpc_chunk lines of size bytes each.
+	seq := 0
+	chunks := func(frame []byte, size int) []string {
+		seq++
+		n := (len(frame) + size - 1) / size
+		var out []string
+		for i := range n {
+			part := frame[i*size : min((i+1)*size, len(frame))]
+			out = append(out, fmt.Sprintf(`{"type":"rpc_chunk","chunkId":"host-%d","index":%d,"count":%d,"byteLength":%d,"data":%q}`,
+				seq, i, n, len(frame), base64.StdEncoding.EncodeToString(part)))
+		}
+		return out
+	}
+	// A valid command over 1 MiB (omp chunks nothing smaller): get_state
+	// with padding.
+	bigState := func(id string) []byte {
+		return []byte(fmt.Sprintf(`{"type":"get_state","id":%q,"pad":%q}`, id, strings.Repeat("x", 1_300_000)))
+	}
+	parseError := func(want string) {
+		t.Helper()
+		f := b.next(10 * time.Second)
+		require.Equal(t, "response", f.Get("type").String(), f.Raw)
+		assert.False(t, f.Get("success").Bool(), f.Raw)
+		assert.Contains(t, f.Get("error").String(), want, f.Raw)
+	}
+	stillServes := func(what string) {
+		t.Helper()
+		for _, c := range chunks(bigState("big-"+what), 256<<10) {
+			b.send(c)
+		}
+		f := b.next(10 * time.Second)
+		require.Equal(t, "big-"+what, f.Get("id").String(), "%s: the next chunked command: %.300s", what, f.Raw)
+		assert.True(t, f.Get("success").Bool(), f.Raw)
+	}
+	stillServes("first")
+
+	// Cut short: the sequence is lost, the command that cut it answered.
+	cs := chunks(bigState("lost"), 256<<10)
+	b.send(cs[0])
+	b.send(`{"type":"get_state","id":"cutter"}`)
+	parseError("interrupted")
+	assert.Equal(t, "cutter", b.next(10*time.Second).Get("id").String())
+	stillServes("after-cut")
+
+	for _, bad := range []struct{ name, line, want string }{
+		{"count 1", `{"type":"rpc_chunk","chunkId":"x","index":0,"count":1,"byteLength":1048576,"data":"eA=="}`, "invalid rpc chunk metadata"},
+		{"index past count", `{"type":"rpc_chunk","chunkId":"x","index":5,"count":2,"byteLength":1048576,"data":"eA=="}`, "invalid rpc chunk metadata"},
+		{"no chunkId", `{"type":"rpc_chunk","index":0,"count":5,"byteLength":1048576,"data":"eA=="}`, "invalid rpc chunk metadata"},
+		{"not base64", `{"type":"rpc_chunk","chunkId":"x","index":0,"count":5,"byteLength":1048576,"data":"@@@@"}`, "invalid rpc chunk data"},
+		{"over 256 KiB", fmt.Sprintf(`{"type":"rpc_chunk","chunkId":"x","index":0,"count":4,"byteLength":1048576,"data":%q}`,
+			base64.StdEncoding.EncodeToString(make([]byte, 256<<10+1))), "exceeds the transport limit"},
+		{"over 64 MiB", `{"type":"rpc_chunk","chunkId":"x","index":0,"count":256,"byteLength":67108865,"data":"eA=="}`, "invalid rpc chunk metadata"},
+	} {
+		b.send(bad.line)
+		parseError(bad.want)
+		stillServes(strings.ReplaceAll(bad.name, " ", "-"))
+	}
+
+	// One line over the 64 MiB a line may have: refused, not read whole.
+	b.send(`{"type":"prompt","message":"` + strings.Repeat("y", 64<<20) + `"}`)
+	parseError("too long")
+	stillServes("after-huge-line")
+	st := b.call(map[string]any{"type": "get_state"})
+	assert.True(t, st.Get("success").Bool(), st.Raw)
 }
