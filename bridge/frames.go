@@ -280,6 +280,21 @@ type stateData struct {
 	HasPendingAsyncWork bool `json:"hasPendingAsyncWork"`
 	// ContextUsage is omp's and pi 1.5's: how full the context is.
 	ContextUsage contextUsage `json:"contextUsage"`
+	// FastModeEnabled is omp's: set_fast_mode turned the CLI's fast mode
+	// on.
+	FastModeEnabled bool `json:"fastModeEnabled"`
+	// FastModeActive is omp's: the CLI said, at the end of the last turn,
+	// that fast mode served it.
+	FastModeActive bool `json:"fastModeActive"`
+}
+
+// fastModeData is set_fast_mode's data (omp's).
+type fastModeData struct {
+	// Enabled is what the host asked for.
+	Enabled bool `json:"enabled"`
+	// Active says whether the CLI said, at the end of the last turn, that
+	// fast mode served it (false until a turn with it ran).
+	Active bool `json:"active"`
 }
 
 // modelInfo is pi's Model.

@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -70,16 +71,7 @@ func (s *server) getThinkingLevels(*call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.st.mu.Lock()
-	name := s.st.settings.model
-	if name == "" {
-		name = s.st.model
-	}
-	s.st.mu.Unlock()
-	if name == "" {
-		name = "default"
-	}
-	m, ok := findModel(info, name)
+	m, ok := findModel(info, s.modelName())
 	levels := []string{}
 	for _, l := range thinkingLevels {
 		if !ok || len(m.EffortLevels) == 0 || slices.Contains(m.EffortLevels, effortOf[l]) {
@@ -377,4 +369,37 @@ func (s *server) getLoginProviders(*call) (any, error) {
 		authed = true
 	}
 	return loginProvidersData{Providers: []loginProvider{{ID: transform.Provider, Name: "Claude (the Claude CLI's own login)", Available: true, Authenticated: authed}}}, nil
+}
+
+// setFastMode turns the CLI's fast mode on or off. Turning it on needs a
+// model the CLI says has it (its models' supportsFastMode).
+func (s *server) setFastMode(c *call) (any, error) {
+	on := c.raw.Get("enabled").Bool()
+	if on {
+		info, err := s.cliInfo()
+		if err != nil {
+			return nil, err
+		}
+		if m, ok := findModel(info, s.modelName()); ok && !m.SupportsFastMode {
+			return nil, errors.New("Fast mode is unavailable for the current model.")
+		}
+	}
+	s.applySettings(func(st *cliSettings) { st.fastMode = on })
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	return fastModeData{Enabled: on, Active: on && s.st.fastMode == "on"}, nil
+}
+
+// modelName is the model the next turn runs, as the CLI names it: the one
+// asked for, else the one the CLI reported, else its default.
+func (s *server) modelName() string {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	switch {
+	case s.st.settings.model != "":
+		return s.st.settings.model
+	case s.st.model != "":
+		return s.st.model
+	}
+	return "default"
 }

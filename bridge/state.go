@@ -35,6 +35,7 @@ type state struct {
 	messages    []transform.Message
 	model       string           // the model the CLI reported, else the one asked for
 	limits      transform.Limits // the model's, once a turn reported them
+	fastMode    string           // the CLI's fast mode state, once a turn reported it
 	settings    cliSettings
 	interrupt   string      // omp's interrupt mode: stored and reported
 	todos       todoState   // the todo list (todoPhases)
@@ -59,6 +60,7 @@ type cliSettings struct {
 	thinkingLevel string // pi's level; "" for the CLI's default
 	noRetry       bool   // set_auto_retry false: CLAUDE_CODE_MAX_RETRIES=0
 	noAutoCompact bool   // set_auto_compaction false: DISABLE_AUTO_COMPACT=1
+	fastMode      bool   // set_fast_mode: the CLI's fastMode setting
 	hostTools     []hostTool
 }
 
@@ -72,6 +74,7 @@ func (s *server) cliConfig() claudecli.Config {
 		cfg.Model = set.model
 	}
 	cfg.Effort = effortOf[set.thinkingLevel]
+	cfg.FastMode = set.fastMode
 	cfg.Host, cfg.AskPermissions = s.hostRequest, s.opts.Ask
 	if len(set.hostTools) > 0 {
 		cfg.SDKServers = []string{hostServer}
@@ -160,6 +163,9 @@ func (st *state) learn(gen uint64, tr *transform.Translator, msgs bool) {
 	if l := tr.Limits(); l.ContextWindow > 0 {
 		st.limits = l
 	}
+	if f := tr.FastMode(); f != "" {
+		st.fastMode = f
+	}
 }
 
 // transcriptPath is where the session in use is (or will be) written.
@@ -204,6 +210,8 @@ func (s *server) getState(*call) (any, error) {
 		IsSettled:             !running && !compacting,
 		ContextUsage:          s.contextUsage(),
 		HasPendingAsyncWork:   bashing,
+		FastModeEnabled:       st.settings.fastMode,
+		FastModeActive:        st.settings.fastMode && st.fastMode == "on",
 	}, nil
 }
 

@@ -32,6 +32,7 @@ type ModelInfo struct {
 	SupportsEffort      bool
 	EffortLevels        []string
 	SupportsThinkingOff bool
+	SupportsFastMode    bool
 }
 
 // CommandInfo is one slash command or skill.
@@ -58,6 +59,7 @@ func ParseInfo(r gjson.Result) Info {
 			Value: m.Get("value").String(), ResolvedModel: m.Get("resolvedModel").String(),
 			DisplayName: m.Get("displayName").String(), Description: m.Get("description").String(),
 			SupportsEffort: m.Get("supportsEffort").Bool(), SupportsThinkingOff: m.Get("supportsThinkingOff").Bool(),
+			SupportsFastMode: m.Get("supportsFastMode").Bool(),
 		}
 		for _, l := range m.Get("supportedEffortLevels").Array() {
 			mi.EffortLevels = append(mi.EffortLevels, l.String())

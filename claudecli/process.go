@@ -36,6 +36,12 @@ type Config struct {
 	// max (the CLI's levels on 2.1.328; it sets the API's
 	// output_config.effort for adaptive-thinking models).
 	Effort string
+	// FastMode opts in to the CLI's fast mode (its fastMode setting, given
+	// as --settings; checked on 2.1.328: API requests then carry
+	// speed:"fast" where the model has it, and the result says
+	// fast_mode_state "on"). Without it the CLI in print mode keeps fast
+	// mode off ("sdk_opt_in_required").
+	FastMode bool
 	// AskPermissions makes the CLI ask Host before a tool it may not run
 	// on its own (--permission-prompt-tool stdio) instead of refusing it.
 	AskPermissions bool
@@ -128,6 +134,9 @@ func (c *Config) TurnArgs(s Session) []string {
 	}
 	if c.Effort != "" {
 		args = append(args, "--effort", c.Effort)
+	}
+	if c.FastMode {
+		args = append(args, "--settings", `{"fastMode":true}`)
 	}
 	if c.PermissionMode != "" {
 		args = append(args, "--permission-mode", c.PermissionMode)

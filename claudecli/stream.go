@@ -45,10 +45,11 @@ type stream struct {
 	live []map[string]any
 }
 
-// SetConfig takes effect at the next turn. A new model or effort level is
-// applied to the running process with the control protocol's set_model and
-// apply_flag_settings (checked on 2.1.328: the next API request carries
-// them); any other change replaces the process, resuming the session.
+// SetConfig takes effect at the next turn. A new model, effort level or fast
+// mode is applied to the running process with the control protocol's
+// set_model and apply_flag_settings (checked on 2.1.328: the next API
+// request carries them); any other change replaces the process, resuming
+// the session.
 func (s *stream) SetConfig(cfg Config) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -58,7 +59,7 @@ func (s *stream) SetConfig(cfg Config) {
 		return
 	}
 	base, next := old, cfg
-	base.Model, base.Effort, next.Model, next.Effort = "", "", "", ""
+	base.Model, base.Effort, base.FastMode, next.Model, next.Effort, next.FastMode = "", "", false, "", "", false
 	if !sameConfig(base, next) || cfg.Model == "" && old.Model != "" || cfg.Effort == "" && old.Effort != "" {
 		s.stale, s.live = true, nil
 		return
@@ -69,11 +70,14 @@ func (s *stream) SetConfig(cfg Config) {
 	if cfg.Effort != old.Effort {
 		s.live = append(s.live, map[string]any{"subtype": "apply_flag_settings", "settings": map[string]any{"effortLevel": cfg.Effort}})
 	}
+	if cfg.FastMode != old.FastMode {
+		s.live = append(s.live, map[string]any{"subtype": "apply_flag_settings", "settings": map[string]any{"fastMode": cfg.FastMode}})
+	}
 }
 
 // sameConfig reports whether two configs start the same process.
 func sameConfig(a, b Config) bool {
-	return a.Path == b.Path && a.Dir == b.Dir && a.Model == b.Model && a.Effort == b.Effort &&
+	return a.Path == b.Path && a.Dir == b.Dir && a.Model == b.Model && a.Effort == b.Effort && a.FastMode == b.FastMode &&
 		a.PermissionMode == b.PermissionMode && a.AskPermissions == b.AskPermissions &&
 		slices.Equal(a.SDKServers, b.SDKServers) && slices.Equal(a.Env, b.Env) && slices.Equal(a.ExtraArgs, b.ExtraArgs)
 }

@@ -53,6 +53,7 @@ type Translator struct {
 	sessionID string
 	model     string
 	limits    Limits
+	fastMode  string // the CLI's fast_mode_state
 
 	messages []Message // this run's messages, in order
 	ended    bool      // agent_end emitted
@@ -293,6 +294,7 @@ func (t *Translator) Append(dst []Event, line []byte) []Event {
 			if m := v.Get("model").String(); m != "" {
 				t.model = m
 			}
+			t.noteFastMode(v)
 		case "compact_boundary":
 			t.afterCompact = true
 			md := v.Get("compact_metadata")
@@ -340,6 +342,18 @@ func (t *Translator) Append(dst []Event, line []byte) []Event {
 	}
 	return out
 }
+
+// noteFastMode records the CLI's fast mode state (off, cooldown or on) an
+// init or result line tells.
+func (t *Translator) noteFastMode(v *object) {
+	if s := v.Get("fast_mode_state").String(); s != "" && s != t.fastMode {
+		t.fastMode = strings.Clone(s) // a result is read in place
+	}
+}
+
+// FastMode is the CLI's fast mode state as its last init or result line
+// told it: off, cooldown or on; "" when none did.
+func (t *Translator) FastMode() string { return t.fastMode }
 
 // noteSession records the session id a line names.
 func (t *Translator) noteSession(sid gjson.Result) {
@@ -902,6 +916,7 @@ func (t *Translator) result(out []Event, v *object) []Event {
 		// messages it gives the session's cost.
 		t.messages[t.pending].Usage.Cost.Total = cost
 	}
+	t.noteFastMode(v)
 	out = t.flushPending(out)
 	if v.Get("is_error").Bool() && !t.lastAssistantIs(StopError) {
 		msg := strings.Clone(v.Get("result").String()) // read in place

@@ -203,3 +203,43 @@ func TestAutoCompactionEvents(t *testing.T) {
 	r := b.call(map[string]any{"type": "set_auto_compaction", "enabled": "no"})
 	assert.False(t, r.Get("success").Bool(), r.Raw)
 }
+
+// TestFastMode: omp's set_fast_mode turns the CLI's fast mode on (its API
+// requests then ask for speed "fast") and off again, from the next turn,
+// on the running process (stream) or the next one (pipe, pty); refused,
+// with omp's words, for a model the CLI says has none.
+func TestFastMode(t *testing.T) { forEachTransport(t, testFastMode) }
+
+func testFastMode(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
+	b.runPrompt("first [[say:one]]")
+	assert.False(t, b.lastRequest().Get("speed").Exists(), "no fast mode unless asked: %s", b.lastRequest().Get("speed").Raw)
+	st := b.call(map[string]any{"type": "get_state"})
+	assert.False(t, st.Get("data.fastModeEnabled").Bool())
+	assert.False(t, st.Get("data.fastModeActive").Bool())
+
+	on := b.call(map[string]any{"type": "set_fast_mode", "enabled": true})
+	require.True(t, on.Get("success").Bool(), on.Raw)
+	assert.True(t, on.Get("data.enabled").Bool())
+	b.runPrompt("second [[say:two]]")
+	assert.Equal(t, "fast", b.lastRequest().Get("speed").String())
+	st = b.call(map[string]any{"type": "get_state"})
+	assert.True(t, st.Get("data.fastModeEnabled").Bool())
+	assert.True(t, st.Get("data.fastModeActive").Bool(), "the CLI's result said fast_mode_state on")
+
+	off := b.call(map[string]any{"type": "set_fast_mode", "enabled": false})
+	require.True(t, off.Get("success").Bool(), off.Raw)
+	assert.False(t, off.Get("data.active").Bool())
+	b.runPrompt("third [[say:three]]")
+	assert.NotEqual(t, "fast", b.lastRequest().Get("speed").String())
+
+	require.True(t, b.call(map[string]any{"type": "set_model", "provider": "anthropic", "modelId": "haiku"}).Get("success").Bool())
+	r := b.call(map[string]any{"type": "set_fast_mode", "enabled": true})
+	assert.False(t, r.Get("success").Bool(), r.Raw)
+	assert.Equal(t, "Fast mode is unavailable for the current model.", r.Get("error").String())
+	for _, bad := range []map[string]any{{"type": "set_fast_mode"}, {"type": "set_fast_mode", "enabled": "yes"}} {
+		r := b.call(bad)
+		assert.False(t, r.Get("success").Bool(), r.Raw)
+		assert.Contains(t, r.Get("error").String(), "enabled")
+	}
+}
