@@ -525,6 +525,17 @@ func (r *uiInputJSON) setID(id string, timeout int64) {
 	r.Type, r.ID, r.Timeout = "extension_ui_request", id, max(timeout, 0)
 }
 
+// uiCancelJSON withdraws an extension_ui_request nobody answered (omp's):
+// the run was aborted, the CLI stopped asking, or --ask-timeout passed.
+// The host closes the dialog; an answer after it finds nothing waiting.
+type uiCancelJSON struct {
+	Type   string `json:"type"`
+	ID     string `json:"id"`
+	Method string `json:"method"`
+	// TargetID is the request withdrawn.
+	TargetID string `json:"targetId"`
+}
+
 // subagentLevelData is set_subagent_subscription's data (omp's).
 type subagentLevelData struct {
 	// Level is the subscription now: off (no sub-agent frames), progress

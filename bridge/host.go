@@ -201,7 +201,8 @@ type uiRequest interface {
 
 // askUI sends an extension_ui_request and waits for its answer, the
 // timeout (--ask-timeout), or ctx. It reports false when the host cancelled
-// it or it was not answered.
+// it or it was not answered; a request left unanswered is withdrawn
+// (method cancel, as omp does), so the host closes its dialog.
 func (s *server) askUI(ctx context.Context, req uiRequest) (gjson.Result, bool) {
 	id, w, ctx, done := s.register(ctx, "ui_", 1)
 	defer done()
@@ -214,6 +215,8 @@ func (s *server) askUI(ctx context.Context, req uiRequest) (gjson.Result, bool) 
 	case <-s.timeout():
 		s.log.Warn("no answer to a UI request in time; taking it as denied", "id", id, "timeout", s.opts.AskTimeout)
 	}
+	done() // an answer from now on finds nothing waiting
+	s.out.send(uiCancelJSON{Type: "extension_ui_request", ID: s.host.next("ui_cancel_"), Method: "cancel", TargetID: id})
 	return gjson.Result{}, false
 }
 

@@ -82,6 +82,7 @@ var bridgeEvents = []struct {
 	{"host_tool_cancel", "host_tool_cancel", hostToolCancelJSON{}, nil},
 	{"extension_ui_request.select", "extension_ui_request", uiSelectJSON{}, map[string]string{"method": "select"}},
 	{"extension_ui_request.input", "extension_ui_request", uiInputJSON{}, map[string]string{"method": "input"}},
+	{"extension_ui_request.cancel", "extension_ui_request", uiCancelJSON{}, map[string]string{"method": "cancel"}},
 }
 
 // Prose the Go types cannot carry: what pi's shapes have that claude-rpc

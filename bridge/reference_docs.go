@@ -153,6 +153,8 @@ var referenceDocs = schema.Docs{
 	"github.com/claude-rpc/claude-rpc/bridge.toolExecutionUpdateJSON.ToolName":      "ToolName is the CLI's name of the tool: mcp__host__<name>.",
 	"github.com/claude-rpc/claude-rpc/bridge.treeData":                              "treeData is get_tree's data. Claude sessions do not branch in place (fork makes a new session), so the tree is one chain.",
 	"github.com/claude-rpc/claude-rpc/bridge.treeNode":                              "treeNode is one entry of get_tree and the entries made after it.",
+	"github.com/claude-rpc/claude-rpc/bridge.uiCancelJSON":                          "uiCancelJSON withdraws an extension_ui_request nobody answered (omp's): the run was aborted, the CLI stopped asking, or --ask-timeout passed. The host closes the dialog; an answer after it finds nothing waiting.",
+	"github.com/claude-rpc/claude-rpc/bridge.uiCancelJSON.TargetID":                 "TargetID is the request withdrawn.",
 	"github.com/claude-rpc/claude-rpc/bridge.uiInputJSON":                           "uiInputJSON asks the host for text: an AskUserQuestion question that allows several answers or none of its options.",
 	"github.com/claude-rpc/claude-rpc/bridge.uiInputJSON.Placeholder":               "Placeholder lists the question's options, if any.",
 	"github.com/claude-rpc/claude-rpc/bridge.uiSelectJSON":                          "uiSelectJSON asks the host to choose: a tool's permission (Allow once, Allow always, Deny) or one of AskUserQuestion's options. Answer with extension_ui_response {id, value} or {id, cancelled:true}.",
