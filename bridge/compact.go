@@ -17,19 +17,47 @@ import (
 // the answer is pi's CompactionResult. Like pi, it shows no agent events;
 // a prompt meanwhile is refused as while streaming, and abort stops it.
 func (s *server) compact(c *call) (any, error) {
-	text := strings.TrimSpace("/compact " + c.str("customInstructions"))
+	return s.startCompact(c, c.str("customInstructions"), "Agent is busy: wait for agent_end, or abort, before compacting",
+		func(res *transform.Compaction) any { return res })
+}
+
+// handoffInstructions make the CLI's compaction summary omp's handoff
+// document.
+const handoffInstructions = "Write the summary as a handoff document for a fresh context that continues this work: " +
+	"the goal, what was done and decided, the current state of the files, open questions, and the next steps."
+
+// handoff handles omp's handoff: the conversation so far replaced by a
+// handoff document the model writes, which the CLI's /compact does with
+// instructions to that effect. Like omp's (host-initiated) handoff it
+// saves no file: the answer is {} (no savedPath).
+func (s *server) handoff(c *call) (any, error) {
+	s.st.mu.Lock()
+	empty := len(s.st.messages) < 2
+	s.st.mu.Unlock()
+	if empty {
+		return nil, errors.New("Nothing to hand off (no messages yet)") // omp's words
+	}
+	return s.startCompact(c, strings.TrimSpace(handoffInstructions+" "+c.str("customInstructions")),
+		"Cannot hand off while a response is in progress", func(*transform.Compaction) any { return handoffData{} })
+}
+
+// startCompact runs /compact with instructions as a run of its own and
+// answers c with answer's data for the compaction; busy is the refusal
+// while a run streams.
+func (s *server) startCompact(c *call, instructions, busy string, answer func(*transform.Compaction) any) (any, error) {
+	text := strings.TrimSpace("/compact " + instructions)
 	s.runs.mu.Lock()
 	defer s.runs.mu.Unlock()
 	if s.runs.cur != nil {
-		return nil, errors.New("Agent is busy: wait for agent_end, or abort, before compacting")
+		return nil, errors.New(busy)
 	}
 	r := s.newRun(true)
 	s.wg.Add(1)
-	go s.runCompact(r, c, text)
+	go s.runCompact(r, c, text, answer)
 	return nil, errAnswered
 }
 
-func (s *server) runCompact(r *run, c *call, text string) {
+func (s *server) runCompact(r *run, c *call, text string, answer func(*transform.Compaction) any) {
 	defer s.wg.Done()
 	s.out.events([]transform.Event{{Type: transform.EventCompactionStart, Reason: "manual"}})
 	res, err := s.compactTurn(r, text)
@@ -47,7 +75,7 @@ func (s *server) runCompact(r *run, c *call, text string) {
 		s.st.compacted = true
 		s.st.note(entryJSON{Type: "compaction", Summary: res.Summary, FirstKeptEntryID: res.FirstKeptEntryID, TokensBefore: res.TokensBefore})
 		s.st.mu.Unlock()
-		s.out.send(okResponse(c.id, c.typ, res))
+		s.out.send(okResponse(c.id, c.typ, answer(res)))
 	}
 	s.ended(r, nil)
 }

@@ -594,3 +594,11 @@ type subagentMessagesData struct {
 	// Messages are the pi messages those lines make.
 	Messages []transform.Message `json:"messages"`
 }
+
+// handoffData is handoff's data (omp's): empty, as omp answers a handoff
+// the host asked for (it saves the document only when it hands off by
+// itself).
+type handoffData struct {
+	// SavedPath is where the handoff document was saved: never, here.
+	SavedPath string `json:"savedPath,omitempty"`
+}

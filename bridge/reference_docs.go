@@ -56,6 +56,8 @@ var referenceDocs = schema.Docs{
 	"github.com/claude-rpc/claude-rpc/bridge.forkMessagesData":                      "forkMessagesData is get_fork_messages' data.",
 	"github.com/claude-rpc/claude-rpc/bridge.forkMessagesData.Messages":             "Messages are the session's prompts, oldest first.",
 	"github.com/claude-rpc/claude-rpc/bridge.forkPoint":                             "forkPoint is pi's entry a session can be branched from: a prompt.",
+	"github.com/claude-rpc/claude-rpc/bridge.handoffData":                           "handoffData is handoff's data (omp's): empty, as omp answers a handoff the host asked for (it saves the document only when it hands off by itself).",
+	"github.com/claude-rpc/claude-rpc/bridge.handoffData.SavedPath":                 "SavedPath is where the handoff document was saved: never, here.",
 	"github.com/claude-rpc/claude-rpc/bridge.hostToolCallJSON":                      "hostToolCallJSON asks the host to run one of its tools (xcsh's host_tool_call); answer with host_tool_result (and, before it, any host_tool_update).",
 	"github.com/claude-rpc/claude-rpc/bridge.hostToolCallJSON.Arguments":            "Arguments are the model's arguments, a JSON object.",
 	"github.com/claude-rpc/claude-rpc/bridge.hostToolCallJSON.ID":                   "ID is the request's id (\"host_N\"), for host_tool_result.",

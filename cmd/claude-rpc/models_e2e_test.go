@@ -3,6 +3,7 @@
 package main
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -147,6 +148,38 @@ func testCompact(t *testing.T, tp string) {
 	assert.NotContains(t, after.Get("messages").Raw, `"tool_use"`, "the tool call is summarized away")
 	assert.Less(t, len(after.Get("messages").Array()), len(before.Get("messages").Array()))
 	assert.Contains(t, after.Get("messages").Raw, "This session is being continued")
+}
+
+// TestHandoff: omp's handoff is the CLI's compaction told to write a
+// handoff document: the summarizing call gets those instructions and the
+// host's, the answer is omp's {} (no savedPath), the next turn carries the
+// document instead of the turns; refused while a prompt streams, with
+// omp's words.
+func TestHandoff(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	b.runPrompt("[[bash:echo one]]")
+	b.sendJSON(map[string]any{"type": "handoff", "id": "h1", "customInstructions": "mention the echo"})
+	frames := b.until(60*time.Second, isResponse("handoff"))
+	resp := frames[len(frames)-1]
+	require.True(t, resp.Get("success").Bool(), resp.Raw)
+	assert.JSONEq(t, `{}`, resp.Get("data").Raw)
+	assert.True(t, slices.ContainsFunc(frames, isType("compaction_end")), "shown as a compaction")
+	summarize := b.lastRequest().Raw
+	assert.Contains(t, summarize, "handoff document")
+	assert.Contains(t, summarize, "mention the echo")
+	b.runPrompt("next [[say:two]]")
+	assert.NotContains(t, b.lastRequest().Get("messages").Raw, `"tool_use"`, "the turns are handed off")
+
+	b.startSlowPrompt("[[slow:200]]")
+	r := b.call(map[string]any{"type": "handoff"})
+	assert.False(t, r.Get("success").Bool(), r.Raw)
+	assert.Equal(t, "Cannot hand off while a response is in progress", r.Get("error").String())
+	b.sendJSON(map[string]any{"type": "abort", "id": "ab"})
+	b.until(15*time.Second, isResponse("abort"))
+	require.True(t, b.call(map[string]any{"type": "new_session"}).Get("success").Bool())
+	r = b.call(map[string]any{"type": "handoff"})
+	assert.Equal(t, "Nothing to hand off (no messages yet)", r.Get("error").String(), r.Raw)
 }
 
 func TestCompactErrors(t *testing.T) {
