@@ -4,6 +4,7 @@ package main
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,7 +51,7 @@ func testTodosFromTheModel(t *testing.T, tp string) {
 	st := frames[len(frames)-1]
 	assert.Equal(t, "Write the parser", st.Get(`data.todoPhases.0.tasks.#(id=="1").content`).String(),
 		"the created task is there when its tool_execution_end is: %s", st.Raw)
-	if len(frames) < 2 || !isType("agent_end")(frames[len(frames)-2]) {
+	if !slices.ContainsFunc(frames, isType("agent_end")) { // it may have come before the answer, settled frames after it
 		b.until(60*time.Second, isType("agent_end"))
 	}
 	assert.JSONEq(t, `[{"id":"phase-1","name":"Todos","tasks":[
