@@ -167,7 +167,9 @@ var commandTable = []commandDef{
 	{name: "handoff", reads: resConfig | resSession, writes: resRun, handle: (*server).handoff, data: handoffData{},
 		fields: []field{{name: "customInstructions", kind: fString}},
 		doc:    "omp's: the conversation so far replaced by a handoff document the model writes (the CLI's /compact, told to write one), with compaction_start/end as compact; no file is saved (no savedPath), as omp's own handoff from a host."},
-	{name: "set_host_uri_schemes", handle: refuse("the Claude CLI has no host URI routing: give the host's resources to the model as host tools (set_host_tools)")},
+	{name: "set_host_uri_schemes", writes: resConfig, handle: (*server).setHostURISchemes, data: hostURISchemesData{},
+		fields: []field{{name: "schemes", kind: fAny, required: true}},
+		doc:    "omp's: URL schemes the host serves. The model reads (and, for writable schemes, writes) them with two tools on the host's MCP server, host_uri_read and host_uri_write; each call is a host_uri_request. Stream transport only; from the next turn."},
 	{name: "set_subagent_subscription", handle: (*server).setSubagentSubscription, data: subagentLevelData{},
 		fields: []field{{name: "level", kind: fString, required: true}},
 		doc:    "omp's: which of the CLI's sub-agents' frames the host gets: off (the default), progress (subagent_lifecycle, subagent_progress) or events (also subagent_event, each event of a sub-agent's own conversation)."},
@@ -181,6 +183,7 @@ var commandTable = []commandDef{
 		doc:    "omp's: protocolVersion 2 makes every later frame over 1 MiB come as rpc_chunk frames (and the answer itself whole); 1 keeps whole lines."},
 	{name: "extension_ui_response", kind: preempt, handle: (*server).uiResponse},
 	{name: "host_tool_result", kind: preempt, handle: (*server).hostToolAnswer},
+	{name: "host_uri_result", kind: preempt, handle: (*server).hostURIAnswer},
 	{name: "host_tool_update", kind: preempt, handle: (*server).hostToolAnswer},
 }
 
@@ -195,7 +198,7 @@ func refuse(why string) func(*server, *call) (any, error) {
 // refused when they answer nothing, and acknowledged by nothing else).
 func (d *commandDef) answers() bool {
 	switch d.name {
-	case "extension_ui_response", "host_tool_result", "host_tool_update":
+	case "extension_ui_response", "host_tool_result", "host_tool_update", "host_uri_result":
 		return false
 	}
 	return true

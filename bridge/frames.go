@@ -602,3 +602,33 @@ type handoffData struct {
 	// SavedPath is where the handoff document was saved: never, here.
 	SavedPath string `json:"savedPath,omitempty"`
 }
+
+// hostURISchemesData is set_host_uri_schemes' data (omp's).
+type hostURISchemesData struct {
+	// Schemes are the schemes now served, lower case, in order.
+	Schemes []string `json:"schemes"`
+}
+
+// hostURIRequestJSON asks the host to read or write one of its URLs
+// (omp's): answer with host_uri_result {id, content?, contentType?,
+// notes?, isError?, error?}.
+type hostURIRequestJSON struct {
+	Type string `json:"type"`
+	// ID is the request's id ("uri_N"), for host_uri_result.
+	ID string `json:"id"`
+	// Operation is read or write.
+	Operation string `json:"operation"`
+	// URL is the URL the model gave, of a scheme the host serves.
+	URL string `json:"url"`
+	// Content is the text to write (write only).
+	Content *string `json:"content,omitempty"`
+}
+
+// hostURICancelJSON withdraws a host_uri_request: the turn was
+// interrupted or the run ended (omp's).
+type hostURICancelJSON struct {
+	Type string `json:"type"`
+	ID   string `json:"id"`
+	// TargetID is the host_uri_request's id.
+	TargetID string `json:"targetId"`
+}

@@ -300,6 +300,8 @@ func (s *server) setHostTools(c *call) (any, error) {
 			err = fmt.Errorf("tools[%d]: name %q must be 1-54 letters, digits, _ or -", i, tool.Name)
 		case seen[tool.Name]:
 			err = fmt.Errorf("tools[%d]: name %q is given twice", i, tool.Name)
+		case tool.Name == uriReadTool || tool.Name == uriWriteTool:
+			err = fmt.Errorf("tools[%d]: name %q is claude-rpc's, for host URIs (set_host_uri_schemes)", i, tool.Name)
 		case params.Exists() && !params.IsObject():
 			err = fmt.Errorf("tools[%d]: parameters must be a JSON Schema object", i)
 		}
@@ -336,7 +338,7 @@ func (s *server) mcpMessage(ctx context.Context, m gjson.Result) map[string]any 
 			"capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]string{"name": "claude-rpc host tools", "version": "1"}})
 	case method == "tools/list":
 		s.st.mu.Lock()
-		tools := s.st.settings.hostTools
+		tools, uris := s.st.settings.hostTools, s.st.settings.hostURIs
 		s.st.mu.Unlock()
 		list := make([]map[string]any, 0, len(tools))
 		for _, t := range tools {
@@ -345,8 +347,11 @@ func (s *server) mcpMessage(ctx context.Context, m gjson.Result) map[string]any 
 			list = append(list, map[string]any{"name": t.Name, "description": t.Description, "inputSchema": t.Parameters,
 				"_meta": map[string]any{"anthropic/alwaysLoad": true}})
 		}
-		return result(map[string]any{"tools": list})
+		return result(map[string]any{"tools": append(list, uriTools(uris)...)})
 	case method == "tools/call":
+		if name := m.Get("params.name").String(); name == uriReadTool || name == uriWriteTool {
+			return result(s.callURITool(ctx, name, m.Get("params.arguments")))
+		}
 		return result(s.callHostTool(ctx, m.Get("params")))
 	case method == "ping" || strings.HasPrefix(method, "notifications/") || !m.Get("id").Exists():
 		return map[string]any{"jsonrpc": "2.0", "result": map[string]any{}} // acknowledged

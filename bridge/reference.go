@@ -80,6 +80,8 @@ var bridgeEvents = []struct {
 	{"tool_execution_update", "tool_execution_update", toolExecutionUpdateJSON{}, nil},
 	{"host_tool_call", "host_tool_call", hostToolCallJSON{}, nil},
 	{"host_tool_cancel", "host_tool_cancel", hostToolCancelJSON{}, nil},
+	{"host_uri_request", "host_uri_request", hostURIRequestJSON{}, nil},
+	{"host_uri_cancel", "host_uri_cancel", hostURICancelJSON{}, nil},
 	{"extension_ui_request.select", "extension_ui_request", uiSelectJSON{}, map[string]string{"method": "select"}},
 	{"extension_ui_request.input", "extension_ui_request", uiInputJSON{}, map[string]string{"method": "input"}},
 	{"extension_ui_request.cancel", "extension_ui_request", uiCancelJSON{}, map[string]string{"method": "cancel"}},

@@ -62,6 +62,7 @@ type cliSettings struct {
 	noAutoCompact bool   // set_auto_compaction false: DISABLE_AUTO_COMPACT=1
 	fastMode      bool   // set_fast_mode: the CLI's fastMode setting
 	hostTools     []hostTool
+	hostURIs      []hostURIScheme // set_host_uri_schemes (hosturis.go)
 }
 
 // cliConfig is the CLI's config with the host's settings.
@@ -76,7 +77,7 @@ func (s *server) cliConfig() claudecli.Config {
 	cfg.Effort = effortOf[set.thinkingLevel]
 	cfg.FastMode = set.fastMode
 	cfg.Host, cfg.AskPermissions = s.hostRequest, s.opts.Ask
-	if len(set.hostTools) > 0 {
+	if len(set.hostTools) > 0 || len(set.hostURIs) > 0 {
 		cfg.SDKServers = []string{hostServer}
 	}
 	base := cfg.Environ() // once: on Windows it looks for Git Bash

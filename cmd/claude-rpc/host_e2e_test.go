@@ -223,3 +223,107 @@ func TestSetHostToolsErrors(t *testing.T) {
 	assert.False(t, r.Get("success").Bool())
 	assert.Contains(t, r.Get("error").String(), "stream")
 }
+
+// TestHostURIs: omp's host URIs. The host serves db:// (writable); the
+// model reads and writes it through host_uri_read and host_uri_write, each
+// call a host_uri_request the host answers with host_uri_result; a scheme
+// the host does not serve, a write to a read-only scheme and the host's
+// error come back to the model as tool errors; a request the run no longer
+// waits for is withdrawn with host_uri_cancel.
+func TestHostURIs(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	resp := b.call(map[string]any{"type": "set_host_uri_schemes", "schemes": []any{
+		map[string]any{"scheme": "DB", "description": "the app's database", "writable": true},
+		map[string]any{"scheme": "notes"},
+	}})
+	require.True(t, resp.Get("success").Bool(), resp.Raw)
+	assert.Equal(t, []any{"db", "notes"}, resp.Get("data.schemes").Value())
+
+	// answer waits for the next host_uri_request and answers it with result.
+	answer := func(result map[string]any) gjson.Result {
+		t.Helper()
+		frames := b.until(30*time.Second, isType("host_uri_request"))
+		req := frames[len(frames)-1]
+		result["type"], result["id"] = "host_uri_result", req.Get("id").String()
+		b.sendJSON(result)
+		return req
+	}
+	reply := func() string {
+		t.Helper()
+		return last(b.until(30*time.Second, isType("agent_end")), "message_end", "assistant").Get("message.content.0.text").String()
+	}
+
+	require.True(t, b.call(map[string]any{"type": "prompt", "message": `[[tool:mcp__host__host_uri_read:{"url":"db://users/1"}]]`}).Get("success").Bool())
+	req := answer(map[string]any{"content": "Ada Lovelace", "contentType": "text/plain", "notes": []any{"cached"}})
+	assert.Equal(t, "read", req.Get("operation").String())
+	assert.Equal(t, "db://users/1", req.Get("url").String())
+	assert.False(t, req.Get("content").Exists())
+	assert.Equal(t, "tool said: Ada Lovelace\n\n[cached]", reply())
+	var offered []string
+	for _, tool := range gjson.ParseBytes(b.srv.MessagesRequests()[0].Body).Get("tools").Array() {
+		offered = append(offered, tool.Get("name").String())
+	}
+	assert.Contains(t, offered, "mcp__host__host_uri_read", "the model gets the tool itself")
+	assert.Contains(t, offered, "mcp__host__host_uri_write")
+
+	require.True(t, b.call(map[string]any{"type": "prompt", "message": `[[tool:mcp__host__host_uri_write:{"url":"db://users/1","content":"Grace"}]]`}).Get("success").Bool())
+	req = answer(map[string]any{})
+	assert.Equal(t, "write", req.Get("operation").String())
+	assert.Equal(t, "Grace", req.Get("content").String())
+	assert.Equal(t, "tool said: Wrote db://users/1", reply())
+
+	require.True(t, b.call(map[string]any{"type": "prompt", "message": `[[tool:mcp__host__host_uri_read:{"url":"db://gone"}]]`}).Get("success").Bool())
+	answer(map[string]any{"isError": true, "error": "no such row"})
+	assert.Equal(t, "tool said: no such row", reply())
+
+	for prompt, want := range map[string]string{
+		`[[tool:mcp__host__host_uri_read:{"url":"ftp://x/y"}]]`:                "serves no ftp:// URLs",
+		`[[tool:mcp__host__host_uri_write:{"url":"notes://a","content":"x"}]]`: "read-only",
+		`[[tool:mcp__host__host_uri_read:{"url":"not a url"}]]`:                "is not a URL",
+	} {
+		frames := b.runPrompt(prompt)
+		assert.Contains(t, last(frames, "message_end", "assistant").Get("message.content.0.text").String(), want, prompt)
+		for _, f := range frames {
+			assert.NotEqual(t, "host_uri_request", f.Get("type").String(), "%s: the host is not asked", prompt)
+		}
+	}
+
+	// Withdrawn: an abort while the host has not answered.
+	require.True(t, b.call(map[string]any{"type": "prompt", "message": `[[tool:mcp__host__host_uri_read:{"url":"db://slow"}]]`}).Get("success").Bool())
+	frames := b.until(30*time.Second, isType("host_uri_request"))
+	id := frames[len(frames)-1].Get("id").String()
+	b.sendJSON(map[string]any{"type": "abort", "id": "ab"})
+	withdrawn := func(f gjson.Result) bool {
+		return f.Get("type").String() == "host_uri_cancel" && f.Get("targetId").String() == id
+	}
+	if frames = b.until(15*time.Second, isResponse("abort")); !slices.ContainsFunc(frames, withdrawn) {
+		b.until(5*time.Second, withdrawn)
+	}
+	r := b.call(map[string]any{"type": "host_uri_result", "id": id, "content": "late"})
+	assert.False(t, r.Get("success").Bool(), "a late result finds nothing waiting: %s", r.Raw)
+
+	for _, bad := range []map[string]any{
+		{"type": "set_host_uri_schemes"},
+		{"type": "set_host_uri_schemes", "schemes": "db"},
+		{"type": "set_host_uri_schemes", "schemes": []any{map[string]any{"scheme": ""}}},
+		{"type": "set_host_uri_schemes", "schemes": []any{map[string]any{"scheme": "1db"}}},
+		{"type": "set_host_uri_schemes", "schemes": []any{map[string]any{"scheme": "https"}}},
+		{"type": "set_host_tools", "tools": []any{map[string]any{"name": "host_uri_read"}}},
+		{"type": "host_uri_result", "id": "uri_99"},
+	} {
+		r := b.call(bad)
+		assert.False(t, r.Get("success").Bool(), r.Raw)
+		assert.NotEmpty(t, r.Get("error").String())
+	}
+	frames = b.runPrompt("still serving [[say:yes]]")
+	assert.Equal(t, "yes", deltaText(frames))
+}
+
+func TestHostURIsNeedStream(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, "--transport", "pipe")
+	r := b.call(map[string]any{"type": "set_host_uri_schemes", "schemes": []any{map[string]any{"scheme": "db"}}})
+	assert.False(t, r.Get("success").Bool(), r.Raw)
+	assert.Contains(t, r.Get("error").String(), "stream")
+}

@@ -1,0 +1,187 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/claude-rpc/claude-rpc/claudecli"
+)
+
+// Host URIs (omp's set_host_uri_schemes): the host serves URLs of its own
+// schemes (db://…, notion://…), which omp's read and write tools resolve by
+// asking it (host_uri_request, answered with host_uri_result). The CLI has
+// no URL routing of its own, so the bridge gives the model two tools on the
+// host's MCP server, beside the host's tools: host_uri_read {url} and, when
+// a scheme is writable, host_uri_write {url, content}. Each call becomes a
+// host_uri_request; a call the CLI withdraws becomes host_uri_cancel.
+
+// hostURIScheme is one scheme the host serves (omp's
+// RpcHostUriSchemeDefinition).
+type hostURIScheme struct {
+	Scheme      string
+	Description string
+	Writable    bool
+	Immutable   bool
+}
+
+// The tools that carry host URI operations.
+const (
+	uriReadTool  = "host_uri_read"
+	uriWriteTool = "host_uri_write"
+)
+
+var schemeRe = regexp.MustCompile(`^[a-z][a-z0-9+.-]*$`)
+
+// reservedSchemes are URLs the CLI's own tools read (WebFetch, Read): a host
+// cannot take them over.
+var reservedSchemes = map[string]bool{"http": true, "https": true, "file": true, "data": true}
+
+func (s *server) setHostURISchemes(c *call) (any, error) {
+	if s.transport.Name() != claudecli.TransportStream {
+		return nil, errors.New("set_host_uri_schemes needs the stream transport (--transport stream): the CLI reaches the host's URLs through tools over its control protocol")
+	}
+	v := c.raw.Get("schemes")
+	if !v.IsArray() {
+		return nil, fmt.Errorf("%s: \"schemes\" must be an array of {scheme, description?, writable?, immutable?}, got %s", c.typ, jsonKind(v))
+	}
+	var schemes []hostURIScheme
+	names := []string{}
+	seen := map[string]int{}
+	for _, d := range v.Array() {
+		scheme := strings.ToLower(strings.TrimSpace(d.Get("scheme").String()))
+		switch {
+		case d.Get("scheme").Type != gjson.String || scheme == "":
+			return nil, errors.New("Host URI scheme must be a non-empty string") // omp's words
+		case !schemeRe.MatchString(scheme):
+			return nil, fmt.Errorf("Host URI scheme contains invalid characters: %s", d.Get("scheme").String())
+		case reservedSchemes[scheme]:
+			return nil, fmt.Errorf("Host URI scheme is reserved by the Claude CLI: %s://", scheme)
+		}
+		def := hostURIScheme{Scheme: scheme, Description: d.Get("description").String(),
+			Writable: d.Get("writable").Bool(), Immutable: d.Get("immutable").Bool()}
+		if i, ok := seen[scheme]; ok {
+			schemes[i] = def // the last definition wins, as omp's
+			continue
+		}
+		seen[scheme] = len(schemes)
+		schemes, names = append(schemes, def), append(names, scheme)
+	}
+	// As host tools: the CLI lists the server's tools when it starts, so a
+	// new set takes effect from the next turn.
+	s.applySettings(func(st *cliSettings) { st.hostURIs = schemes })
+	return hostURISchemesData{Schemes: names}, nil
+}
+
+// uriTools are the MCP tools for the host's schemes (none without any).
+func uriTools(schemes []hostURIScheme) []map[string]any {
+	if len(schemes) == 0 {
+		return nil
+	}
+	var list, writable []string
+	for _, sc := range schemes {
+		d := sc.Scheme + "://"
+		if sc.Description != "" {
+			d += " (" + sc.Description + ")"
+		}
+		list = append(list, d)
+		if sc.Writable {
+			writable = append(writable, sc.Scheme+"://")
+		}
+	}
+	urlParam := map[string]any{"type": "string", "description": "The URL, e.g. " + schemes[0].Scheme + "://…"}
+	tools := []map[string]any{{"name": uriReadTool,
+		"description": "Read a resource the user's application serves, by URL. Its schemes: " + strings.Join(list, ", ") + ".",
+		"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"url": urlParam}, "required": []string{"url"}}}}
+	if len(writable) > 0 {
+		tools = append(tools, map[string]any{"name": uriWriteTool,
+			"description": "Write text to a resource the user's application serves, by URL: " + strings.Join(writable, ", ") + ".",
+			"inputSchema": map[string]any{"type": "object", "properties": map[string]any{"url": urlParam,
+				"content": map[string]any{"type": "string", "description": "The whole new text."}}, "required": []string{"url", "content"}}})
+	}
+	for _, t := range tools {
+		t["_meta"] = map[string]any{"anthropic/alwaysLoad": true}
+	}
+	return tools
+}
+
+// callURITool runs host_uri_read or host_uri_write: a host_uri_request,
+// answered by host_uri_result, as MCP's CallToolResult.
+func (s *server) callURITool(ctx context.Context, name string, args gjson.Result) map[string]any {
+	fail := func(msg string) map[string]any {
+		return map[string]any{"content": []map[string]string{{"type": "text", "text": msg}}, "isError": true}
+	}
+	op := "read"
+	if name == uriWriteTool {
+		op = "write"
+	}
+	raw := args.Get("url").String()
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" {
+		return fail(fmt.Sprintf("%q is not a URL", raw))
+	}
+	s.st.mu.Lock()
+	var def *hostURIScheme
+	for i, sc := range s.st.settings.hostURIs {
+		if sc.Scheme == strings.ToLower(u.Scheme) {
+			def = &s.st.settings.hostURIs[i]
+		}
+	}
+	writable := def != nil && def.Writable
+	s.st.mu.Unlock()
+	switch {
+	case def == nil:
+		return fail("The application serves no " + u.Scheme + ":// URLs")
+	case op == "write" && !writable:
+		return fail("The application's " + u.Scheme + ":// URLs are read-only")
+	}
+	id, w, ctx, done := s.register(ctx, "uri_", 1)
+	defer done()
+	req := hostURIRequestJSON{Type: "host_uri_request", ID: id, Operation: op, URL: raw}
+	if op == "write" {
+		content := args.Get("content").String()
+		req.Content = &content
+	}
+	s.out.send(req)
+	select {
+	case a := <-w.ch:
+		if a.Get("isError").Bool() {
+			msg := a.Get("error").String()
+			if msg == "" {
+				msg = a.Get("content").String()
+			}
+			if msg == "" {
+				msg = fmt.Sprintf("Host URI %s failed for %s", op, raw)
+			}
+			return fail(msg)
+		}
+		if op == "write" {
+			return map[string]any{"content": []map[string]string{{"type": "text", "text": "Wrote " + raw}}}
+		}
+		text := a.Get("content").String()
+		if notes := a.Get("notes").Array(); len(notes) > 0 {
+			var ns []string
+			for _, n := range notes {
+				ns = append(ns, n.String())
+			}
+			text += "\n\n[" + strings.Join(ns, "; ") + "]"
+		}
+		return map[string]any{"content": []map[string]string{{"type": "text", "text": text}}}
+	case <-ctx.Done():
+		s.out.send(hostURICancelJSON{Type: "host_uri_cancel", ID: s.host.next("uri_cancel_"), TargetID: id})
+		return fail(fmt.Sprintf("Host URI %s for %s was aborted", op, raw))
+	}
+}
+
+// hostURIAnswer handles host_uri_result.
+func (s *server) hostURIAnswer(c *call) (any, error) {
+	if c.raw.Get("content").Exists() && c.raw.Get("content").Type != gjson.String {
+		return nil, errors.New(`host_uri_result: "content" must be a string`)
+	}
+	return nil, s.answer(c, "uri_")
+}
