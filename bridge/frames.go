@@ -632,3 +632,15 @@ type hostURICancelJSON struct {
 	// TargetID is the host_uri_request's id.
 	TargetID string `json:"targetId"`
 }
+
+// openSessionData is open_session's data (omp's).
+type openSessionData struct {
+	// Cancelled is always false: nothing in claude-rpc cancels a switch.
+	Cancelled bool `json:"cancelled"`
+	// Resumed says an existing session was opened (false: a new one).
+	Resumed bool `json:"resumed"`
+	// SessionID is the session now in use.
+	SessionID string `json:"sessionId"`
+	// SessionFile is its transcript (written from its first turn on).
+	SessionFile string `json:"sessionFile,omitempty"`
+}

@@ -697,7 +697,7 @@ func TestOmpCommands(t *testing.T) {
 	cmds := r.answer(r.send(`{"type":"get_available_commands"}`))
 	assert.Equal(t, `[{"name":"compact","description":"Compact","input":{"hint":"<instructions>"},"source":"builtin"},{"name":"mine","source":"custom"}]`, cmds.Get("data.commands").Raw)
 	assert.Equal(t, "anthropic", r.answer(r.send(`{"type":"get_login_providers"}`)).Get("data.providers.0.id").String())
-	for _, cmd := range []string{"login", "open_session"} {
+	for _, cmd := range []string{"login"} {
 		res := r.answer(r.send(`{"type":%q}`, cmd))
 		assert.False(t, res.Get("success").Bool(), cmd)
 		assert.NotContains(t, res.Get("error").String(), "Unknown command", cmd)

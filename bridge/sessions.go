@@ -91,6 +91,40 @@ func (s *server) newSession(c *call) (any, error) {
 	return cancelledData{Cancelled: false}, nil
 }
 
+// openSession handles omp's open_session {sessionDir}: the most recent
+// session in a folder of sessions, or a new one there. The CLI keeps a
+// working directory's sessions in one folder (sessions.ProjectDir), and
+// the bridge's working directory is fixed: that folder is the one it can
+// open. The session in use stays when it is that latest one.
+func (s *server) openSession(c *call) (any, error) {
+	dir, err := filepath.Abs(c.str("sessionDir"))
+	if err != nil {
+		return nil, fmt.Errorf("open_session: %w", err)
+	}
+	if own := sessions.ProjectDir(s.configDir, s.cwd); filepath.Clean(dir) != filepath.Clean(own) {
+		return nil, fmt.Errorf("open_session: the Claude CLI keeps the sessions of %s in %s; claude-rpc opens that folder only (start another claude-rpc with --cwd for another project)", s.cwd, own)
+	}
+	s.st.mu.Lock()
+	current := s.st.sessionID
+	s.st.mu.Unlock()
+	latest, err := sessions.Latest(s.configDir, s.cwd)
+	switch {
+	case err != nil: // none yet: a new one
+		s.switchTo(c, &loaded{id: sessions.NewID()}, nil)
+	case latest != current:
+		l, err := s.loadSession(latest)
+		if err != nil {
+			return nil, fmt.Errorf("open_session: %w", err)
+		}
+		s.switchTo(c, l, nil)
+	default:
+		c.settle()
+	}
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	return openSessionData{Cancelled: false, Resumed: err == nil, SessionID: s.st.sessionID, SessionFile: s.transcriptPath()}, nil
+}
+
 func (s *server) switchSession(c *call) (any, error) {
 	l, err := s.loadSession(c.str("sessionPath"))
 	if err != nil {

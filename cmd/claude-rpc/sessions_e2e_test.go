@@ -251,3 +251,34 @@ func TestExportHTML(t *testing.T) {
 		assert.False(t, r.Get("success").Bool(), r.Raw)
 	}
 }
+
+// TestOpenSession: omp's open_session on the folder the CLI keeps this
+// working directory's sessions in (get_state's sessionFile's): a new
+// session there while none is written, then the most recent one (a new
+// session switched away from it is opened again, its conversation going
+// on); another folder is refused, saying which one it can open.
+func TestOpenSession(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	dir := filepath.Dir(b.call(map[string]any{"type": "get_state"}).Get("data.sessionFile").String())
+	r := b.call(map[string]any{"type": "open_session", "sessionDir": dir})
+	require.True(t, r.Get("success").Bool(), r.Raw)
+	assert.False(t, r.Get("data.resumed").Bool(), "nothing written yet: a new session")
+	first := r.Get("data.sessionId").String()
+
+	b.runPrompt("Remember the word pelican. [[say:Noted.]]")
+	require.True(t, b.call(map[string]any{"type": "new_session"}).Get("success").Bool())
+	assert.NotEqual(t, first, b.call(map[string]any{"type": "get_state"}).Get("data.sessionId").String())
+	r = b.call(map[string]any{"type": "open_session", "sessionDir": dir})
+	require.True(t, r.Get("success").Bool(), r.Raw)
+	assert.True(t, r.Get("data.resumed").Bool(), r.Raw)
+	assert.Equal(t, first, r.Get("data.sessionId").String())
+	assert.Equal(t, filepath.Join(dir, first+".jsonl"), r.Get("data.sessionFile").String())
+	assert.Equal(t, first, b.call(map[string]any{"type": "get_state"}).Get("data.sessionId").String())
+	b.runPrompt("What was the word? [[say:pelican]]")
+	assert.Contains(t, b.lastRequest().Get("messages").Raw, "Remember the word pelican", "the conversation goes on")
+
+	r = b.call(map[string]any{"type": "open_session", "sessionDir": t.TempDir()})
+	assert.False(t, r.Get("success").Bool(), r.Raw)
+	assert.Contains(t, r.Get("error").String(), dir)
+}
