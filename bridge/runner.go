@@ -317,6 +317,9 @@ func (s *server) runPrompt(r *run, m message) {
 	defer s.wg.Done()
 	tr := transform.NewTranslator(nowMillis)
 	tr.HoldResults()
+	s.st.mu.Lock()
+	tr.SetThinkingLevel(s.st.thinkingLevel())
+	s.st.mu.Unlock()
 	s.out.events(tr.Start(m.userMessage()))
 	// Steering messages that waited while idle go to the model with the
 	// prompt, in the same model call (pi 1.5's order: the prompt, then

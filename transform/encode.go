@@ -498,6 +498,18 @@ func (e *Encoder) message(m *Message) {
 			e.key(`,"errorMessage":`)
 			e.str(m.ErrorMessage)
 		}
+		if m.RawStopReason != "" {
+			e.key(`,"rawStopReason":`)
+			e.str(m.RawStopReason)
+		}
+		if m.DurationMs != nil {
+			e.key(`,"durationMs":`)
+			e.int(*m.DurationMs)
+		}
+		if m.ThinkingLevel != "" {
+			e.key(`,"thinkingLevel":`)
+			e.str(m.ThinkingLevel)
+		}
 	case RoleToolResult:
 		e.key(`,"toolCallId":`)
 		e.str(m.ToolCallID)
@@ -511,6 +523,10 @@ func (e *Encoder) message(m *Message) {
 		}
 		e.key(`,"isError":`)
 		e.bool(m.IsError != nil && *m.IsError)
+		if m.DurationMs != nil {
+			e.key(`,"durationMs":`)
+			e.int(*m.DurationMs)
+		}
 		e.key(`,"timestamp":`)
 		e.int(m.Timestamp)
 	default:

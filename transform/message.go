@@ -135,6 +135,13 @@ type Message struct {
 
 	// ResponseID is the API's message id of an assistant message.
 	ResponseID string `json:"responseId,omitempty"`
+	// RawStopReason is the API's stop_reason of an assistant message;
+	// ThinkingLevel is the level it was asked with (pi 1.5's).
+	RawStopReason string `json:"rawStopReason,omitempty"`
+	ThinkingLevel string `json:"thinkingLevel,omitempty"`
+	// DurationMs is how long an assistant message's model call or a tool
+	// result's tool took (pi 1.5's); nil when unknown.
+	DurationMs *int64 `json:"durationMs,omitempty"`
 
 	// ToolResult fields.
 	ToolCallID string          `json:"toolCallId,omitempty"`
@@ -155,10 +162,11 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	}
 	switch m.Role {
 	case RoleAssistant:
-		return marshalNoEscape(assistantJSON{m.Role, content, m.API, m.Provider, m.Model, m.Usage, m.StopReason, m.Timestamp, m.ResponseID, m.ErrorMessage})
+		return marshalNoEscape(assistantJSON{m.Role, content, m.API, m.Provider, m.Model, m.Usage, m.StopReason, m.Timestamp, m.ResponseID,
+			m.ErrorMessage, m.RawStopReason, m.DurationMs, m.ThinkingLevel})
 	case RoleToolResult:
 		isError := m.IsError != nil && *m.IsError
-		return marshalNoEscape(toolResultJSON{m.Role, m.ToolCallID, m.ToolName, content, m.Details, isError, m.Timestamp})
+		return marshalNoEscape(toolResultJSON{m.Role, m.ToolCallID, m.ToolName, content, m.Details, isError, m.DurationMs, m.Timestamp})
 	default:
 		return marshalNoEscape(userJSON{m.Role, content, m.Timestamp})
 	}

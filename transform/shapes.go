@@ -188,6 +188,15 @@ type assistantJSON struct {
 	ResponseID string `json:"responseId,omitempty"`
 	// ErrorMessage says what went wrong when stopReason is error or aborted.
 	ErrorMessage string `json:"errorMessage,omitempty"`
+	// RawStopReason is the API's stop_reason (end_turn, tool_use,
+	// max_tokens …), when the API gave one.
+	RawStopReason string `json:"rawStopReason,omitempty"`
+	// DurationMs is how long the model call took, as the bridge saw it:
+	// from the request's cause (the prompt, the last tool result) to the
+	// message's end.
+	DurationMs *int64 `json:"durationMs,omitempty"`
+	// ThinkingLevel is the thinking level the call was made with.
+	ThinkingLevel string `json:"thinkingLevel,omitempty"`
 }
 
 // toolResultJSON is what a tool call returned, as the model sees it.
@@ -201,6 +210,8 @@ type toolResultJSON struct {
 	// stdout, stderr, interrupted).
 	Details json.RawMessage `json:"details,omitempty"`
 	IsError bool            `json:"isError"`
+	// DurationMs is how long the tool ran, as its tool_execution_end's.
+	DurationMs *int64 `json:"durationMs,omitempty"`
 	// Timestamp is Unix milliseconds.
 	Timestamp int64 `json:"timestamp"`
 }

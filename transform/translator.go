@@ -55,6 +55,12 @@ type Translator struct {
 	limits    Limits
 	fastMode  string // the CLI's fast_mode_state
 
+	// thinkingLevel is the level the run's model calls are made with
+	// (SetThinkingLevel); callStart is when the next model call's cause
+	// came (the prompt, a tool result), for assistant durationMs.
+	thinkingLevel string
+	callStart     int64
+
 	messages []Message // this run's messages, in order
 	ended    bool      // agent_end emitted
 
@@ -139,6 +145,7 @@ func (t *Translator) Inject(user Message) []Event {
 	if t.ended {
 		return nil
 	}
+	t.callStart = t.now() // the next model call answers it
 	return t.userMessage(t.turnBoundary(nil), user)
 }
 
@@ -161,6 +168,7 @@ func (t *Translator) Steered(m Message) []Event {
 		t.deferred = append(t.deferred, m)
 		return nil
 	}
+	t.callStart = t.now() // the next model call answers it
 	return t.userMessage(t.turnBoundary(nil), m)
 }
 
@@ -191,6 +199,10 @@ func NewTranslator(now func() int64) *Translator {
 	return &Translator{now: now, turnAssistant: -1, pending: -1, running: map[string]Content{}}
 }
 
+// SetThinkingLevel names the thinking level the run's model calls are made
+// with, for its assistant messages (pi's level names).
+func (t *Translator) SetThinkingLevel(level string) { t.thinkingLevel = level }
+
 // SessionID is the CLI's session id, once a line has told it.
 func (t *Translator) SessionID() string { return t.sessionID }
 
@@ -220,6 +232,7 @@ func (t *Translator) Messages() []Message { return t.messages }
 // the user message's message_start and message_end.
 func (t *Translator) Start(user Message) []Event {
 	t.messages = append(t.messages, user)
+	t.callStart = t.now()
 	if len(user.Content) > 0 {
 		t.manualCompact = strings.HasPrefix(user.Content[0].Text, "/compact")
 	}
@@ -523,7 +536,7 @@ func (t *Translator) streamEvent(out []Event, ev string) []Event {
 		}
 	case "message_delta":
 		if sr := gjson.Get(delta, "stop_reason").String(); sr != "" {
-			c.msg.StopReason = stopReason(sr)
+			c.msg.StopReason, c.msg.RawStopReason = stopReason(sr), strings.Clone(sr)
 			c.stopped = true
 		}
 		setUsage(&c.msg.Usage, gjson.Parse(usage))
@@ -694,7 +707,7 @@ func (t *Translator) assistant(out []Event, v *object) []Event {
 		out = append(out, t.snapshot(EventMessageStart, AssistantEvent{}))
 	}
 	if sr := m.Get("stop_reason").String(); sr != "" {
-		t.cur.msg.StopReason = stopReason(sr)
+		t.cur.msg.StopReason, t.cur.msg.RawStopReason = stopReason(sr), strings.Clone(sr)
 	}
 	for _, b := range m.Get("content").Array() {
 		out = t.wholeBlock(out, b)
@@ -857,14 +870,17 @@ func (t *Translator) emitToolResult(out []Event, id, name string, content []Cont
 	isErr := isError
 	m := Message{Role: RoleToolResult, Content: content, ToolCallID: id, ToolName: name,
 		Details: details, IsError: &isErr, Timestamp: t.now()}
-	t.messages = append(t.messages, m)
-	t.toolResults = append(t.toolResults, m)
+	t.callStart = m.Timestamp // the next model call answers the results
 	end := Event{Type: EventToolExecutionEnd, ToolCallID: id, ToolName: name,
 		Result: &ToolResult{Content: content, Details: details}, IsError: isError, DurationMs: -1}
 	if at, ok := t.startedAt[id]; ok {
 		end.DurationMs = max(m.Timestamp-at, 0)
+		d := end.DurationMs
+		m.DurationMs = &d
 		delete(t.startedAt, id)
 	}
+	t.messages = append(t.messages, m)
+	t.toolResults = append(t.toolResults, m)
 	return append(out, end,
 		Event{Type: EventMessageStart, Message: m.Clone()},
 		Event{Type: EventMessageEnd, Message: m.Clone()})
@@ -1020,6 +1036,10 @@ func (t *Translator) endAssistant(out []Event) []Event {
 	t.cur = nil
 	u := &c.msg.Usage
 	u.TotalTokens = u.Input + u.Output + u.CacheRead + u.CacheWrite
+	now := t.now()
+	d := max(now-t.callStart, 0)
+	c.msg.DurationMs, c.msg.ThinkingLevel = &d, t.thinkingLevel
+	t.callStart = now // a message that follows in the same call (the CLI's continuation) counts from here
 	// The escape offsets served the updates; the few frames left that
 	// carry the message (message_end, turn_end, agent_end) escape it once
 	// each, and the offsets are not kept as long as the session's history.
