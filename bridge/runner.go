@@ -62,6 +62,11 @@ type run struct {
 	handed      []handedMsg
 	outstanding map[string]bool
 	sawResult   bool // a result since the CLI turn began
+	// prompt is the uuid of the user line a stream turn began with: until
+	// the CLI reports it started, the lines are of something the CLI ran
+	// by itself before (a background task's notification), and a result is
+	// not the turn's end.
+	prompt string
 
 	retrying atomic.Bool // the CLI waits to retry an API call (auto_retry_start shown)
 	idle     atomic.Bool // the watchdog stopped the turn: the CLI printed nothing for IdleTimeout
@@ -320,6 +325,12 @@ func (s *server) runPrompt(r *run, m message) {
 	s.st.mu.Lock()
 	tr.SetThinkingLevel(s.st.thinkingLevel())
 	s.st.mu.Unlock()
+	if s.transport.Name() == claudecli.TransportStream {
+		// The process goes on after the turn, and background sub-agents
+		// with it: their lines come in a later run.
+		tr.KeepDetached()
+		tr.Adopt(s.subs.take())
+	}
 	s.out.events(tr.Start(m.userMessage()))
 	// Steering messages that waited while idle go to the model with the
 	// prompt, in the same model call (pi 1.5's order: the prompt, then
@@ -370,8 +381,17 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 	text := s.st.takeBashContext() + m.text + s.st.takeTodoContext()
 	s.st.mu.Unlock()
 	session, _ := s.cliSession()
+	input, uuid := claudecli.UserLine(text, m.images), ""
+	if s.transport.Name() == claudecli.TransportStream {
+		// The process may have run a turn of its own while idle (when a
+		// background sub-agent or command finished), whose lines come
+		// first: the CLI's report on this line tells where the prompt's
+		// turn begins.
+		uuid = sessions.NewID()
+		input = claudecli.UserLineID(text, m.images, uuid)
+	}
 	// Turn waits until the CLI is ready (the previous turn fully over).
-	turn, err := s.transport.Turn(session, claudecli.UserLine(text, m.images))
+	turn, err := s.transport.Turn(session, input)
 	if err != nil {
 		s.log.Error("starting claude", "err", err)
 		s.finish(r, tr, tr.Fail("starting claude: "+err.Error()))
@@ -379,6 +399,11 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 	}
 	s.log.Debug("turn started", "transport", s.transport.Name(), "pid", turn.Pid(), "session", session.ID, "resume", session.Exists)
 	s.attach(r, turn)
+	if uuid != "" {
+		s.runs.mu.Lock()
+		r.outstanding[uuid], r.prompt = true, uuid
+		s.runs.mu.Unlock()
+	}
 	wd := s.watchdog(r, turn)
 	defer wd.Stop()
 
@@ -518,6 +543,13 @@ func (s *server) reported(r *run, turn claudecli.Turn, uuid, state string) (mess
 		return message{}, false
 	}
 	delete(r.outstanding, uuid)
+	if uuid == r.prompt {
+		if state == "started" {
+			r.sawResult = false // a result before it ended a turn the CLI ran by itself
+		}
+		s.maybeRelease(r, turn)
+		return message{}, false
+	}
 	var m message
 	started := false
 	for i, h := range r.handed {
@@ -614,6 +646,9 @@ func (s *server) finish(r *run, tr *transform.Translator, evs []transform.Event)
 	s.runs.mu.Lock()
 	defer s.runs.mu.Unlock()
 	s.st.learn(r.gen, tr, true)
+	if s.st.current(r.gen) {
+		s.subs.keep(tr.Detached())
+	}
 	// Handed to the CLI and never started (the run was aborted, the CLI
 	// died): back to the front of the queue, as pi keeps an aborted run's
 	// queue.

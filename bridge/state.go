@@ -144,6 +144,13 @@ func (st *state) use(l *loaded) {
 
 // learn keeps what a run's translator learned, if the run belongs to the
 // session in use.
+// current reports whether gen is the session generation in use.
+func (st *state) current(gen uint64) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return gen == st.gen
+}
+
 func (st *state) learn(gen uint64, tr *transform.Translator, msgs bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()

@@ -32,6 +32,26 @@ type subagentRegistry struct {
 	// by id; order is their ids, oldest first, at most keptTranscripts.
 	files map[string]string
 	order []string
+	// detached are background sub-agents the last run left running in
+	// the CLI process (stream transport), for the next run to adopt.
+	detached *transform.Subagents
+}
+
+// keep holds the background sub-agents a run left running, when it ran in
+// the session in use (gen).
+func (g *subagentRegistry) keep(s *transform.Subagents) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.detached = s
+}
+
+// take hands the held sub-agents to the next run.
+func (g *subagentRegistry) take() *transform.Subagents {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	s := g.detached
+	g.detached = nil
+	return s
 }
 
 // keptTranscripts is how many ended sub-agents' transcripts stay known
@@ -97,7 +117,7 @@ func (g *subagentRegistry) remember(id, file string) {
 func (g *subagentRegistry) reset() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.running, g.files, g.order = map[string]*subagentSnapshot{}, map[string]string{}, nil
+	g.running, g.files, g.order, g.detached = map[string]*subagentSnapshot{}, map[string]string{}, nil, nil
 }
 
 // subagentLevels are set_subagent_subscription's levels, omp's.

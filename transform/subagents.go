@@ -374,11 +374,62 @@ func appendLast[T any](s []T, n int, xs ...T) []T {
 	return s
 }
 
+// Subagents are sub-agents a run left running in the background, for the
+// next run on the same CLI process to go on showing ([Translator.Detached],
+// [Translator.Adopt]).
+type Subagents struct {
+	subs  map[string]*subagent
+	count int
+}
+
+// Len is how many there are.
+func (s *Subagents) Len() int {
+	if s == nil {
+		return 0
+	}
+	return len(s.subs)
+}
+
+// KeepDetached makes the run's end leave its background sub-agents running
+// (the stream transport: the CLI process, and they with it, goes on after
+// the turn's result), for [Translator.Detached]; without it they end
+// aborted with the run.
+func (t *Translator) KeepDetached() { t.keepDetached = true }
+
+// Detached returns the background sub-agents the run left running, nil
+// when none.
+func (t *Translator) Detached() *Subagents {
+	if !t.ended || len(t.subagents) == 0 {
+		return nil
+	}
+	return &Subagents{subs: t.subagents, count: t.subagentCount}
+}
+
+// Adopt takes over sub-agents an earlier run left running: their lines,
+// progress and end show in this run.
+func (t *Translator) Adopt(s *Subagents) {
+	if s.Len() == 0 {
+		return
+	}
+	if t.subagents == nil {
+		t.subagents = map[string]*subagent{}
+	}
+	for call, sub := range s.subs {
+		sub.tr.now = t.now
+		t.subagents[call] = sub
+	}
+	t.subagentCount = max(t.subagentCount, s.count)
+}
+
 // endSubagents ends the sub-agents still running when the run ends: the
-// CLI ended them with it (an abort, the process gone).
+// CLI ended them with it (an abort, the process gone), unless they run in
+// the background of a process that goes on ([Translator.KeepDetached]).
 func (t *Translator) endSubagents(out []Event) []Event {
 	open := make([]*subagent, 0, len(t.subagents))
 	for _, s := range t.subagents {
+		if t.keepDetached && s.life.Detached {
+			continue
+		}
 		open = append(open, s)
 	}
 	sort.Slice(open, func(i, j int) bool { return open[i].life.Index < open[j].life.Index })

@@ -104,6 +104,7 @@ type Translator struct {
 	// subagentCount counts those the run started (subagents.go).
 	subagents     map[string]*subagent
 	subagentCount int
+	keepDetached  bool
 
 	// Reused indexes of the line being read, its message and a block.
 	top, msg, block object

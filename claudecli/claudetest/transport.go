@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/claude-rpc/claude-rpc/claudecli"
 )
 
@@ -165,6 +167,13 @@ func (t *Turn) play(sc Scenario) {
 			t.overOnce.Do(func() { close(t.over) })
 		}
 	}()
+	if id := gjson.GetBytes(t.Input, "uuid").String(); id != "" && !t.f.Per {
+		// As the CLI reports on a user line given with a uuid, before the
+		// lines of its turn (the recordings' prompts had none).
+		if !t.EmitString(`{"type":"command_lifecycle","command_uuid":"` + id + `","state":"started"}`) {
+			return
+		}
+	}
 	sc(t)
 }
 

@@ -142,3 +142,42 @@ func TestOmpBadChunks(t *testing.T) {
 	st := b.call(map[string]any{"type": "get_state"})
 	assert.True(t, st.Get("success").Bool(), st.Raw)
 }
+
+// TestBackgroundSubagent: a sub-agent the model starts in the background.
+// On stream the CLI answers the turn at once and the sub-agent goes on in
+// the process: the run ends with it still running (get_subagents lists
+// it, nothing says it was aborted); when it ends, the CLI runs a turn of
+// its own about it, whose lines come with the next prompt, before the
+// prompt's own turn, which alone ends that run. On pipe the CLI holds the
+// turn's result until the sub-agent ended, and answers it in the same run
+// (pty alike).
+func TestBackgroundSubagent(t *testing.T) {
+	forEachTransport(t, func(t *testing.T, tp string) {
+		b := startBridge(t, "--transport", tp)
+		require.True(t, b.call(map[string]any{"type": "set_subagent_subscription", "level": "progress"}).Get("success").Bool())
+		lifecycle := func(frames []gjson.Result) (ss []string) {
+			for _, f := range frames {
+				if f.Get("type").String() == "subagent_lifecycle" {
+					ss = append(ss, f.Get("payload.status").String())
+				}
+			}
+			return ss
+		}
+		first := b.runPrompt("[[agentbg:look around {{bash:sleep 1; echo from-sub}}]]")
+		if tp != "stream" { // a process per turn
+			assert.Equal(t, []string{"started", "completed"}, lifecycle(first))
+			return
+		}
+		assert.Equal(t, []string{"started"}, lifecycle(first), "it goes on after the run")
+		running := b.call(map[string]any{"type": "get_subagents"}).Get("data.subagents")
+		require.Len(t, running.Array(), 1, running.Raw)
+		assert.Equal(t, "running", running.Get("0.status").String())
+		time.Sleep(2500 * time.Millisecond) // it ends, and the CLI answers its notification by itself
+		next := b.runPrompt("next [[say:fine]]")
+		assert.Equal(t, []string{"completed"}, lifecycle(next))
+		last := last(next, "message_end", "assistant")
+		assert.Equal(t, "fine", last.Get("message.content.0.text").String(), "the run ends with the prompt's own reply")
+		assert.JSONEq(t, `[]`, b.call(map[string]any{"type": "get_subagents"}).Get("data.subagents").Raw)
+		assert.Equal(t, "again", deltaText(b.runPrompt("[[say:again]]")), "the next prompt's reply is its own")
+	})
+}
