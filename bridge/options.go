@@ -79,6 +79,12 @@ type Options struct {
 	// memory of a CLI process while the host does not prompt).
 	Prewarm bool
 
+	// Idle, when set, is called each time a run ends and nothing more
+	// runs (its last frames, session_settled among them, are queued). It
+	// is called with the bridge's run lock held and must return at once
+	// (claude-rpc resets a timer that gives the heap back to the OS).
+	Idle func()
+
 	// transport, when set, is used instead of the one Transport names
 	// (the bridge's own tests: a scripted fake).
 	transport claudecli.Transport

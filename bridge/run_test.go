@@ -856,3 +856,45 @@ func TestSubagents(t *testing.T) {
 	res = r.answer(r.send(`{"type":"get_subagent_messages","subagentId":%q}`, id))
 	assert.False(t, res.Get("success").Bool())
 }
+
+// TestIdleWhenNothingRuns: Options.Idle is called once a run has ended and
+// nothing more runs (a follow-up's turn is the same run; abort_and_prompt's
+// prompt runs right after the aborted run), and after a compaction.
+func TestIdleWhenNothingRuns(t *testing.T) {
+	rec, compact := recording(t, "text"), recording(t, "compact")
+	var mu sync.Mutex
+	idle := 0
+	idles := func() int { mu.Lock(); defer mu.Unlock(); return idle }
+	gate := make(chan struct{})
+	first := func(t *claudetest.Turn) {
+		t.Emit(rec.Lines[:len(rec.Lines)-1]...)
+		<-gate
+		t.Emit(rec.Lines[len(rec.Lines)-1])
+		<-t.Released()
+	}
+	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{first, replay(rec), replay(compact),
+		stallUntilInterrupt(rec, 6, resultLine(t), 0), replay(rec)}}, Options{Idle: func() {
+		mu.Lock()
+		defer mu.Unlock()
+		idle++
+	}})
+	r.send(`{"type":"prompt","message":"one"}`)
+	r.event("message_end")
+	r.answer(r.send(`{"type":"follow_up","message":"two"}`))
+	close(gate)
+	r.event("session_settled")
+	// Idle is called right after session_settled is queued: soon after
+	// it is read.
+	assert.Eventually(t, func() bool { return idles() == 1 }, waitFor, time.Millisecond, "once, after the run's second turn")
+	r.answer(r.send(`{"type":"compact"}`))
+	assert.Eventually(t, func() bool { return idles() == 2 }, waitFor, time.Millisecond, "after the compaction (not between the run's turns: twice in all)")
+	// abort_and_prompt: the aborted run ends, its prompt's run follows
+	// at once: idle once, after that one.
+	r.send(`{"type":"prompt","message":"three"}`)
+	r.event("message_update")
+	r.answer(r.send(`{"type":"abort_and_prompt","message":"four"}`))
+	r.event("session_settled")
+	assert.Eventually(t, func() bool { return idles() == 3 }, waitFor, time.Millisecond, "after abort_and_prompt's run")
+	time.Sleep(50 * time.Millisecond)
+	assert.Equal(t, 3, idles())
+}

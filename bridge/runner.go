@@ -714,6 +714,8 @@ func (s *server) ended(r *run, msgs []transform.Message) {
 	}
 	if next != nil {
 		s.launch(*next).prompts = carried
+	} else if s.runs.cur == nil && s.opts.Idle != nil {
+		s.opts.Idle()
 	}
 }
 

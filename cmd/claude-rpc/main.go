@@ -113,6 +113,7 @@ func serve(opts bridge.Options, stdin io.Reader, stdout io.Writer) int {
 		case <-ctx.Done():
 		}
 	}()
+	opts.Idle = releaseWhenIdle() // memlimit.go
 	log.Debug("serving", "claude", opts.CLI.Path, "cwd", opts.CLI.Dir, "version", buildVersion())
 	if err := bridge.Serve(ctx, stdin, stdout, opts); err != nil {
 		log.Error("serving", "err", err)

@@ -2,16 +2,24 @@
 // into one self-contained HTML page: inline CSS, no scripts, no external
 // resources, so the file can be mailed, archived or opened offline.
 //
-// Every piece of message text goes through html/template, whose contextual
-// escaping is what keeps a message such as "</script><b>x</b>" literal text.
-// Nothing here builds markup by string concatenation.
+// The page is written by [page], which spells out the markup and writes
+// every piece of message text through html/template's own escaping, for
+// the context the text lands in: [escapeHTML] in element text, RCDATA
+// (<title>) and quoted attribute values, [normalizeURL] before it in the
+// one URL attribute. That is what keeps a message such as
+// "</script><b>x</b>" literal text. It is what html/template wrote for this
+// page byte for byte (the tests render the former template, pageTemplate,
+// and compare), without running a template: text/template's executor looks
+// methods up by name, which makes the linker keep every exported method of
+// every type in the binary (2 MB of the bridge's 11, resident in every
+// bridge process).
 package htmlexport
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"html/template"
 	"io"
 	"strconv"
 	"strings"
@@ -29,7 +37,7 @@ func Render(w io.Writer, title string, messages []json.RawMessage) error {
 	for _, raw := range messages {
 		views = append(views, toView(raw))
 	}
-	return page.Execute(w, pageView{Title: title, Messages: views})
+	return page(w, pageView{Title: title, Messages: views})
 }
 
 type pageView struct {
@@ -56,7 +64,7 @@ type blockView struct {
 	Name     string // tool name, or the unknown block's type
 	ID       string // tool call id
 	Code     string // pretty JSON: tool arguments, unknown blocks
-	ImageURL template.URL
+	ImageURL string // a data: URL that dataURL vouched for
 	Mime     string
 }
 
@@ -205,17 +213,18 @@ var imageTypes = map[string]bool{
 }
 
 // dataURL builds a data: URL for an image. html/template rejects data: URLs
-// in src as unsafe, so we vouch for it with template.URL, and may only
-// because the mime type is one of imageTypes and data is strict base64: no
-// character of it can end the attribute or change the URL's scheme.
-func dataURL(mime, data string) (template.URL, bool) {
+// in src as unsafe unless vouched for (template.URL), and so does page: it
+// takes ImageURL as it is. We may vouch only because the mime type is one
+// of imageTypes and data is strict base64: no character of it can end the
+// attribute or change the URL's scheme.
+func dataURL(mime, data string) (string, bool) {
 	if !imageTypes[mime] || data == "" {
 		return "", false
 	}
 	if _, err := base64.StdEncoding.DecodeString(data); err != nil {
 		return "", false
 	}
-	return template.URL("data:" + mime + ";base64," + data), true
+	return "data:" + mime + ";base64," + data, true
 }
 
 // splitFences cuts text into prose and ``` fenced code. A fence opens on a
@@ -304,16 +313,231 @@ func unescapeHTMLEscapes(s string) string {
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-var page = template.Must(template.New("page").Parse(pageHTML))
+// page writes the document: what the template below (pageTemplate in
+// the tests, which check that both write the same bytes) wrote through
+// html/template. Each {{.X}} of the template is an esc (element text,
+// <title>, quoted attribute values) or, for the image's src, a url.
+//
+//	<title>{{.Title}}</title> ... <h1>{{.Title}}</h1>
+//	{{range .Messages}}<section class="msg {{.Role}}{{if .IsError}} error{{end}}">
+//	<div class="head">{{.Label}}{{if .Time}} <time>{{.Time}}</time>{{end}}</div>
+//	{{if .Meta}}<div class="meta">{{range .Meta}}<span>{{.}}</span>{{end}}</div>
+//	{{end}}{{range .Blocks}} ... {{end}}{{if .ErrorText}}<div class="errmsg">{{.ErrorText}}</div>
+//	{{end}}</section>
+//	{{end}}</body>
+//	</html>
+func page(w io.Writer, v pageView) error {
+	p := pageWriter{bufio.NewWriter(w)}
+	p.raw("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n" +
+		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>")
+	p.esc(v.Title)
+	p.raw("</title>\n<style>\n" + pageCSS + "</style>\n</head>\n<body>\n<h1>")
+	p.esc(v.Title)
+	p.raw("</h1>\n")
+	for _, m := range v.Messages {
+		p.raw(`<section class="msg `)
+		p.esc(m.Role)
+		if m.IsError {
+			p.raw(" error")
+		}
+		p.raw("\">\n<div class=\"head\">")
+		p.esc(m.Label)
+		if m.Time != "" {
+			p.raw(" <time>")
+			p.esc(m.Time)
+			p.raw("</time>")
+		}
+		p.raw("</div>\n")
+		if len(m.Meta) > 0 {
+			p.raw(`<div class="meta">`)
+			for _, s := range m.Meta {
+				p.raw("<span>")
+				p.esc(s)
+				p.raw("</span>")
+			}
+			p.raw("</div>\n")
+		}
+		for _, b := range m.Blocks {
+			p.block(b)
+		}
+		if m.ErrorText != "" {
+			p.raw(`<div class="errmsg">`)
+			p.esc(m.ErrorText)
+			p.raw("</div>\n")
+		}
+		p.raw("</section>\n")
+	}
+	p.raw("</body>\n</html>\n")
+	return p.w.Flush()
+}
 
-const pageHTML = `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.Title}}</title>
-<style>
-body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto; max-width: 960px; padding: 1.5em; color: #1f2328; background: #fff; }
+// block writes one content block:
+//
+//	{{if eq .Kind "text"}}{{template "segments" .Segments}}
+//	{{else if eq .Kind "thinking"}}<details class="thinking"><summary>Thinking</summary>{{template "segments" .Segments}}</details>
+//	{{else if eq .Kind "toolCall"}}<div class="tool">Tool call <span class="name">{{.Name}}</span>{{if .ID}} <span class="meta">{{.ID}}</span>{{end}}<pre><code>{{.Code}}</code></pre></div>
+//	{{else if eq .Kind "image"}}<div><img src="{{.ImageURL}}" alt="image ({{.Mime}})"></div>
+//	{{else}}<div class="raw">{{if .Name}}<div class="meta">{{.Name}}</div>{{end}}{{if .Code}}<pre><code>{{.Code}}</code></pre>{{end}}</div>
+//	{{end}}
+func (p pageWriter) block(b blockView) {
+	switch b.Kind {
+	case "text":
+		p.segments(b.Segments)
+	case "thinking":
+		p.raw(`<details class="thinking"><summary>Thinking</summary>`)
+		p.segments(b.Segments)
+		p.raw("</details>")
+	case "toolCall":
+		p.raw(`<div class="tool">Tool call <span class="name">`)
+		p.esc(b.Name)
+		p.raw("</span>")
+		if b.ID != "" {
+			p.raw(` <span class="meta">`)
+			p.esc(b.ID)
+			p.raw("</span>")
+		}
+		p.raw("<pre><code>")
+		p.esc(b.Code)
+		p.raw("</code></pre></div>")
+	case "image":
+		p.raw(`<div><img src="`)
+		p.url(b.ImageURL)
+		p.raw(`" alt="image (`)
+		p.esc(b.Mime)
+		p.raw(`)"></div>`)
+	default:
+		p.raw(`<div class="raw">`)
+		if b.Name != "" {
+			p.raw(`<div class="meta">`)
+			p.esc(b.Name)
+			p.raw("</div>")
+		}
+		if b.Code != "" {
+			p.raw("<pre><code>")
+			p.esc(b.Code)
+			p.raw("</code></pre>")
+		}
+		p.raw("</div>")
+	}
+	p.raw("\n")
+}
+
+// segments writes message text:
+//
+//	{{range .}}{{if .Code}}<pre><code{{if .Lang}} data-lang="{{.Lang}}"{{end}}>{{.Text}}</code></pre>{{else}}<div class="text">{{.Text}}</div>{{end}}{{end}}
+func (p pageWriter) segments(segs []segment) {
+	for _, s := range segs {
+		if !s.Code {
+			p.raw(`<div class="text">`)
+			p.esc(s.Text)
+			p.raw("</div>")
+			continue
+		}
+		p.raw("<pre><code")
+		if s.Lang != "" {
+			p.raw(` data-lang="`)
+			p.esc(s.Lang)
+			p.raw(`"`)
+		}
+		p.raw(">")
+		p.esc(s.Text)
+		p.raw("</code></pre>")
+	}
+}
+
+// pageWriter writes the page; the first write error sticks and is what
+// page returns.
+type pageWriter struct{ w *bufio.Writer }
+
+func (p pageWriter) raw(s string) { _, _ = p.w.WriteString(s) }
+
+// esc writes s escaped for element text, RCDATA or a quoted attribute
+// value: html/template's htmlEscaper, rcdataEscaper and attrEscaper, which
+// agree on strings.
+func (p pageWriter) esc(s string) { _, _ = p.w.WriteString(escapeHTML(s)) }
+
+// url writes a vouched-for URL in a quoted attribute: html/template's
+// urlFilter (which lets a vouched-for URL through), urlNormalizer and
+// attrEscaper.
+func (p pageWriter) url(s string) { p.esc(normalizeURL(s)) }
+
+// escapeHTML is html/template's htmlReplacer with its htmlReplacementTable.
+// The table has ASCII characters only, and html/template copies every other
+// rune, and every byte that is not valid UTF-8, as it is: so a byte loop
+// does the same.
+func escapeHTML(s string) string {
+	var b strings.Builder
+	written := 0
+	for i := 0; i < len(s); i++ {
+		var repl string
+		switch s[i] {
+		case 0:
+			repl = "\uFFFD"
+		case '"':
+			repl = "&#34;"
+		case '&':
+			repl = "&amp;"
+		case '\'':
+			repl = "&#39;"
+		case '+':
+			repl = "&#43;"
+		case '<':
+			repl = "&lt;"
+		case '>':
+			repl = "&gt;"
+		default:
+			continue
+		}
+		if written == 0 {
+			b.Grow(len(s) + 16)
+		}
+		b.WriteString(s[written:i])
+		b.WriteString(repl)
+		written = i + 1
+	}
+	if written == 0 {
+		return s
+	}
+	b.WriteString(s[written:])
+	return b.String()
+}
+
+// normalizeURL is html/template's urlNormalizer on a vouched-for URL: it
+// percent-encodes each byte that may not appear in a URL, and keeps
+// reserved characters and valid %xx escapes.
+func normalizeURL(s string) string {
+	const hex = "0123456789abcdef"
+	var b strings.Builder
+	written := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+			continue
+		case strings.IndexByte("!#$&*+,/:;=?@[]-._~", c) >= 0:
+			continue
+		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+			continue
+		}
+		b.WriteString(s[written:i])
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+		written = i + 1
+	}
+	if written == 0 {
+		return s
+	}
+	b.WriteString(s[written:])
+	return b.String()
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// pageCSS is the page's style sheet.
+const pageCSS = `body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0 auto; max-width: 960px; padding: 1.5em; color: #1f2328; background: #fff; }
 h1 { font-size: 1.5em; border-bottom: 1px solid #d0d7de; padding-bottom: .3em; }
 .msg { border: 1px solid #d0d7de; border-left-width: 4px; border-radius: 6px; margin: 1em 0; padding: .6em 1em; }
 .msg.user { border-left-color: #0969da; background: #f6f8fa; }
@@ -332,20 +556,4 @@ details.thinking summary { cursor: pointer; font-style: normal; }
 .tool .name { font-family: ui-monospace, Menlo, Consolas, monospace; font-weight: 600; }
 .errmsg { color: #cf222e; font-weight: 600; white-space: pre-wrap; }
 img { max-width: 100%; border: 1px solid #d0d7de; border-radius: 4px; }
-</style>
-</head>
-<body>
-<h1>{{.Title}}</h1>
-{{range .Messages}}<section class="msg {{.Role}}{{if .IsError}} error{{end}}">
-<div class="head">{{.Label}}{{if .Time}} <time>{{.Time}}</time>{{end}}</div>
-{{if .Meta}}<div class="meta">{{range .Meta}}<span>{{.}}</span>{{end}}</div>
-{{end}}{{range .Blocks}}{{if eq .Kind "text"}}{{template "segments" .Segments}}
-{{else if eq .Kind "thinking"}}<details class="thinking"><summary>Thinking</summary>{{template "segments" .Segments}}</details>
-{{else if eq .Kind "toolCall"}}<div class="tool">Tool call <span class="name">{{.Name}}</span>{{if .ID}} <span class="meta">{{.ID}}</span>{{end}}<pre><code>{{.Code}}</code></pre></div>
-{{else if eq .Kind "image"}}<div><img src="{{.ImageURL}}" alt="image ({{.Mime}})"></div>
-{{else}}<div class="raw">{{if .Name}}<div class="meta">{{.Name}}</div>{{end}}{{if .Code}}<pre><code>{{.Code}}</code></pre>{{end}}</div>
-{{end}}{{end}}{{if .ErrorText}}<div class="errmsg">{{.ErrorText}}</div>
-{{end}}</section>
-{{end}}</body>
-</html>
-{{define "segments"}}{{range .}}{{if .Code}}<pre><code{{if .Lang}} data-lang="{{.Lang}}"{{end}}>{{.Text}}</code></pre>{{else}}<div class="text">{{.Text}}</div>{{end}}{{end}}{{end}}`
+`
