@@ -304,12 +304,7 @@ func TestRunSteerAtToolBoundary(t *testing.T) {
 func TestRunFollowUpIsAnotherTurnOfTheRun(t *testing.T) {
 	rec := recording(t, "text")
 	gate := make(chan struct{})
-	first := func(t *claudetest.Turn) {
-		t.Emit(rec.Lines[:len(rec.Lines)-1]...)
-		<-gate
-		t.Emit(rec.Lines[len(rec.Lines)-1])
-		<-t.Released()
-	}
+	first := resultAfter(rec, gate)
 	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{first, replay(rec)}}, Options{})
 	r.send(`{"type":"prompt","message":"one"}`)
 	r.event("message_end")
@@ -866,12 +861,7 @@ func TestIdleWhenNothingRuns(t *testing.T) {
 	idle := 0
 	idles := func() int { mu.Lock(); defer mu.Unlock(); return idle }
 	gate := make(chan struct{})
-	first := func(t *claudetest.Turn) {
-		t.Emit(rec.Lines[:len(rec.Lines)-1]...)
-		<-gate
-		t.Emit(rec.Lines[len(rec.Lines)-1])
-		<-t.Released()
-	}
+	first := resultAfter(rec, gate)
 	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{first, replay(rec), replay(compact),
 		stallUntilInterrupt(rec, 6, resultLine(t), 0), replay(rec)}}, Options{Idle: func() {
 		mu.Lock()
@@ -897,4 +887,15 @@ func TestIdleWhenNothingRuns(t *testing.T) {
 	assert.Eventually(t, func() bool { return idles() == 3 }, waitFor, time.Millisecond, "after abort_and_prompt's run")
 	time.Sleep(50 * time.Millisecond)
 	assert.Equal(t, 3, idles())
+}
+
+// resultAfter replays rec up to its result, which it emits once gate is
+// closed.
+func resultAfter(rec claudetest.Recording, gate <-chan struct{}) claudetest.Scenario {
+	return func(t *claudetest.Turn) {
+		t.Emit(rec.Lines[:len(rec.Lines)-1]...)
+		<-gate
+		t.Emit(rec.Lines[len(rec.Lines)-1])
+		<-t.Released()
+	}
 }
