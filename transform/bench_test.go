@@ -3,7 +3,9 @@ package transform
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -85,4 +87,33 @@ func BenchmarkDeltaLine(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkEscape escapes 2 MB of text as a frame writes a message's text
+// when it has no escape offsets (message_end, turn_end, agent_end): the
+// fake API's long reply (a line end every 64 bytes), text without escapes,
+// and text in a script of multi-byte characters.
+func BenchmarkEscape(b *testing.B) {
+	for _, tc := range []struct{ name, text string }{
+		{"reply", hugeText(2_000_000)},
+		{"plain", strings.Repeat("the quick brown fox jumps over the lazy dog ", 2_000_000/44)},
+		{"cjk", strings.Repeat("敏捷的棕色狐狸跳过了懒狗。", 2_000_000/39)},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(tc.text)))
+			buf := make([]byte, 0, 2*len(tc.text))
+			for b.Loop() {
+				buf = appendEscaped(buf[:0], tc.text)
+			}
+		})
+	}
+}
+
+// hugeText is the fake API's long reply (claudetest.HugeText).
+func hugeText(n int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, "line %07d: the quick brown fox jumps over the lazy dog\n", i)
+	}
+	return b.String()[:n]
 }

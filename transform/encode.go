@@ -2,11 +2,13 @@ package transform
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -645,29 +647,16 @@ const hexDigits = "0123456789abcdef"
 // as it is.
 func appendEscaped(dst []byte, s string) []byte {
 	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
+	for i := nextSpecial(s, 0); i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
 			if b >= 0x20 && b != '"' && b != '\\' {
-				i++
+				// After a multi-byte character: plain bytes again.
+				i = nextSpecial(s, i)
 				continue
 			}
 			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
+			dst = appendASCIIEscape(dst, b)
 			i++
 			start = i
 			continue
@@ -692,6 +681,65 @@ func appendEscaped(dst []byte, s string) []byte {
 	return append(dst, s[start:]...)
 }
 
+// appendASCIIEscape appends the escape of b, an ASCII byte JSON escapes
+// (", \ or a control character).
+func appendASCIIEscape(dst []byte, b byte) []byte {
+	switch b {
+	case '\\', '"':
+		return append(dst, '\\', b)
+	case '\b':
+		return append(dst, '\\', 'b')
+	case '\f':
+		return append(dst, '\\', 'f')
+	case '\n':
+		return append(dst, '\\', 'n')
+	case '\r':
+		return append(dst, '\\', 'r')
+	case '\t':
+		return append(dst, '\\', 't')
+	}
+	return append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+}
+
+// SWAR constants: the byte 0x01, 0x20, '"', '\\' and 0x80 in every byte of
+// a word.
+const (
+	swarOnes  = 0x0101010101010101
+	swarSpace = 0x20 * swarOnes
+	swarQuote = '"' * swarOnes
+	swarBack  = '\\' * swarOnes
+	swarHigh  = 0x80 * swarOnes
+)
+
+// nextSpecial returns the index, from i on, of the first byte of s that
+// [appendEscaped] must look at (", \, a control character, or any byte of
+// a multi-byte character), or len(s). It tests eight bytes at a time: the
+// text of a reply is mostly runs of such plain bytes.
+func nextSpecial(s string, i int) int {
+	if i >= len(s) {
+		return len(s)
+	}
+	b := unsafe.Slice(unsafe.StringData(s), len(s))
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		// A byte below 0x20, a zero byte of x^'"' or of x^'\\', a byte with
+		// its high bit set: each test flags its lowest such byte exactly
+		// (a borrow only runs up from a byte that is one), so the lowest
+		// flag of all is the first special byte.
+		q, k := x^swarQuote, x^swarBack
+		m := (x-swarSpace)&^x | (q-swarOnes)&^q | (k-swarOnes)&^k | x
+		if m &= swarHigh; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(b); i++ {
+		if c := b[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return len(s)
+}
+
 // escCovers reports whether of, the text a block's escape offsets were
 // found in, is a prefix of s: it views the bytes s starts with. Both view
 // append-only buffers whose bytes never change, so a block's copy in an
@@ -704,11 +752,14 @@ func escCovers(of, s string) bool {
 // appendEscapes appends to at the offsets (plus base) of the characters of
 // s that [appendEscaped] escapes.
 func appendEscapes(at []uint32, s string, base int) []uint32 {
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b < 0x20 || b == '"' || b == '\\' {
-				at = append(at, uint32(base+i))
+	for i := nextSpecial(s, 0); i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i = nextSpecial(s, i)
+				continue
 			}
+			at = append(at, uint32(base+i))
 			i++
 			continue
 		}

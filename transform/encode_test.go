@@ -117,8 +117,13 @@ func TestAppendFloat(t *testing.T) {
 // anywhere into two pieces escaped one after the other (as deltas are),
 // which must give the same as long as the cut is not inside a character.
 func FuzzEscape(f *testing.F) {
-	for _, s := range []string{"", "plain", "a\"b\\c", "<&>", "\u2028\u2029", "\x00\x1f\x7f", "\xff\xfe", "€😀", "\b\f\n\r\t"} {
+	for _, s := range []string{"", "plain", "a\"b\\c", "<&>", "\u2028\u2029", "\x00\x1f\x7f", "\xff\xfe", "€😀", "\b\f\n\r\t",
+		// Longer than a word (nextSpecial tests eight bytes at a time),
+		// with the special byte at each place in one.
+		"0123456789abcdef\"", "01234567\\9abcdef", "0123456\n89abcdef", "012345678\x1f", "line 0000001: the quick brown fox\nline 0000002: jumps €\n",
+		"0123456789ab\u2028", "0123456789abc\xff", " !#$%&'()*+,-./[]^_`{|}~\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x7f\x1f"} {
 		f.Add(s, 1)
+		f.Add(s, len(s)/2)
 	}
 	f.Fuzz(func(t *testing.T, s string, cut int) {
 		var buf bytes.Buffer
@@ -172,5 +177,33 @@ func TestEncoderEventsNotRecorded(t *testing.T) {
 		{Type: EventMessageEnd, Message: Message{Role: RoleAssistant, Usage: Usage{Cost: Cost{Input: 1e-7, Total: 0.25}}, ErrorMessage: "boom"}},
 	} {
 		assert.Equal(t, string(refFrame(t, e)), string(encFrame(t, e)), "%s", e.Type)
+	}
+}
+
+// TestNextSpecial checks the eight-bytes-at-a-time search against a byte by
+// byte one: every byte value at every place of a word and its tail, alone
+// and after another special byte later in the word (a borrow runs up).
+func TestNextSpecial(t *testing.T) {
+	special := func(c byte) bool { return c < 0x20 || c == '"' || c == '\\' || c >= 0x80 }
+	for n := 1; n <= 19; n++ {
+		for p := range n {
+			for v := range 256 {
+				b := bytes.Repeat([]byte{'a'}, n)
+				b[p] = byte(v)
+				want := n
+				if special(byte(v)) {
+					want = p
+				}
+				require.Equal(t, want, nextSpecial(string(b), 0), "%q", b)
+				if p+1 < n {
+					b[n-1] = 0x1f
+					if !special(byte(v)) {
+						want = n - 1
+					}
+					require.Equal(t, want, nextSpecial(string(b), 0), "%q", b)
+				}
+				require.Equal(t, want, nextSpecial(string(b), p), "%q from %d", b, p)
+			}
+		}
 	}
 }
