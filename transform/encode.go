@@ -170,8 +170,18 @@ func (e *Encoder) text(s string, c *Content) {
 	e.buf = append(e.buf, '"')
 	prev := 0
 	for _, o := range c.escAt {
-		e.raw(s[prev:o])
-		prev = int(o) + e.escapeAt(s[o:])
+		if run := s[prev:o]; len(run) < encoderBuffer {
+			e.buf = append(e.buf, run...)
+		} else {
+			e.raw(run)
+		}
+		if b := s[o]; b < utf8.RuneSelf {
+			e.buf = appendASCIIEscape(e.buf, b)
+			prev = int(o) + 1
+		} else {
+			prev = int(o) + e.escapeAt(s[o:])
+		}
+		e.spill()
 	}
 	e.raw(s[prev:len(c.escOf)])
 	e.strTail(s[len(c.escOf):])

@@ -92,6 +92,57 @@ func TestEncoderUsesEscapedText(t *testing.T) {
 	assert.Equal(t, string(refFrame(t, e)), string(encFrame(t, e)))
 }
 
+// TestEndFramesUseEscapes checks that the frames carrying a streamed
+// message whole (message_end, turn_end, agent_end) keep its escape offsets,
+// so the encoder copies the text between them, and that the run's messages
+// drop them once the run ended: the session's history does not keep them.
+func TestEndFramesUseEscapes(t *testing.T) {
+	tr := NewTranslator(clock())
+	tr.Start(UserMessage(nil, 1))
+	var evs []Event
+	for _, l := range []string{
+		`{"type":"stream_event","event":{"type":"message_start","message":{"id":"m1","model":"x","usage":{}}}}`,
+		`{"type":"stream_event","event":{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}}`,
+		`{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"one\ntwo \"three\""}}}`,
+		`{"type":"stream_event","event":{"type":"content_block_stop","index":0}}`,
+		`{"type":"stream_event","event":{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}}`,
+		`{"type":"stream_event","event":{"type":"message_stop"}}`,
+		`{"type":"assistant","message":{"id":"m1","model":"x","role":"assistant","content":[{"type":"text","text":"one\ntwo \"three\""}],"usage":{}}}`,
+		`{"type":"result","subtype":"success","is_error":false,"result":"one\ntwo \"three\"","total_cost_usd":0.5,"usage":{}}`,
+	} {
+		evs = append(evs, tr.Line([]byte(l))...)
+	}
+	seen := map[string]bool{}
+	for _, e := range evs {
+		var m *Message
+		switch e.Type {
+		case EventMessageEnd, EventTurnEnd:
+			m = &e.Message
+		case EventAgentEnd:
+			m = &e.Messages[len(e.Messages)-1]
+		default:
+			continue
+		}
+		if m.Role != RoleAssistant {
+			continue
+		}
+		seen[e.Type] = true
+		c := m.Content[0]
+		require.Equal(t, "one\ntwo \"three\"", c.Text)
+		assert.True(t, escCovers(c.escOf, c.Text), "%s: escape offsets kept", e.Type)
+		assert.Equal(t, appendEscapes(nil, c.escOf, 0), c.escAt, e.Type)
+		assert.Equal(t, string(refFrame(t, e)), string(encFrame(t, e)), e.Type)
+	}
+	assert.Equal(t, map[string]bool{EventMessageEnd: true, EventTurnEnd: true, EventAgentEnd: true}, seen)
+	require.True(t, tr.Ended())
+	for _, m := range tr.Messages() {
+		for _, c := range m.Content {
+			assert.Empty(t, c.escOf, "the run's messages drop the offsets")
+			assert.Nil(t, c.escAt)
+		}
+	}
+}
+
 func TestEncoderRefusesInvalidJSON(t *testing.T) {
 	var buf bytes.Buffer
 	enc := NewEncoder(&buf)

@@ -73,6 +73,11 @@ type Translator struct {
 	cur     *assistantState // the assistant message being built, nil between messages
 	lastID  string          // API message id of the last assistant message ended
 	pending int             // index into messages of a final message whose message_end waits for the result (its cost), or -1
+	// withEsc: indexes into messages of the turn's streamed messages,
+	// which keep their blocks' escape offsets (see [Content]) for the
+	// frames that carry them whole (message_end, turn_end, agent_end)
+	// until the turn ends.
+	withEsc []int
 
 	running map[string]Content // tool calls started and not yet answered, by id
 	// startedAt is when each tool_execution_start was shown, by id.
@@ -132,6 +137,7 @@ func (t *Translator) NextTurn() []Event {
 	out := t.endAssistant(nil)
 	out = t.flushPending(out)
 	out = t.endTurn(out)
+	t.dropEscapes()
 	t.between = true
 	return out
 }
@@ -226,7 +232,8 @@ func (t *Translator) Limits() Limits { return t.limits }
 // Ended reports whether agent_end has been emitted.
 func (t *Translator) Ended() bool { return t.ended }
 
-// Messages returns the messages of the run so far.
+// Messages returns the messages of the run so far (once it ended, without
+// the escape offsets its frames used).
 func (t *Translator) Messages() []Message { return t.messages }
 
 // Start begins the run with the user's message: agent_start, turn_start and
@@ -1041,13 +1048,17 @@ func (t *Translator) endAssistant(out []Event) []Event {
 	d := max(now-t.callStart, 0)
 	c.msg.DurationMs, c.msg.ThinkingLevel = &d, t.thinkingLevel
 	t.callStart = now // a message that follows in the same call (the CLI's continuation) counts from here
-	// The escape offsets served the updates; the few frames left that
-	// carry the message (message_end, turn_end, agent_end) escape it once
-	// each, and the offsets are not kept as long as the session's history.
-	for i := range c.msg.Content {
-		c.msg.Content[i].escOf, c.msg.Content[i].escAt = "", nil
-	}
 	t.messages = append(t.messages, c.msg)
+	// The escape offsets served the updates; they serve the frames that
+	// carry the message whole too (message_end, turn_end, agent_end: a
+	// long reply is written four times more), and go when its turn ends
+	// (dropEscapes), never into the session's history.
+	for i := range c.msg.Content {
+		if c.msg.Content[i].escOf != "" {
+			t.withEsc = append(t.withEsc, len(t.messages)-1)
+			break
+		}
+	}
 	t.turnAssistant = len(t.messages) - 1
 	t.lastID = c.id
 	var calls []Content
@@ -1106,6 +1117,7 @@ func (t *Translator) turnBoundary(out []Event) []Event {
 	t.between = false
 	if !t.turnOpen || t.turnAssistant >= 0 {
 		out = t.endTurn(out)
+		t.dropEscapes()
 		t.turnOpen = true
 		out = append(out, Event{Type: EventTurnStart})
 	}
@@ -1198,7 +1210,20 @@ func (t *Translator) endRun(out []Event, stop, errMsg string) []Event {
 	for i := range t.messages {
 		msgs[i] = t.messages[i].Clone()
 	}
+	t.dropEscapes()
 	return append(out, Event{Type: EventAgentEnd, Messages: msgs})
+}
+
+// dropEscapes drops the escape offsets the ended turn's messages kept:
+// the events made so far carry copies of the blocks, and the messages go
+// on without them ([Translator.Messages], the session's history).
+func (t *Translator) dropEscapes() {
+	for _, i := range t.withEsc {
+		for j := range t.messages[i].Content {
+			t.messages[i].Content[j].escOf, t.messages[i].Content[j].escAt = "", nil
+		}
+	}
+	t.withEsc = t.withEsc[:0]
 }
 
 func (t *Translator) lastAssistantIs(stop string) bool {
