@@ -144,3 +144,20 @@ func TestNextOwned(t *testing.T) {
 	}
 	assert.Equal(t, []string{"a", long, "b", strings.Repeat("y", 3<<20), "c"}, got)
 }
+
+// BenchmarkReaderLongLine reads lines as long as the CLI's assistant and
+// result lines for a 2 MB reply: B/op is what one such line allocates.
+func BenchmarkReaderLongLine(b *testing.B) {
+	line := strings.Repeat("z", 2_034_996) + "\n"
+	in := strings.Repeat(line, 2)
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		lr := NewReader(strings.NewReader(in), 0)
+		for {
+			if _, err := lr.Next(); err != nil {
+				break
+			}
+		}
+	}
+}
