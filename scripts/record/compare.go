@@ -101,7 +101,7 @@ func translateRecording(dir, name string) ([]string, error) {
 		}
 	}
 	evs = append(evs, tr.Finish("exit status 0")...)
-	evs = toolResultsInOrder(evs)
+	evs = subagentsApart(toolResultsInOrder(evs))
 	n := newNormalizer()
 	out := make([]string, len(evs))
 	for i, e := range evs {
@@ -112,6 +112,22 @@ func translateRecording(dir, name string) ([]string, error) {
 		out[i] = n.normalize(b)
 	}
 	return out, nil
+}
+
+// subagentsApart puts the sub-agents' events after the run's own, each
+// side in its order: a background sub-agent runs beside the parent's turn,
+// and the two interleave as they happen to run.
+func subagentsApart(evs []transform.Event) []transform.Event {
+	own := make([]transform.Event, 0, len(evs))
+	var subs []transform.Event
+	for _, e := range evs {
+		if e.Subagent != nil {
+			subs = append(subs, e)
+		} else {
+			own = append(own, e)
+		}
+	}
+	return append(own, subs...)
 }
 
 // toolResultsInOrder puts the results of tools the CLI ran in parallel in
@@ -164,6 +180,7 @@ func toolResultsInOrder(evs []transform.Event) []transform.Event {
 // carries the whole message so far.
 func abbreviate(e transform.Event) transform.Event {
 	short := func(s string) string {
+		s = usageText.ReplaceAllString(s, "$1: N") // before its length is told
 		if len(s) <= 300 {
 			return s
 		}
@@ -214,14 +231,18 @@ var (
 	// volatile are fields whose values differ between any two recordings:
 	// token counts and costs, the jittered retry delay, the clock (tools
 	// that end in another order take the times in another order).
-	volatile = regexp.MustCompile(`"(input|output|cacheRead|cacheWrite|totalTokens|total|tokensBefore|tokensAfter|delayMs|timestamp|durationMs)":[0-9.e+-]+`)
+	volatile = regexp.MustCompile(`"(input|output|cacheRead|cacheWrite|totalTokens|total|tokensBefore|tokensAfter|delayMs|timestamp|durationMs|totalDurationMs|totalTokens|tokens|contextTokens|endMs|currentToolStartMs)":[0-9.e+-]+`)
+	// usageText is the CLI's account of a sub-agent in its Agent tool's
+	// result text.
+	usageText = regexp.MustCompile(`(total_tokens|tool_uses|duration_ms): [0-9]+`)
 	// toolSaid is the fake API's reply after tool results: it names them
 	// in the order the CLI sent them, the order they ended.
 	toolSaid = regexp.MustCompile(`tool said: [^"\\]*`)
 	// ports are the fake API's, which error messages name.
 	ports = regexp.MustCompile(`127\.0\.0\.1:[0-9]+`)
 	// numbered are ids numbered by the fake API or chosen at random.
-	numbered = regexp.MustCompile(`toolu_fake[0-9]+|msg_fake[0-9]+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	// (The CLI's sub-agent ids are "a" and 16 hex digits.)
+	numbered = regexp.MustCompile(`toolu_fake[0-9]+|msg_fake[0-9]+|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\ba[0-9a-f]{16}\b`)
 	// scratch are the recordings' scratch folders, and the CLI's project
 	// folder named after them.
 	scratch = regexp.MustCompile(`/tmp/record-home-[0-9]+|-tmp-record-home-[0-9]+`)
@@ -235,6 +256,7 @@ func newNormalizer() *normalizer { return &normalizer{ids: map[string]string{}} 
 
 func (n *normalizer) normalize(b []byte) string {
 	s := volatile.ReplaceAllString(string(b), `"$1":N`)
+	s = usageText.ReplaceAllString(s, "$1: N") // in the texts abbreviate leaves whole
 	s = scratch.ReplaceAllString(s, "SCRATCH")
 	s = ports.ReplaceAllString(s, "127.0.0.1:PORT")
 	s = toolSaid.ReplaceAllStringFunc(s, func(said string) string {
