@@ -26,7 +26,8 @@
 //
 //   - state (state.go): the session (id, name, file, messages, fork), the
 //     model and limits the CLI reported, the host's settings (model,
-//     thinking level, flags, host tools), todos and bash context. One
+//     thinking level, fast mode, flags, host tools and URI schemes), todos
+//     and bash context. One
 //     mutex, short sections, no I/O under it.
 //   - runner (runner.go): the run, the queues, handed steering messages.
 //     Its mutex may be held while taking state's, never the reverse.
@@ -34,7 +35,15 @@
 //   - cliInfo (models.go): the CLI's models and commands, from the running
 //     CLI when the stream transport has one, else one query process shared
 //     by concurrent asks.
+//   - subagentRegistry (subagents.go): the CLI's sub-agents seen in the
+//     session (running ones, their transcripts), the host's subscription,
+//     and the background ones a stream run left running for the next run
+//     to adopt. Its lock is taken last.
 //   - frameWriter: stdout.
+//
+// A stream run's turn begins where the CLI reports its prompt line
+// started (command_lifecycle): lines before that are of a turn the CLI ran
+// by itself while the bridge was idle, and show as a turn of the run.
 //
 // # Ordering rules (what a host may rely on)
 //
