@@ -136,6 +136,11 @@ func allowInput(input json.RawMessage) map[string]any {
 
 func denial(msg string) map[string]any { return map[string]any{"behavior": "deny", "message": msg} }
 
+// textResult is MCP's CallToolResult of one text block.
+func textResult(text string, isError bool) map[string]any {
+	return map[string]any{"content": []map[string]string{{"type": "text", "text": text}}, "isError": isError}
+}
+
 // describeToolUse says in a line or two what the tool would do: the
 // command, the file, or the input itself.
 func describeToolUse(name string, r gjson.Result) string {
@@ -385,7 +390,7 @@ func (s *server) callHostTool(ctx context.Context, p gjson.Result) map[string]an
 			return map[string]any{"content": content, "isError": a.Get("isError").Bool()}
 		case <-ctx.Done():
 			s.out.send(hostToolCancelJSON{Type: "host_tool_cancel", ID: s.host.next("host_cancel_"), TargetID: id})
-			return map[string]any{"content": []map[string]string{{"type": "text", "text": "The tool call was cancelled."}}, "isError": true}
+			return textResult("The tool call was cancelled.", true)
 		}
 	}
 }

@@ -113,9 +113,7 @@ func uriTools(schemes []hostURIScheme) []map[string]any {
 // callURITool runs host_uri_read or host_uri_write: a host_uri_request,
 // answered by host_uri_result, as MCP's CallToolResult.
 func (s *server) callURITool(ctx context.Context, name string, args gjson.Result) map[string]any {
-	fail := func(msg string) map[string]any {
-		return map[string]any{"content": []map[string]string{{"type": "text", "text": msg}}, "isError": true}
-	}
+	fail := func(msg string) map[string]any { return textResult(msg, true) }
 	op := "read"
 	if name == uriWriteTool {
 		op = "write"
@@ -161,7 +159,7 @@ func (s *server) callURITool(ctx context.Context, name string, args gjson.Result
 			return fail(msg)
 		}
 		if op == "write" {
-			return map[string]any{"content": []map[string]string{{"type": "text", "text": "Wrote " + raw}}}
+			return textResult("Wrote "+raw, false)
 		}
 		text := a.Get("content").String()
 		if notes := a.Get("notes").Array(); len(notes) > 0 {
@@ -171,7 +169,7 @@ func (s *server) callURITool(ctx context.Context, name string, args gjson.Result
 			}
 			text += "\n\n[" + strings.Join(ns, "; ") + "]"
 		}
-		return map[string]any{"content": []map[string]string{{"type": "text", "text": text}}}
+		return textResult(text, false)
 	case <-ctx.Done():
 		s.out.send(hostURICancelJSON{Type: "host_uri_cancel", ID: s.host.next("uri_cancel_"), TargetID: id})
 		return fail(fmt.Sprintf("Host URI %s for %s was aborted", op, raw))
