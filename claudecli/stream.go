@@ -93,6 +93,7 @@ type streamProc struct {
 	name    string // the session's display name it was started with
 	stdin   *inbox
 	lines   chan []byte   // the CLI's output lines that are not control messages
+	free    chan []byte   // line buffers to read into again ([streamProc.recycle])
 	dead    chan struct{} // closed when stdout ended
 	seq     atomic.Int64
 
@@ -214,7 +215,7 @@ func (s *stream) startProc(session Session, warm bool) (*streamProc, error) {
 	}
 	sp := &streamProc{
 		p: p, session: session.ID, name: session.Name, stdin: newInbox(stdin),
-		lines: make(chan []byte, 64), dead: make(chan struct{}),
+		lines: make(chan []byte, 64), free: make(chan []byte, 128), dead: make(chan struct{}),
 		pending: map[string]chan gjson.Result{}, inflight: map[string]context.CancelFunc{},
 		host: s.cfg.Host, infoDone: make(chan struct{}),
 	}
@@ -249,26 +250,53 @@ func (sp *streamProc) read(maxLine int) {
 	defer close(sp.lines)
 	lr := jsonl.NewReader(sp.p.Stdout(), maxLine)
 	for {
-		line, err := lr.NextOwned()
+		var buf []byte
+		select {
+		case buf = <-sp.free:
+		default:
+		}
+		line, err := lr.NextOwned(buf)
 		if errors.Is(err, jsonl.ErrLineTooLong) {
 			continue // the turn loses that line; the CLI goes on
 		}
 		if err != nil {
 			return
 		}
-		if bytes.HasPrefix(line, []byte(`{"type":"control_response"`)) {
+		// Control lines are read here and copied from (gjson's
+		// ParseBytes and GetBytes copy).
+		switch {
+		case bytes.HasPrefix(line, []byte(`{"type":"control_response"`)):
 			sp.answer(line)
-			continue
-		}
-		if bytes.HasPrefix(line, []byte(`{"type":"control_request"`)) {
+		case bytes.HasPrefix(line, []byte(`{"type":"control_request"`)):
 			sp.serve(line)
-			continue
-		}
-		if bytes.HasPrefix(line, []byte(`{"type":"control_cancel_request"`)) {
+		case bytes.HasPrefix(line, []byte(`{"type":"control_cancel_request"`)):
 			sp.cancel(gjson.GetBytes(line, "request_id").String())
+		default:
+			sp.lines <- line
 			continue
 		}
-		sp.lines <- line
+		sp.recycle(line)
+	}
+}
+
+// maxRecycled is the capacity of the largest line buffer kept for reading
+// into again: the CLI's stream_event lines, the bulk of its output, are a
+// few hundred bytes each.
+const maxRecycled = 8 << 10
+
+// recycle keeps a line's buffer for the reader to read into again, when it
+// is small and fewer than cap(free) are kept. A turn's lines are valid
+// until its next Next ([Turn]): without this, each one was a new
+// allocation, the most of any in the bridge while a reply streams (the
+// CLI prints a line per API delta): 56 MB of garbage for a 2 MB reply in
+// 10-byte deltas, and the collections it made.
+func (sp *streamProc) recycle(line []byte) {
+	if line == nil || cap(line) > maxRecycled {
+		return
+	}
+	select {
+	case sp.free <- line[:0]:
+	default:
 	}
 }
 
@@ -431,6 +459,7 @@ func (s *stream) Close(flush time.Duration) {
 // caller releases it (or the process dies).
 type streamTurn struct {
 	sp          *streamProc
+	last        []byte        // the line Next returned last, recycled by the next call
 	ended       chan struct{} // closed when the turn is over
 	endOnce     sync.Once
 	dead        bool // the process died during the turn
@@ -464,6 +493,8 @@ func (t *streamTurn) waitEnded() {
 }
 
 func (t *streamTurn) Next() ([]byte, error) {
+	t.sp.recycle(t.last)
+	t.last = nil
 	select {
 	case <-t.ended:
 		return nil, io.EOF
@@ -477,6 +508,7 @@ func (t *streamTurn) Next() ([]byte, error) {
 			t.markEnded()
 			return nil, io.EOF
 		}
+		t.last = line
 		return line, nil
 	case <-t.ended:
 		return nil, io.EOF

@@ -108,19 +108,15 @@ func (lr *Reader) join(last []byte, n int) {
 	lr.parts = lr.parts[:0]
 }
 
-// NextOwned is [Reader.Next] returning a line the caller owns: a copy of a
-// short line, and a long one's own buffer, which the reader lets go of
-// anyway (so a 2 MB line is not copied).
-func (lr *Reader) NextOwned() ([]byte, error) {
+// NextOwned is [Reader.Next] returning a line the caller owns, in dst's
+// array when it fits (dst is a buffer the caller recycles; nil allocates
+// one): it is read there straight from the input buffer, and the reader
+// keeps no reference to it.
+func (lr *Reader) NextOwned(dst []byte) ([]byte, error) {
+	lr.buf = dst[:0]
 	line, err := lr.Next()
-	if err != nil {
-		return line, err
-	}
-	if cap(lr.buf) > keepBuffer {
-		lr.buf = nil
-		return line, nil
-	}
-	return append([]byte(nil), line...), nil
+	lr.buf = nil
+	return line, err
 }
 
 // contentLen is the length of a line of n bytes without its line ending;

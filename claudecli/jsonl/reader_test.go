@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -124,15 +125,16 @@ func FuzzReader(f *testing.F) {
 	})
 }
 
-// TestNextOwned: lines from NextOwned stay intact after later reads, the
-// long one handed over and the short ones copied.
+// TestNextOwned: lines from NextOwned stay intact after later reads, long
+// and short; a line goes into the buffer it is given when it fits, and into
+// a new one when it does not.
 func TestNextOwned(t *testing.T) {
 	long := strings.Repeat("x", 3<<20)
 	lr := NewReader(strings.NewReader("a\n"+long+"\nb\n"+strings.Repeat("y", 3<<20)+"\nc\n"), 0)
 	var got []string
 	var lines [][]byte
 	for {
-		b, err := lr.NextOwned()
+		b, err := lr.NextOwned(nil)
 		if errors.Is(err, io.EOF) {
 			break
 		}
@@ -143,6 +145,20 @@ func TestNextOwned(t *testing.T) {
 		got = append(got, string(b))
 	}
 	assert.Equal(t, []string{"a", long, "b", strings.Repeat("y", 3<<20), "c"}, got)
+
+	lr = NewReader(strings.NewReader("short\n"+long+"\nlast"), 0)
+	buf := make([]byte, 0, 16)
+	short, err := lr.NextOwned(buf)
+	require.NoError(t, err)
+	assert.Equal(t, "short", string(short))
+	assert.Same(t, unsafe.SliceData(buf), unsafe.SliceData(short), "read into the buffer given")
+	b, err := lr.NextOwned(buf[:0:len(buf)]) // too small: a new array
+	require.NoError(t, err)
+	assert.Equal(t, long, string(b))
+	b, err = lr.NextOwned(nil)
+	require.NoError(t, err)
+	assert.Equal(t, "last", string(b))
+	assert.Equal(t, "short", string(short), "the reader kept no reference to it")
 }
 
 // BenchmarkReaderLongLine reads lines as long as the CLI's assistant and
