@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -200,19 +199,38 @@ func (s *server) modelsLocked(info claudecli.Info) []modelInfo {
 	return out
 }
 
-// priceRe finds the price in a CLI model description: "$4/$20 per Mtok".
-var priceRe = regexp.MustCompile(`\$([0-9.]+)/\$([0-9.]+) per Mtok`)
-
-// priceOf reads a model's input and output price from its description;
-// the CLI does not tell cache prices.
+// priceOf reads a model's input and output price from its description
+// ("… $4/$20 per Mtok"); the CLI does not tell cache prices. A scan, not a
+// regexp: get_state describes every model each time it is asked, and hosts
+// poll it.
 func priceOf(desc string) modelCost {
-	m := priceRe.FindStringSubmatch(desc)
-	if m == nil {
-		return modelCost{}
+	for rest := desc; ; {
+		i := strings.IndexByte(rest, '$')
+		if i < 0 {
+			return modelCost{}
+		}
+		rest = rest[i+1:]
+		in, tail := leadingNumber(rest)
+		if in == "" || !strings.HasPrefix(tail, "/$") {
+			continue
+		}
+		out, tail := leadingNumber(tail[2:])
+		if out == "" || !strings.HasPrefix(tail, " per Mtok") {
+			continue
+		}
+		inPrice, _ := strconv.ParseFloat(in, 64)
+		outPrice, _ := strconv.ParseFloat(out, 64)
+		return modelCost{Input: inPrice, Output: outPrice}
 	}
-	in, _ := strconv.ParseFloat(m[1], 64)
-	out, _ := strconv.ParseFloat(m[2], 64)
-	return modelCost{Input: in, Output: out}
+}
+
+// leadingNumber splits s after its leading digits and dots.
+func leadingNumber(s string) (num, rest string) {
+	n := 0
+	for n < len(s) && (s[n] >= '0' && s[n] <= '9' || s[n] == '.') {
+		n++
+	}
+	return s[:n], s[n:]
 }
 
 // findModel finds the CLI model the host named, by alias or model id.
