@@ -49,7 +49,12 @@ const (
 // any other event (message_end, a tool event, a delta of another block)
 // first writes the held update, so no event is reordered or held back but
 // the deltas themselves. A frame the bridge makes (a response) goes out
-// ahead of the held update.
+// ahead of the held update, and a response ahead of the message_update
+// frames queued before it: in full mode each of those carries the whole
+// message so far (a 2 MB reply's last update and its text_end are 4 and
+// 6 MB), and a host's get_state waited behind both (F4, scripts/bench).
+// It never passes another kind of event (message_end, agent_end, a tool
+// event) nor another frame the bridge made.
 type frameWriter struct {
 	out      io.Writer
 	sink     *sink // what enc writes to: out, or one frame at a time once chunking
@@ -70,9 +75,12 @@ type frameWriter struct {
 // item is one frame to write: an event, or a response already encoded.
 type item struct {
 	ev    transform.Event
-	frame []byte    // set for a response
-	read  time.Time // when the line that made ev was read; zero when not traced
-	held  bool      // held for coalescing
+	frame []byte // set for a frame the bridge made (a response, a request to the host)
+	// response: frame is a response to a host's command, which may go out
+	// ahead of message_update frames queued before it (run).
+	response bool
+	read     time.Time // when the line that made ev was read; zero when not traced
+	held     bool      // held for coalescing
 	// chunk: after this frame (negotiate_protocol's answer), frames over
 	// rpcframe.MaxFrameBytes go out as rpc_chunk frames (omp's protocol v2).
 	chunk bool
@@ -125,7 +133,8 @@ func (w *frameWriter) sendItem(v any, chunk bool) {
 		return
 	}
 	w.lastRead.Store(0) // frames after a response come from no CLI line until one is read
-	w.queue(item{frame: b, chunk: chunk})
+	_, resp := v.(response)
+	w.queue(item{frame: b, chunk: chunk, response: resp})
 }
 
 // events queues events. The first events queued after a CLI line was read
@@ -260,8 +269,47 @@ func (w *frameWriter) run() {
 			traced = append(traced, item{read: it.read, held: it.held})
 		}
 	}
-	release := func() {
+	// pending holds items taken off the channel ahead of their turn
+	// (overtake), written before anything read from the channel after
+	// them; chDone says the channel was found closed meanwhile.
+	var pending []item
+	chDone := false
+	// overtake writes the responses queued behind only message_updates,
+	// before the message_update about to be written. The caller holds no
+	// item that is not a message_update: a response may not pass it.
+	overtake := func() {
+	drain:
+		for len(pending) < cap(w.ch) && !chDone {
+			select {
+			case it, ok := <-w.ch:
+				if !ok {
+					chDone = true
+					break drain
+				}
+				pending = append(pending, it)
+			default:
+				break drain
+			}
+		}
+		for i := 0; i < len(pending); {
+			switch p := &pending[i]; {
+			case p.response:
+				write(p)
+				pending = append(pending[:i], pending[i+1:]...)
+			case isUpdate(p):
+				i++
+			default:
+				return
+			}
+		}
+	}
+	// release writes the held update; mayOvertake when the caller holds no
+	// item other than a message_update.
+	release := func(mayOvertake bool) {
 		if h.active {
+			if mayOvertake {
+				overtake()
+			}
 			h.active = false
 			timer.Stop()
 			write(&h.item)
@@ -270,27 +318,39 @@ func (w *frameWriter) run() {
 	}
 	for {
 		var it item
-		var ok bool
-		select {
-		case it, ok = <-w.ch:
+		ok := true
+		switch {
+		case len(pending) > 0:
+			it = pending[0]
+			pending = pending[1:]
+			if len(pending) == 0 {
+				pending = nil // the array goes with its events
+			}
+		case chDone:
+			ok = false
 		default:
-			// Nothing more at once: what is written reaches the host now,
-			// and a held update waits for its window or the next frame.
-			flush()
 			select {
 			case it, ok = <-w.ch:
-			case <-timer.C: // (a stopped or reset timer delivers no stale tick)
-				release()
-				continue
+			default:
+				// Nothing more at once: what is written reaches the host
+				// now, and a held update waits for its window or the next
+				// frame.
+				flush()
+				select {
+				case it, ok = <-w.ch:
+				case <-timer.C: // (a stopped or reset timer delivers no stale tick)
+					release(true)
+					continue
+				}
 			}
 		}
 		if !ok {
-			release()
+			release(false)
 			flush()
 			return
 		}
 		if it.filter != nil {
-			release()
+			release(false)
 			only = it.filter
 			if len(only) == 0 {
 				only = nil
@@ -307,7 +367,11 @@ func (w *frameWriter) run() {
 			continue
 		}
 		if w.coalesce <= 0 || !isDelta(&it.ev) {
-			release()
+			upd := isUpdate(&it)
+			release(upd)
+			if upd {
+				overtake()
+			}
 			write(&it)
 			continue
 		}
@@ -316,11 +380,11 @@ func (w *frameWriter) run() {
 			it.read, it.held = h.read, true // the latency of the oldest delta in the frame
 			h.item = it
 			if !time.Now().Before(h.due) {
-				release() // deltas come without a pause: the window still ends
+				release(true) // deltas come without a pause: the window still ends
 			}
 			continue
 		}
-		release()
+		release(true) // it is a delta
 		now := time.Now()
 		due := now.Add(w.coalesce)
 		if gap := lastEnd.Add(time.Duration(lastSize/coalesceBudget) * w.coalesce); gap.After(due) {
@@ -391,6 +455,11 @@ func (m *messageIDs) assign(ev *transform.Event) {
 
 // isDelta reports whether ev is a message_update that only adds text to a
 // block: the kind that is coalesced.
+// isUpdate reports whether it is a message_update event.
+func isUpdate(it *item) bool {
+	return it.frame == nil && it.filter == nil && it.ev.Type == transform.EventMessageUpdate
+}
+
 func isDelta(ev *transform.Event) bool {
 	if ev.Type != transform.EventMessageUpdate {
 		return false

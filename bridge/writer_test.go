@@ -3,6 +3,7 @@ package bridge
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"io"
 	"os"
 	"strconv"
@@ -203,4 +204,67 @@ func TestLongMessagesUpdateLessOften(t *testing.T) {
 	assert.Greater(t, wait, 100*window)
 	assert.GreaterOrEqual(t, second.at.Sub(first.at), wait*9/10)
 	w.close()
+}
+
+// gatedWriter blocks its first Write until open is closed, so that what is
+// sent meanwhile queues behind the frame being written.
+type gatedWriter struct {
+	w       io.Writer
+	open    chan struct{}
+	writing chan struct{} // closed at the first Write
+	first   bool
+}
+
+func (g *gatedWriter) Write(p []byte) (int, error) {
+	if !g.first {
+		g.first = true
+		close(g.writing)
+		<-g.open
+	}
+	return g.w.Write(p)
+}
+
+// TestResponsesOvertakeUpdates: a response queued behind message_update
+// frames goes out before them, never before any other event nor before a
+// frame queued ahead of it, and the events keep their order.
+func TestResponsesOvertakeUpdates(t *testing.T) {
+	var text, end transform.Event
+	for _, e := range recorded(t, "text") {
+		if e.Type == transform.EventMessageUpdate && e.Update.Type == transform.TextEnd {
+			text = e
+		}
+		if e.Type == transform.EventMessageEnd && e.Message.Role == transform.RoleAssistant {
+			end = e
+		}
+	}
+	require.NotEmpty(t, text.Type)
+	require.NotEmpty(t, end.Type)
+	for _, coalesce := range []time.Duration{0, DefaultCoalesce} {
+		var out bytes.Buffer
+		g := &gatedWriter{w: &out, open: make(chan struct{}), writing: make(chan struct{})}
+		w := newFrameWriter(g, Options{Coalesce: coalesce})
+		w.send(okResponse(json.RawMessage(`"first"`), "get_state", nil)) // written whole: the gate holds it
+		<-g.writing
+		w.events([]transform.Event{text, text})
+		w.send(okResponse(json.RawMessage(`"r1"`), "get_state", nil))
+		w.send(agentSettledJSON{Type: "agent_settled"})
+		w.send(okResponse(json.RawMessage(`"r2"`), "get_state", nil))
+		w.events([]transform.Event{text, end})
+		w.send(okResponse(json.RawMessage(`"r3"`), "get_state", nil))
+		close(g.open)
+		w.close()
+		var got []string
+		for _, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
+			v := gjson.Parse(l)
+			got = append(got, v.Get("type").String()+v.Get("assistantMessageEvent.type").String()+v.Get("id").String())
+		}
+		assert.Equal(t, []string{
+			"responsefirst",
+			"responser1", // ahead of the two updates
+			"message_updatetext_end", "message_updatetext_end",
+			"agent_settled", "responser2", // a frame the bridge made is passed by no response
+			"message_updatetext_end", "message_end",
+			"responser3", // not ahead of message_end
+		}, got, "coalesce %v", coalesce)
+	}
 }
