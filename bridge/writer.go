@@ -273,6 +273,7 @@ func (w *frameWriter) run() {
 	// (overtake), written before anything read from the channel after
 	// them; chDone says the channel was found closed meanwhile.
 	var pending []item
+	queued := 0 // responses in pending
 	chDone := false
 	// overtake writes the responses queued behind only message_updates,
 	// before the message_update about to be written. The caller holds no
@@ -287,14 +288,18 @@ func (w *frameWriter) run() {
 					break drain
 				}
 				pending = append(pending, it)
+				if it.response {
+					queued++
+				}
 			default:
 				break drain
 			}
 		}
-		for i := 0; i < len(pending); {
+		for i := 0; i < len(pending) && queued > 0; {
 			switch p := &pending[i]; {
 			case p.response:
 				write(p)
+				queued--
 				pending = append(pending[:i], pending[i+1:]...)
 			case isUpdate(p):
 				i++
@@ -323,6 +328,9 @@ func (w *frameWriter) run() {
 		case len(pending) > 0:
 			it = pending[0]
 			pending = pending[1:]
+			if it.response {
+				queued--
+			}
 			if len(pending) == 0 {
 				pending = nil // the array goes with its events
 			}
