@@ -22,10 +22,13 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -182,8 +185,23 @@ func main() {
 	}
 }
 
+// scratchDir makes a recording's scratch folder (its HOME and working
+// folder), its name always as long: the CLI's texts name it (a background
+// Agent's output file), the fake API streams a tool result's text back in
+// 1,000-byte deltas, and with os.MkdirTemp's suffix (1 to 10 digits) a
+// name one digit shorter moved those deltas' boundaries, which -compare
+// reported as a difference (subagent-background, on 2.1.330).
+func scratchDir() (string, error) {
+	for {
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("record-home-%010d", rand.Uint32()))
+		if err := os.Mkdir(dir, 0o700); !errors.Is(err, fs.ErrExist) {
+			return dir, err
+		}
+	}
+}
+
 func record(srv *claudetest.Server, cli, out string, sc scenario) error {
-	home, err := os.MkdirTemp("", "record-home-")
+	home, err := scratchDir()
 	if err != nil {
 		return err
 	}
