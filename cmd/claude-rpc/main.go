@@ -49,7 +49,7 @@ func main() {
 	// anything else that would print there to stderr.
 	out := os.Stdout
 	os.Stdout = os.Stderr
-	setMemoryLimit()
+	memoryLimit = setMemoryLimit()
 	os.Exit(run(os.Args[1:], os.Stdin, out, os.Stderr))
 }
 
@@ -113,7 +113,7 @@ func serve(opts bridge.Options, stdin io.Reader, stdout io.Writer) int {
 		case <-ctx.Done():
 		}
 	}()
-	opts.Idle = releaseWhenIdle() // memlimit.go
+	opts.Idle = releaseWhenIdle(memoryLimit) // memlimit.go
 	log.Debug("serving", "claude", opts.CLI.Path, "cwd", opts.CLI.Dir, "version", buildVersion())
 	if err := bridge.Serve(ctx, stdin, stdout, opts); err != nil {
 		log.Error("serving", "err", err)
