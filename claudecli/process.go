@@ -259,11 +259,17 @@ func spawn(cfg Config, args []string, stdoutR, stdoutW *os.File, sys func(*exec.
 		stderrDone: make(chan struct{}),
 		done:       make(chan struct{}),
 	}
-	p.spool = newSpool(p.stdout)
+	p.spool = newSpool(p.stdout, isPipe(stdoutR))
 	afterStart(p)
 	go p.drainStderr(stderrR, cfg.Log)
 	go p.wait()
 	return p, stdinW, nil
+}
+
+// isPipe tells whether f is a pipe (not a terminal).
+func isPipe(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeNamedPipe != 0
 }
 
 func closeAll(fs ...*os.File) {

@@ -1,6 +1,7 @@
 package claudecli
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -139,7 +140,7 @@ func TestStartTurnMissingBinary(t *testing.T) {
 }
 
 func TestSpool(t *testing.T) {
-	s := newSpool(iotest.HalfReader(strings.NewReader(strings.Repeat("0123456789", 100_000))))
+	s := newSpool(iotest.HalfReader(strings.NewReader(strings.Repeat("0123456789", 100_000))), true)
 	out, err := io.ReadAll(iotest.OneByteReader(io.LimitReader(s, 10)))
 	require.NoError(t, err)
 	assert.Equal(t, "0123456789", string(out))
@@ -148,6 +149,44 @@ func TestSpool(t *testing.T) {
 	assert.Equal(t, strings.Repeat("0123456789", 100_000)[10:], string(rest))
 	_, err = s.Read(make([]byte, 1))
 	assert.ErrorIs(t, err, io.EOF)
+}
+
+// timedReader returns size bytes a read, n reads, noting when each was
+// called.
+type timedReader struct {
+	size, n int
+	calls   []time.Time
+}
+
+func (r *timedReader) Read(p []byte) (int, error) {
+	if len(r.calls) == r.n {
+		return 0, io.EOF
+	}
+	r.calls = append(r.calls, time.Now())
+	return copy(p, bytes.Repeat([]byte("x"), min(r.size, len(p)))), nil
+}
+
+// TestSpoolBatchesAFlood: once small reads come back to back, the spool
+// pauses between them so that the next takes what came meanwhile; on a
+// terminal it does not, nor after a read that filled half its buffer.
+func TestSpoolBatchesAFlood(t *testing.T) {
+	gaps := func(size int, batch bool) (paused int, total time.Duration) {
+		r := &timedReader{size: size, n: 20}
+		_, err := io.Copy(io.Discard, newSpool(r, batch))
+		require.NoError(t, err)
+		for i := 1; i < len(r.calls); i++ {
+			if r.calls[i].Sub(r.calls[i-1]) >= burstPause {
+				paused++
+			}
+		}
+		return paused, r.calls[len(r.calls)-1].Sub(r.calls[0])
+	}
+	paused, _ := gaps(300, true)
+	assert.Equal(t, 20-burstReads, paused, "a pause after each read from the %dth on", burstReads)
+	_, total := gaps(300, false)
+	assert.Less(t, total, 10*burstPause, "a terminal's reads are not paused")
+	_, total = gaps(spoolChunk/2, true)
+	assert.Less(t, total, 10*burstPause, "half a buffer read: the next at once")
 }
 
 // TestSpoolSmallReads: output read a line at a time is kept in full chunks,

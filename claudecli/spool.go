@@ -3,6 +3,7 @@ package claudecli
 import (
 	"io"
 	"sync"
+	"time"
 )
 
 // spoolCap bounds the output a spool holds for a slow reader (a turn's
@@ -25,10 +26,13 @@ type spool struct {
 	off    int      // bytes of chunks[0] already read
 	size   int      // unread bytes
 	err    error    // why reading stopped, once it has
+	batch  bool     // pause between reads while output flows (fill)
 }
 
-func newSpool(r io.Reader) *spool {
-	s := &spool{}
+// newSpool starts reading r. batch is for a pipe: reads from a terminal
+// return a few KiB at most, which fill would take for output trickling.
+func newSpool(r io.Reader, batch bool) *spool {
+	s := &spool{batch: batch}
 	s.cond = sync.NewCond(&s.mu)
 	go s.fill(r)
 	return s
@@ -38,14 +42,41 @@ func newSpool(r io.Reader) *spool {
 // spool keeps.
 const spoolChunk = 64 << 10
 
+// While the CLI's output flows (burstReads reads in a row each found data
+// within burstWait), fill pauses burstPause after a read that did not fill
+// half its buffer, so the next read takes many lines at once.
+//
+// The CLI writes each line on its own, a line per API delta: relaying a 2
+// MB reply in 10-byte deltas was ~200,000 reads, each waking the spool,
+// the turn's reader, the run and the writer in turn, and those wake-ups
+// and the read calls were most of the bridge's CPU (profiled). A model
+// streaming at its own pace (a delta every few ms or more) never trips
+// this; a flood does, and its lines then wait up to a pause (Go sleeps at
+// least ~1 ms on Linux, whatever is asked) before the bridge reads them.
+// A read that fills half its buffer is followed by the next at once, so
+// the pipe never stays full (a CLI that exits with its output unwritten
+// loses it, see spool).
+const (
+	burstWait  = time.Millisecond
+	burstReads = 4
+	burstPause = time.Millisecond
+)
+
 func (s *spool) fill(r io.Reader) {
 	// The CLI writes a line at a time: reads are often a few hundred bytes.
 	// They are copied into the last chunk while it has room, so the spool
 	// holds about what it queues, not a 64 KiB buffer per read (measured:
 	// 3.5 GB allocated, 200 MB heap, relaying a reply of 200,000 deltas).
 	buf := make([]byte, spoolChunk)
+	flowing := 0 // reads in a row that found data within burstWait
 	for {
+		start := time.Now()
 		n, err := r.Read(buf)
+		if n > 0 && time.Since(start) < burstWait {
+			flowing++
+		} else {
+			flowing = 0
+		}
 		s.mu.Lock()
 		if n > 0 {
 			s.push(buf[:n])
@@ -61,6 +92,9 @@ func (s *spool) fill(r io.Reader) {
 		s.mu.Unlock()
 		if stop {
 			return
+		}
+		if s.batch && flowing >= burstReads && n < spoolChunk/2 {
+			time.Sleep(burstPause)
 		}
 	}
 }
