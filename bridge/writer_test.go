@@ -176,6 +176,38 @@ func TestLoneDeltaIsWrittenAfterTheWindow(t *testing.T) {
 	w.close()
 }
 
+// TestHeldUpdateHoldsOnlyDeltas: the deltas that follow a held one are
+// merged into it, but nothing else waits for its window: a response and a
+// message_end go out at once.
+func TestHeldUpdateHoldsOnlyDeltas(t *testing.T) {
+	var deltas []transform.Event
+	var end transform.Event
+	for _, e := range recorded(t, "text") {
+		if e.Type == transform.EventMessageUpdate && e.Update.Type == transform.TextDelta {
+			deltas = append(deltas, e)
+		}
+		if e.Type == transform.EventMessageEnd && e.Message.Role == transform.RoleAssistant {
+			end = e
+		}
+	}
+	require.GreaterOrEqual(t, len(deltas), 3)
+	const window = 2 * time.Second
+	w := watch(t, window)
+	start := time.Now()
+	w.events(deltas[:3]) // the first held, the others merged into it
+	w.send(okResponse(json.RawMessage(`"r"`), "get_state", nil))
+	f := <-w.frames
+	assert.Less(t, f.at.Sub(start), window/2, "the response is not held")
+	assert.Equal(t, "r", gjson.Get(f.line, "id").String(), "ahead of the held update")
+	w.events([]transform.Event{end})
+	upd, last := <-w.frames, <-w.frames
+	assert.Less(t, last.at.Sub(start), window/2, "message_end is not held")
+	assert.Equal(t, deltas[0].Update.Delta+deltas[1].Update.Delta+deltas[2].Update.Delta,
+		gjson.Get(upd.line, "assistantMessageEvent.delta").String(), "one frame for the three deltas")
+	assert.Equal(t, "message_end", gjson.Get(last.line, "type").String())
+	w.close()
+}
+
 // TestNoCoalescing: with a zero window every delta is its own frame.
 func TestNoCoalescing(t *testing.T) {
 	evs := recorded(t, "text")
