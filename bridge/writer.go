@@ -31,6 +31,28 @@ const DefaultCoalesce = 4 * time.Millisecond
 // about every 16 ms, a 2 MB one about every half second.
 const coalesceBudget = 32 << 10
 
+// While frames of growAt bytes or more go out, the writer makes a pipe on
+// stdout bigPipe bytes (Linux: F_SETPIPE_SZ, pipesize_linux.go), and gives
+// it back its size once shrinkAfter has passed without one.
+//
+// A pipe holds 64 KiB: a frame goes through it in refills, each a wake-up
+// of the host's reader, then of the writer, and on a busy machine either
+// may wait for a CPU. In full mode a 2 MB reply's last updates are 4 MB and
+// its end 12 MB (text_end 6, message_end, turn_end, agent_end 2 each): 190
+// refills, which a response written after them waited for. Measured with
+// get_state every 20 ms during 2 MB replies (BenchmarkGetStateDuringReply
+// on stream): the slowest 29-60 ms with the pipe at 4 KiB, 11-28 at 64 KiB,
+// 20-27 at 256 KiB, 8-15 at 1 MiB. 1 MiB is the most an unprivileged
+// process may set (fs.pipe-max-size); the pages count against the user's
+// pipe-buffer quota (fs.pipe-user-pages-soft, 64 MiB by default), which is
+// why the pipe is grown only while large frames stream and not for good:
+// past the quota the call fails and the pipe stays as it was.
+const (
+	growAt      = 256 << 10
+	bigPipe     = 1 << 20
+	shrinkAfter = time.Second
+)
+
 // The shapes of message_update ([Options.MessageUpdates]).
 const (
 	UpdatesFull  = "full"
@@ -56,13 +78,16 @@ const (
 // It never passes another kind of event (message_end, agent_end, a tool
 // event) nor another frame the bridge made.
 type frameWriter struct {
-	out      io.Writer
-	sink     *sink // what enc writes to: out, or one frame at a time once chunking
-	enc      *transform.Encoder
-	log      *slog.Logger
-	ch       chan item
-	done     chan struct{}
-	coalesce time.Duration
+	out  io.Writer
+	sink *sink // what enc writes to: out, or one frame at a time once chunking
+	// shrinkAfter is how long after the last large frame a grown pipe
+	// gets its size back (the constant; tests shorten it).
+	shrinkAfter time.Duration
+	enc         *transform.Encoder
+	log         *slog.Logger
+	ch          chan item
+	done        chan struct{}
+	coalesce    time.Duration
 	// trace, when set, gets for each frame the time the CLI line that made
 	// it was read and the time it was written (benchmarks).
 	trace    func(read, written time.Time, held bool)
@@ -94,11 +119,16 @@ type item struct {
 type sink struct {
 	out   io.Writer
 	frame *bytes.Buffer // nil: write through
+	pipe  *pipeSizer    // out's, when it is a pipe that can be resized
+	n     int           // bytes of the frame being written so far
 }
 
 func (s *sink) Write(p []byte) (int, error) {
 	if s.frame != nil {
 		return s.frame.Write(p)
+	}
+	if s.n += len(p); s.n >= growAt && s.pipe != nil {
+		s.pipe.grow() // before the bulk of a large frame, not after it
 	}
 	return s.out.Write(p)
 }
@@ -107,8 +137,8 @@ func newFrameWriter(out io.Writer, opts Options) *frameWriter {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	sk := &sink{out: out}
-	w := &frameWriter{out: out, sink: sk, enc: transform.NewEncoder(sk), log: opts.Log, ch: make(chan item, 256),
+	sk := &sink{out: out, pipe: newPipeSizer(out)}
+	w := &frameWriter{out: out, sink: sk, shrinkAfter: shrinkAfter, enc: transform.NewEncoder(sk), log: opts.Log, ch: make(chan item, 256),
 		done: make(chan struct{}), coalesce: opts.Coalesce, trace: opts.Trace}
 	// The seam where the wire's shape of message_update is chosen: no
 	// handler and no event knows which one goes out.
@@ -209,8 +239,12 @@ func (w *frameWriter) run() {
 		lastSize int64     // its size
 		timer    = time.NewTimer(time.Hour)
 		traced   []item // frames written and not yet flushed, for the trace
+		// When a grown pipe is next given its size back (see growAt).
+		nextShrink  time.Time
+		shrinkTimer = time.NewTimer(time.Hour)
 	)
 	timer.Stop()
+	shrinkTimer.Stop()
 	failed := false
 	var chunker *rpcframe.Chunker // set once frames are chunked
 	var only map[string]bool      // set_event_filter's types; nil: all
@@ -233,6 +267,12 @@ func (w *frameWriter) run() {
 			return // keep draining so senders never block on a dead host
 		}
 		before := w.enc.Written() + int64(w.enc.Buffered())
+		w.sink.n = 0
+		defer func() {
+			if w.sink.n >= growAt {
+				nextShrink = time.Now().Add(w.shrinkAfter)
+			}
+		}()
 		var err error // an event that cannot be encoded, or the host gone
 		if it.frame != nil {
 			err = w.enc.Line(bytes.TrimSuffix(it.frame, []byte("\n")))
@@ -344,10 +384,22 @@ func (w *frameWriter) run() {
 				// now, and a held update waits for its window or the next
 				// frame.
 				flush()
+				var shrinkC <-chan time.Time
+				if w.sink.pipe != nil && w.sink.pipe.grown {
+					shrinkTimer.Reset(time.Until(nextShrink))
+					shrinkC = shrinkTimer.C
+				}
 				select {
 				case it, ok = <-w.ch:
 				case <-timer.C: // (a stopped or reset timer delivers no stale tick)
 					release(true)
+					continue
+				case <-shrinkC:
+					// The pipe gives back its size once the host has read
+					// what it holds beyond it; until then, try again.
+					if w.sink.pipe.shrink(); w.sink.pipe.grown {
+						nextShrink = time.Now().Add(w.shrinkAfter / 4)
+					}
 					continue
 				}
 			}
