@@ -17,16 +17,16 @@ import (
 // buffers (its text as it grows, the CLI's 2 MB assistant and result
 // lines): measured relaying a 2 MB reply, a peak RSS of 28 MiB, against
 // 19.6 MiB with a 10 MiB limit (scripts/bench, BenchmarkRelay). The limit
-// is soft: a session whose history needs more memory gets it, the GC then
-// running more often (the runtime caps it at half the CPU).
+// is soft, and it is the room above what stays live between runs: it moves
+// with the session's history each time the bridge goes idle (releaseMemory).
 //
 // 12.5 MiB, not 10: near the end of a 2 MB reply the heap holds ~5 MB
 // (the text, the CLI's assistant line being read, its output spooled) and
 // the runtime ~7 more (metadata, stacks, spans' unused room), so under 10
 // MiB the GC ran back to back from the middle of the reply on. Relaying
 // 2 MB replies in 10-byte deltas with get_state every 20 ms (F4), per
-// reply: ~1,200-1,500 collections at 10 MiB, 300-500 at 12.5, ~20 at
-// 18; the bridge's CPU 3.3-3.6 s, 2.9-3.2 s, 2.7 s; the slowest get_state
+// reply, three in one session (before the limit followed the history):
+// ~1,200-1,500 collections at 10 MiB, 300-500 at 12.5, ~20 at 18; the bridge's CPU 3.3-3.6 s, 2.9-3.2 s, 2.7 s; the slowest get_state
 // of a reply up to 29 ms, 14 ms, 11 ms. BenchmarkRelay's peak RSS: 18.27
 // MiB at 10, 18.86 at 12.5, 20.22 at 16 (over the relay's 20 MiB goal).
 const defaultMemoryLimit = 25 << 19
