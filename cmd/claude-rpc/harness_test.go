@@ -82,6 +82,7 @@ type rpcProc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stderr *lockedBuffer
+	stdout *os.File // the read end of its stdout pipe
 
 	frames chan []byte
 	exited chan struct{}
@@ -167,6 +168,7 @@ func (b *rpcProc) start(env []string, args ...string) {
 	// can drop the last frames still in the pipe unread.
 	stdout, pw, err := os.Pipe()
 	require.NoError(t, err)
+	b.stdout = stdout
 	b.cmd.Stdout = pw
 	require.NoError(t, b.cmd.Start())
 	_ = pw.Close() // the child has it: EOF comes when it exits
