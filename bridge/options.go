@@ -80,9 +80,12 @@ type Options struct {
 	Prewarm bool
 
 	// Idle, when set, is called each time a run ends and nothing more
-	// runs (its last frames, session_settled among them, are queued). It
-	// is called with the bridge's run lock held and must return at once
-	// (claude-rpc resets a timer that gives the heap back to the OS).
+	// runs (its last frames, session_settled among them, are queued), and
+	// when the session in use changes while nothing runs (new_session,
+	// switch_session, fork, …; a session loaded at start). It is called
+	// with the bridge's run lock held and must return at once (claude-rpc
+	// resets a timer that gives the heap back to the OS and sets its
+	// memory limit above what stays live).
 	Idle func()
 
 	// transport, when set, is used instead of the one Transport names

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -854,7 +855,8 @@ func TestSubagents(t *testing.T) {
 
 // TestIdleWhenNothingRuns: Options.Idle is called once a run has ended and
 // nothing more runs (a follow-up's turn is the same run; abort_and_prompt's
-// prompt runs right after the aborted run), and after a compaction.
+// prompt runs right after the aborted run), after a compaction, and after
+// a session change while nothing runs.
 func TestIdleWhenNothingRuns(t *testing.T) {
 	rec, compact := recording(t, "text"), recording(t, "compact")
 	var mu sync.Mutex
@@ -887,6 +889,25 @@ func TestIdleWhenNothingRuns(t *testing.T) {
 	assert.Eventually(t, func() bool { return idles() == 3 }, waitFor, time.Millisecond, "after abort_and_prompt's run")
 	time.Sleep(50 * time.Millisecond)
 	assert.Equal(t, 3, idles())
+	// A session change while nothing runs: the heap keeps another history.
+	r.answer(r.send(`{"type":"new_session"}`))
+	assert.Equal(t, 4, idles(), "after new_session")
+}
+
+// TestIdleAfterASessionLoadedAtStart: a bridge started on a session with
+// messages calls Options.Idle once before it serves (the heap now keeps
+// that history); one started on none does not.
+func TestIdleAfterASessionLoadedAtStart(t *testing.T) {
+	for _, tc := range []struct {
+		session string
+		idles   int32
+	}{{"../testdata/cli/transcript.transcript.jsonl", 1}, {"", 0}} {
+		var idles atomic.Int32
+		r := newRig(t, &claudetest.Transport{}, Options{Session: tc.session, Idle: func() { idles.Add(1) }})
+		st := r.answer(r.send(`{"type":"get_state"}`))
+		assert.Equal(t, tc.session != "", st.Get("data.messageCount").Int() > 0, "%q: %s", tc.session, st.Raw)
+		assert.Equal(t, tc.idles, idles.Load(), "session %q", tc.session)
+	}
 }
 
 // resultAfter replays rec up to its result, which it emits once gate is

@@ -32,6 +32,9 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 		return err
 	}
 	defer s.shutdown()
+	if len(s.st.messages) > 0 {
+		s.idleNow() // a session's history loaded at start (--session, --continue)
+	}
 
 	lines := make(chan inLine, 1)
 	go readLines(in, opts.MaxLine, lines)

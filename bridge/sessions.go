@@ -79,9 +79,24 @@ func (s *server) switchTo(c *call, l *loaded, f *fork) {
 	s.runs.mu.Unlock()
 	c.settle()
 	if r != nil {
-		<-r.done
+		<-r.done // its end calls Options.Idle when nothing runs then
+	} else {
+		s.idleNow()
 	}
 	s.prewarm() // the new session's process
+}
+
+// idleNow calls Options.Idle when nothing runs. The session in use
+// changed: its messages are what the heap keeps between runs.
+func (s *server) idleNow() {
+	if s.opts.Idle == nil {
+		return
+	}
+	s.runs.mu.Lock()
+	defer s.runs.mu.Unlock()
+	if s.runs.cur == nil {
+		s.opts.Idle()
+	}
 }
 
 func (s *server) newSession(c *call) (any, error) {
