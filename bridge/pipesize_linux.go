@@ -51,8 +51,8 @@ func (p *pipeSizer) fcntl(op, arg int) int {
 
 // grow makes the pipe bigPipe bytes. It fails (and nothing changes) past
 // the user's pipe-buffer quota (fs.pipe-user-pages-soft) or the largest
-// size an unprivileged process may set (fs.pipe-max-size): both are
-// Linux's defaults for bigPipe.
+// size an unprivileged process may set (fs.pipe-max-size, which is
+// bigPipe by default).
 func (p *pipeSizer) grow() {
 	if !p.grown && p.fcntl(unix.F_SETPIPE_SZ, bigPipe) >= bigPipe {
 		p.grown = true

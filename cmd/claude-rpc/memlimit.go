@@ -26,8 +26,9 @@ import (
 // MiB the GC ran back to back from the middle of the reply on. Relaying
 // 2 MB replies in 10-byte deltas with get_state every 20 ms (F4), per
 // reply, three in one session (before the limit followed the history):
-// ~1,200-1,500 collections at 10 MiB, 300-500 at 12.5, ~20 at 18; the bridge's CPU 3.3-3.6 s, 2.9-3.2 s, 2.7 s; the slowest get_state
-// of a reply up to 29 ms, 14 ms, 11 ms. BenchmarkRelay's peak RSS: 18.27
+// ~1,200-1,500 collections at 10 MiB, 300-500 at 12.5, ~20 at 18; the
+// bridge's CPU 3.3-3.6 s, 2.9-3.2 s, 2.7 s; the slowest get_state of a
+// reply up to 29 ms, 14 ms, 11 ms. BenchmarkRelay's peak RSS: 18.27
 // MiB at 10, 18.86 at 12.5, 20.22 at 16 (over the relay's 20 MiB goal).
 const defaultMemoryLimit = 25 << 19
 
@@ -62,12 +63,18 @@ func setMemoryLimit() int64 {
 // profilerTable is the memory the runtime mapped for its profiles' hash
 // table: 0 when it made none.
 func profilerTable() int64 {
-	s := []metrics.Sample{{Name: "/memory/classes/profiling/buckets:bytes"}}
+	return min(bytesMetric("/memory/classes/profiling/buckets:bytes"), 4<<20)
+}
+
+// bytesMetric reads a runtime/metrics figure in bytes: 0 when the runtime
+// has no such metric.
+func bytesMetric(name string) int64 {
+	s := []metrics.Sample{{Name: name}}
 	metrics.Read(s)
 	if s[0].Value.Kind() != metrics.KindUint64 {
 		return 0
 	}
-	return int64(min(s[0].Value.Uint64(), 4<<20))
+	return int64(s[0].Value.Uint64())
 }
 
 // releaseDelay is how long the bridge stays idle after a run before it
@@ -108,16 +115,7 @@ func releaseWhenIdle(base int64) func() {
 func releaseMemory(base int64) {
 	debug.FreeOSMemory()
 	if base > 0 {
-		debug.SetMemoryLimit(base + liveHeap())
+		// The heap the collection just made found live.
+		debug.SetMemoryLimit(base + bytesMetric("/gc/heap/live:bytes"))
 	}
-}
-
-// liveHeap is the heap the last collection found live, in bytes.
-func liveHeap() int64 {
-	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return int64(s[0].Value.Uint64())
 }
