@@ -151,42 +151,71 @@ func TestSpool(t *testing.T) {
 	assert.ErrorIs(t, err, io.EOF)
 }
 
-// timedReader returns size bytes a read, n reads, noting when each was
-// called.
-type timedReader struct {
-	size, n int
-	calls   []time.Time
+// fakeClock is a spool's clock that moves only when told: by a read
+// (floodReader) or by a pause, which it counts.
+type fakeClock struct {
+	t      time.Time
+	paused int
 }
 
-func (r *timedReader) Read(p []byte) (int, error) {
-	if len(r.calls) == r.n {
+func (c *fakeClock) now() time.Time { return c.t }
+
+func (c *fakeClock) sleep(d time.Duration) {
+	c.paused++
+	c.t = c.t.Add(d)
+}
+
+// floodReader returns size bytes a read, n reads, each taking no time on
+// the clock but the reads listed in slow, which take burstWait.
+type floodReader struct {
+	clock   *fakeClock
+	size, n int
+	slow    map[int]bool // 1-based read numbers
+	reads   int
+}
+
+func (r *floodReader) Read(p []byte) (int, error) {
+	if r.reads == r.n {
 		return 0, io.EOF
 	}
-	r.calls = append(r.calls, time.Now())
+	r.reads++
+	if r.slow[r.reads] {
+		r.clock.t = r.clock.t.Add(burstWait)
+	}
 	return copy(p, bytes.Repeat([]byte("x"), min(r.size, len(p)))), nil
 }
 
-// TestSpoolBatchesAFlood: once small reads come back to back, the spool
-// pauses between them so that the next takes what came meanwhile; on a
-// terminal it does not, nor after a read that filled half its buffer.
+// TestSpoolBatchesAFlood: once burstReads reads in a row found data at
+// once, the spool pauses after each small read so that the next takes
+// what came meanwhile; on a terminal it does not, nor after a read that
+// filled half its buffer, and a read that waited starts the count again.
 func TestSpoolBatchesAFlood(t *testing.T) {
-	gaps := func(size int, batch bool) (paused int, total time.Duration) {
-		r := &timedReader{size: size, n: 20}
-		_, err := io.Copy(io.Discard, newSpool(r, batch))
-		require.NoError(t, err)
-		for i := 1; i < len(r.calls); i++ {
-			if r.calls[i].Sub(r.calls[i-1]) >= burstPause {
-				paused++
+	for _, tc := range []struct {
+		name   string
+		size   int
+		batch  bool
+		slow   []int
+		paused int
+	}{
+		{"pipe, small reads: a pause after each from the 4th", 300, true, nil, 20 - burstReads + 1},
+		{"terminal: never", 300, false, nil, 0},
+		{"half a buffer read: the next at once", spoolChunk / 2, true, nil, 0},
+		{"a read that waited: counted again from it", 300, true, []int{10}, 6 + 7},
+		{"every read waited: never", 300, true, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := &fakeClock{t: time.Unix(0, 0)}
+			r := &floodReader{clock: clock, size: tc.size, n: 20, slow: map[int]bool{}}
+			for _, k := range tc.slow {
+				r.slow[k] = true
 			}
-		}
-		return paused, r.calls[len(r.calls)-1].Sub(r.calls[0])
+			s := startSpool(&spool{batch: tc.batch, now: clock.now, sleep: clock.sleep}, r)
+			out, err := io.ReadAll(s)
+			require.NoError(t, err)
+			assert.Len(t, out, 20*tc.size)
+			assert.Equal(t, tc.paused, clock.paused)
+		})
 	}
-	paused, _ := gaps(300, true)
-	assert.Equal(t, 20-burstReads, paused, "a pause after each read from the %dth on", burstReads)
-	_, total := gaps(300, false)
-	assert.Less(t, total, 10*burstPause, "a terminal's reads are not paused")
-	_, total = gaps(spoolChunk/2, true)
-	assert.Less(t, total, 10*burstPause, "half a buffer read: the next at once")
 }
 
 // TestSpoolSmallReads: output read a line at a time is kept in full chunks,

@@ -27,12 +27,21 @@ type spool struct {
 	size   int      // unread bytes
 	err    error    // why reading stopped, once it has
 	batch  bool     // pause between reads while output flows (fill)
+
+	// fill's clock: time.Now and time.Sleep but in tests, which count
+	// the pauses without depending on how busy the machine is.
+	now   func() time.Time
+	sleep func(time.Duration)
 }
 
 // newSpool starts reading r. batch is for a pipe: reads from a terminal
 // return a few KiB at most, which fill would take for output trickling.
 func newSpool(r io.Reader, batch bool) *spool {
-	s := &spool{batch: batch}
+	return startSpool(&spool{batch: batch, now: time.Now, sleep: time.Sleep}, r)
+}
+
+// startSpool starts s reading r; s has its batch and clock set.
+func startSpool(s *spool, r io.Reader) *spool {
 	s.cond = sync.NewCond(&s.mu)
 	go s.fill(r)
 	return s
@@ -70,9 +79,9 @@ func (s *spool) fill(r io.Reader) {
 	buf := make([]byte, spoolChunk)
 	flowing := 0 // reads in a row that found data within burstWait
 	for {
-		start := time.Now()
+		start := s.now()
 		n, err := r.Read(buf)
-		if n > 0 && time.Since(start) < burstWait {
+		if n > 0 && s.now().Sub(start) < burstWait {
 			flowing++
 		} else {
 			flowing = 0
@@ -94,7 +103,7 @@ func (s *spool) fill(r io.Reader) {
 			return
 		}
 		if s.batch && flowing >= burstReads && n < spoolChunk/2 {
-			time.Sleep(burstPause)
+			s.sleep(burstPause)
 		}
 	}
 }
