@@ -87,6 +87,17 @@ func TestNPMPackage(t *testing.T) {
 	assert.Equal(t, string(bridge.Schema()), string(schemaJSON))
 	platPkg, err := os.ReadFile(filepath.Join(mods, "@claude-rpc", "claude-rpc-"+platform, "package.json"))
 	require.NoError(t, err)
+	// Both packages say their licence and carry its text.
+	license, err := os.ReadFile(filepath.Join(root, "LICENSE"))
+	require.NoError(t, err)
+	for _, pkg := range []string{filepath.Join(mods, "claude-rpc"), filepath.Join(mods, "@claude-rpc", "claude-rpc-"+platform)} {
+		manifest, err := os.ReadFile(filepath.Join(pkg, "package.json"))
+		require.NoError(t, err)
+		assert.Equal(t, "MIT", gjson.GetBytes(manifest, "license").String(), pkg)
+		text, err := os.ReadFile(filepath.Join(pkg, "LICENSE"))
+		require.NoError(t, err, "%s carries LICENSE", pkg)
+		assert.Equal(t, string(license), string(text), pkg)
+	}
 	assert.Equal(t, `["linux"]`, gjson.GetBytes(platPkg, "os|@ugly").Raw)
 	assert.Equal(t, `["`+cpu+`"]`, gjson.GetBytes(platPkg, "cpu|@ugly").Raw)
 
