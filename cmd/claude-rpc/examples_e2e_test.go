@@ -126,3 +126,40 @@ func copyNodeExample(t *testing.T, dir string) {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, f), b, 0o644))
 	}
 }
+
+// TestReadmeHost runs the README's Node host snippet (the ```js block under
+// "A host in a dozen lines") as a reader would paste it: claude-rpc on PATH,
+// the CLI found through CLAUDE_RPC_CLAUDE_PATH, against the fake API. It
+// prints the reply and exits once claude-rpc, its stdin closed, has exited.
+func TestReadmeHost(t *testing.T) {
+	t.Parallel()
+	_, err := exec.LookPath("node")
+	require.NoError(t, err, "node runs the README's host")
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(readme), "\n## A host in a dozen lines\n")
+	require.True(t, ok, "README.md has no section \"A host in a dozen lines\"")
+	_, block, ok := strings.Cut(section, "\n```js\n")
+	require.True(t, ok, "the section has no ```js block")
+	code, _, ok := strings.Cut(block, "\n```\n")
+	require.True(t, ok, "the ```js block does not end")
+
+	dir, bin := t.TempDir(), t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "host.mjs"), []byte(code+"\n"), 0o644))
+	require.NoError(t, os.Symlink(binPath, filepath.Join(bin, "claude-rpc")))
+	srv := claudetest.Start(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "host.mjs", "hello [[say:Hi from the README\u2028host]]")
+	cmd.Dir = dir
+	cmd.Env = append(srv.CLIEnv(t.TempDir()),
+		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"CLAUDE_RPC_CLAUDE_PATH="+claudetest.CLI(t), "CLAUDE_RPC_CWD="+dir)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "stdout:\n%s\nstderr:\n%s", out, tail(stderr.String(), 3000))
+	// The reply whole, U+2028 inside it: the snippet splits frames on LF only.
+	assert.Equal(t, "Hi from the README\u2028host", string(out))
+	assert.Len(t, requestsEndingWith(srv.MessagesRequests(), "hello [[say:Hi from the README\u2028host]]"), 1, "the prompt reached the API")
+}
