@@ -209,8 +209,6 @@ function toolMarker(tool, cwd) {
 		write: m("Write", { file_path: abs("new.txt"), content: "written\n" }),
 		edit: m("Edit", { file_path: abs("b.txt"), old_string: "two", new_string: "deux" }),
 		bash: "[[bash:ls]]",
-		grep: m("Grep", { pattern: "alpha" }),
-		find: m("Glob", { pattern: "*.txt" }),
 	};
 	return (target === "pi" ? pi : claude)[tool];
 }
@@ -241,7 +239,10 @@ const scenarios = {
 		seed(ed.cwd);
 		await ed.newSession();
 		const turns = {};
-		const list = target === "pi" ? ["read", "write", "edit", "bash", "grep", "find", "ls"] : ["read", "write", "edit", "bash", "grep", "find"];
+		// pi's grep, find and ls are there when pi runs with --tools naming
+		// them; the CLI 2.1.328 offers no Grep or Glob ("not available in
+		// this session": it points the model at grep and find through Bash).
+		const list = target === "pi" ? ["read", "write", "edit", "bash", "grep", "find", "ls"] : ["read", "write", "edit", "bash"];
 		for (const tool of list) turns[tool] = await ed.prompt(`acp tool ${tool} ${toolMarker(tool, ed.cwd)}`);
 		const files = { "new.txt": readOrNull(path.join(ed.cwd, "new.txt")), "b.txt": readOrNull(path.join(ed.cwd, "b.txt")) };
 		return { turns, files, permissions: ed.permissions };
@@ -272,7 +273,9 @@ const scenarios = {
 		await ed.newSession();
 		const from = ed.updates.length;
 		const p = ed.prompt("acp cancel [[slow:400]]");
-		await ed.waitFor(() => ed.updates.slice(from).some((u) => u.sessionUpdate === "agent_message_chunk"), 30000, "the first text chunk");
+		// The reply's first words (pi-acp's startup note, also a text chunk,
+		// may come first).
+		await ed.waitFor(() => ed.updates.slice(from).some((u) => u.sessionUpdate === "agent_message_chunk" && u.content?.text?.includes("word")), 30000, "the reply's first words");
 		const t0 = Date.now();
 		await ed.conn.cancel({ sessionId: ed.sessionId });
 		const turn = await p;
