@@ -191,6 +191,9 @@ func conversation(req gjson.Result) []string {
 	var out []string
 	for _, m := range req.Get("messages").Array() {
 		role := m.Get("role").String()
+		if role != "user" && role != "assistant" {
+			continue // the CLI's own system-role block about the environment
+		}
 		blocks := m.Get("content").Array()
 		if m.Get("content").Type == gjson.String {
 			blocks = []gjson.Result{gjson.Parse(fmt.Sprintf(`{"type":"text","text":%s}`, m.Get("content").Raw))}
