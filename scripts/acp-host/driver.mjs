@@ -289,7 +289,9 @@ const scenarios = {
 		const { res } = await ed.newSession();
 		const before = sessionInfo(res);
 		const first = await ed.prompt("acp model before");
-		const to = before.modelIds.find((id) => id !== before.currentModelId) ?? null;
+		// The last option: the first is often the one the agent runs already
+		// under another name (claude-rpc's "default" is the CLI's Opus).
+		const to = [...before.modelIds].reverse().find((id) => id !== before.currentModelId) ?? null;
 		const from = ed.updates.length;
 		let set = null, setError = null;
 		try {
