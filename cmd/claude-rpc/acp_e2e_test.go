@@ -301,6 +301,7 @@ var acpChecks = []acpCheck{
 		assert.Empty(t, m.Get("setError").String())
 		assert.Equal(t, []string{"high"}, strs(m.Get("modeUpdates")))
 		assert.Equal(t, "end_turn", m.Get("after.stopReason").String())
+		assert.Equal(t, "high", r.request(t, "acp mode after").Get("output_config.effort").String(), "the level reached the API")
 	}},
 	{"mode switch: nothing extra in the conversation", func(t *testing.T, r *acpRun) {
 		assert.Equal(t, []string{"user: acp mode after"}, conversation(r.request(t, "acp mode after")))
