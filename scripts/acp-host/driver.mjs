@@ -20,7 +20,13 @@
 //   PI_ACP_PI_COMMAND and the rest of the environment go to pi-acp as is.
 //
 // Every prompt's text is unique, so the test can find the fake API's
-// request for it. The report: {"scenarios":[{name, …, error?}]}.
+// request for it. The report: {"scenarios":[{name, …, error?}]}. To read a
+// whole report: ACP_DUMP=/some/folder go test ./cmd/claude-rpc -run
+// 'TestPiACP' writes each test's report there.
+//
+// Models are switched as ACP 0.26 clients do, with
+// session/set_config_option "model": the SDK 0.26 has no session/set_model
+// (pi-acp's unstable_setSessionModel is unreachable through it).
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
