@@ -103,7 +103,7 @@ func (s *server) canUseTool(ctx context.Context, r gjson.Result) (any, error) {
 	case strings.HasPrefix(name, "mcp__"+hostServer+"__"):
 		return allowInput(input), nil // the host defined the tool: its call is its consent
 	case !s.opts.Ask:
-		return denial("claude-rpc was not started with --ask; tools that need permission are refused"), nil
+		return denial("claude-rpc runs with --ask=false: tools that need permission are refused"), nil
 	}
 	title := r.Get("display_name").String()
 	if title == "" {

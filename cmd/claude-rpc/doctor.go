@@ -88,7 +88,7 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 			tp = fmt.Sprintf("%s, not %s: the CLI %s lacks what %s needs (these work here: %s)", opts.Transport, asked, ver, asked, strings.Join(works, ", "))
 		}
 		d.line(statusOK, "transport", tp)
-		if cfg.GetBool("ask") && !opts.Ask {
+		if cfg.GetBool("ask") && cfg.GetString("transport") == claudecli.TransportStream && !opts.Ask {
 			d.line(statusWarn, "--ask", fmt.Sprintf("off: the CLI %s cannot ask the host (see above); tools that need permission are refused", ver))
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,16 +68,71 @@ func TestPermissionAnswers(t *testing.T) {
 	}
 }
 
+// TestWithoutAskToolsAreNotAsked: with --ask=false, and on the pipe
+// transport (where asking is off by default), a tool that needs permission
+// is refused without a dialog.
 func TestWithoutAskToolsAreNotAsked(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t)
-	prompt, path := b.writePrompt("out.txt")
-	frames := b.runPrompt(prompt)
-	for _, f := range frames {
-		assert.NotEqual(t, "extension_ui_request", f.Get("type").String())
+	for _, args := range [][]string{{"--ask=false"}, {"--transport", "pipe"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			t.Parallel()
+			b := startBridge(t, args...)
+			prompt, path := b.writePrompt("out.txt")
+			frames := b.runPrompt(prompt)
+			for _, f := range frames {
+				assert.NotEqual(t, "extension_ui_request", f.Get("type").String())
+			}
+			_, err := os.Stat(path)
+			assert.True(t, os.IsNotExist(err), "refused")
+			assert.True(t, last(frames, "tool_execution_end", "").Get("isError").Bool())
+		})
 	}
-	_, err := os.Stat(path)
-	assert.True(t, os.IsNotExist(err), "the CLI refuses on its own")
+}
+
+// TestAskByDefault: on the default (stream) transport without flags, the
+// host is asked before a tool that needs permission; the dialog carries
+// pi's timeout field, --ask-timeout's default. A host that never answers is
+// not held past it: the tool is denied, the dialog withdrawn, the run goes
+// on.
+func TestAskByDefault(t *testing.T) {
+	t.Parallel()
+	t.Run("answered", func(t *testing.T) {
+		t.Parallel()
+		b := startBridge(t)
+		prompt, path := b.writePrompt("out.txt")
+		require.True(t, b.call(map[string]any{"type": "prompt", "message": prompt}).Get("success").Bool())
+		frames := b.until(30*time.Second, isType("extension_ui_request"))
+		req := frames[len(frames)-1]
+		assert.Equal(t, "select", req.Get("method").String())
+		assert.Equal(t, DefaultAskTimeout.Milliseconds(), req.Get("timeout").Int())
+		b.sendJSON(map[string]any{"type": "extension_ui_response", "id": req.Get("id").String(), "value": "Allow once"})
+		frames = b.until(30*time.Second, isType("agent_end"))
+		assert.False(t, last(frames, "tool_execution_end", "").Get("isError").Bool())
+		assert.FileExists(t, path)
+	})
+	t.Run("never answered", func(t *testing.T) {
+		t.Parallel()
+		b := startBridge(t, "--ask-timeout", "1500ms")
+		prompt, path := b.writePrompt("out.txt")
+		require.True(t, b.call(map[string]any{"type": "prompt", "message": prompt}).Get("success").Bool())
+		frames := b.until(30*time.Second, isType("extension_ui_request"))
+		req := frames[len(frames)-1]
+		assert.Equal(t, int64(1500), req.Get("timeout").Int())
+		asked := time.Now()
+		frames = b.until(30*time.Second, isType("agent_end"))
+		held := time.Since(asked)
+		assert.GreaterOrEqual(t, held, 1500*time.Millisecond)
+		assert.Less(t, held, 15*time.Second)
+		assert.True(t, slices.ContainsFunc(frames, func(f gjson.Result) bool {
+			return f.Get("method").String() == "cancel" && f.Get("targetId").String() == req.Get("id").String()
+		}), "the dialog is withdrawn")
+		end := last(frames, "tool_execution_end", "")
+		assert.True(t, end.Get("isError").Bool())
+		assert.Contains(t, end.Get("result.content.0.text").String(), "denied")
+		assert.NoFileExists(t, path)
+		frames = b.runPrompt("next [[say:still here]]")
+		assert.Equal(t, "still here", deltaText(frames))
+	})
 }
 
 func TestAskUserQuestion(t *testing.T) {

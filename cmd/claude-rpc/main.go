@@ -125,6 +125,13 @@ func serve(opts bridge.Options, stdin io.Reader, stdout io.Writer) int {
 	return 0
 }
 
+// DefaultAskTimeout is how long a permission dialog waits for the host by
+// default. Long enough for a user at an editor to read a one-line dialog
+// and answer it; short enough that a host that never draws dialogs (pi's
+// RpcClient has no call to answer one) gets the tool denied and the turn
+// ended well within RpcClient's 60-second promptAndWait.
+const DefaultAskTimeout = 30 * time.Second
+
 func loadConfig(args []string) (*viper.Viper, error) {
 	fs := pflag.NewFlagSet("claude-rpc", pflag.ContinueOnError)
 	fs.SortFlags = false
@@ -141,8 +148,8 @@ func loadConfig(args []string) (*viper.Viper, error) {
 	fs.String("session", "", "start on an existing session: its id or its transcript's path")
 	fs.BoolP("continue", "c", false, "start on the most recent session of the working directory")
 	fs.Bool("no-session", false, "keep the CLI from writing transcripts (--no-session-persistence): nothing can be resumed later")
-	fs.Bool("ask", false, "ask the host (extension_ui_request) before tools that need permission, and pass AskUserQuestion on (stream transport)")
-	fs.Duration("ask-timeout", 10*time.Minute, "how long to wait for the host's answer before denying (0: as long as the turn)")
+	fs.Bool("ask", true, "ask the host (extension_ui_request) before tools that need permission, and pass AskUserQuestion on (stream transport; --ask=false refuses those tools instead)")
+	fs.Duration("ask-timeout", DefaultAskTimeout, "how long to wait for the host's answer before denying; sent as the dialog's timeout (0: as long as the turn)")
 	fs.String("message-updates", bridge.UpdatesFull, "message_update frames: full (each carries the message so far; pi 0.73 hosts) or delta (the change only, as pi 1.5 writes them)")
 	fs.Bool("prewarm", true, "stream transport: start the CLI when the bridge starts and after a session change, so the first prompt does not wait for it (costs a CLI process while idle)")
 	fs.Duration("coalesce", bridge.DefaultCoalesce, "merge text deltas that come within this window into one message_update (0: one frame per delta)")
@@ -236,9 +243,14 @@ func bridgeOptions(v *viper.Viper, log *slog.Logger) (bridge.Options, error) {
 		return opts, fmt.Errorf("--session and --continue: choose one")
 	}
 	opts.CLI.NoPersistence = v.GetBool("no-session")
+	// Asking is the default where the CLI can ask (stream); on pipe and
+	// pty the default is off, and only an --ask given there is an error.
 	opts.Ask = v.GetBool("ask")
 	if opts.Ask && opts.Transport != claudecli.TransportStream {
-		return opts, fmt.Errorf("--ask needs --transport stream: the CLI asks over its control protocol, which only a process with stdin open can answer")
+		if v.IsSet("ask") {
+			return opts, fmt.Errorf("--ask needs --transport stream: the CLI asks over its control protocol, which only a process with stdin open can answer")
+		}
+		opts.Ask = false
 	}
 	if cli.Path != "" {
 		// An older CLI: turn off what it lacks, and say so once.
