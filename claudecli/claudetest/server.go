@@ -69,10 +69,14 @@ type Server struct {
 	wg   sync.WaitGroup
 }
 
-// TB is the part of testing.TB that [Start] needs.
+// TB is the part of testing.TB that [Start], [CLI] and the other helpers
+// need.
 type TB interface {
 	Helper()
+	Fatal(args ...any)
 	Fatalf(format string, args ...any)
+	Skip(args ...any)
+	SkipNow()
 	Cleanup(func())
 }
 

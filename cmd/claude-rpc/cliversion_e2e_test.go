@@ -76,6 +76,7 @@ func TestNewerCLIRunsAsUsual(t *testing.T) {
 // TestDemoFromTheCache: with no CLI installed, demo runs the pinned one
 // scripts/install-cli keeps in its cache, saying so.
 func TestDemoFromTheCache(t *testing.T) {
+	claudetest.EndToEnd(t)
 	t.Parallel()
 	cache := t.TempDir()
 	bin := filepath.Join(cache, "claude-code-"+claudecli.TestedVersion, "node_modules", ".bin", "claude")
@@ -94,7 +95,7 @@ func TestDemoFromTheCache(t *testing.T) {
 	other := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(other, "claude-code-2.0.1", "node_modules", ".bin"), 0o755))
 	require.NoError(t, os.Symlink(claudetest.CLI(t), filepath.Join(other, "claude-code-2.0.1", "node_modules", ".bin", "claude")))
-	cmd := exec.Command(binPath, "demo")
+	cmd := exec.Command(binary(t), "demo")
 	cmd.Env = userEnv(t.TempDir(), "/usr/bin:/bin", "CLAUDE_RPC_CACHE="+other)
 	out, err := cmd.CombinedOutput()
 	require.Error(t, err)

@@ -457,7 +457,7 @@ func TestChildEnvironment(t *testing.T) {
 
 func runBinaryWithStdin(t *testing.T, env []string, stdin string, args ...string) (string, error) {
 	t.Helper()
-	cmd := exec.Command(binPath, args...)
+	cmd := exec.Command(binary(t), args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.CombinedOutput()

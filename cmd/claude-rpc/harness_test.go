@@ -31,10 +31,24 @@ import (
 // with the race detector too.
 var raceEnabled bool
 
-// binPath is the claude-rpc binary built once for the package's tests.
+// binPath is the claude-rpc binary built once for the package's end-to-end
+// tests; empty when they do not run (claudetest.EndToEndOn is false).
 var binPath string
 
+// TestMain builds the binary for the end-to-end tests when they run. When
+// they do not (no claudetest.CLIEnvVar), it builds and installs nothing and
+// prints claudetest.EndToEndHint once: the unit tests in this package run,
+// and every end-to-end test skips through claudetest.EndToEnd (which
+// startBridge and newRPCProc call) without repeating it. Under CI the
+// end-to-end tests must run: the package fails at once, saying why.
 func TestMain(m *testing.M) {
+	if !claudetest.EndToEndOn() {
+		claudetest.PrintEndToEndHint()
+		if claudetest.InCI() {
+			os.Exit(1)
+		}
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "claude-rpc-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -56,11 +70,21 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// binary returns binPath, after claudetest.EndToEnd: every use of the
+// binary is an end-to-end test.
+func binary(t testing.TB) string {
+	t.Helper()
+	claudetest.EndToEnd(t)
+	return binPath
+}
+
 // transports are the --transport values every end-to-end test runs on.
 var transports = []string{"pipe", "pty", "stream"}
 
 // forEachTransport runs test once per transport, in parallel.
 func forEachTransport(t *testing.T, test func(t *testing.T, transport string)) {
+	t.Helper()
+	claudetest.EndToEnd(t)
 	t.Parallel()
 	for _, tp := range transports {
 		t.Run(tp, func(t *testing.T) {
@@ -113,8 +137,8 @@ func (l *lockedBuffer) String() string {
 // fake API, in a fresh home and working directory.
 func startBridge(t *testing.T, args ...string) *rpcProc {
 	t.Helper()
-	srv := claudetest.Start(t)
-	return startBridgeOn(t, srv, claudetest.CLI(t), args...)
+	cli := claudetest.CLI(t)
+	return startBridgeOn(t, claudetest.Start(t), cli, args...)
 }
 
 func startBridgeOn(t *testing.T, srv *claudetest.Server, cli string, args ...string) *rpcProc {
@@ -142,6 +166,8 @@ func startBridgeIn(t *testing.T, srv *claudetest.Server, cli, home, dir string, 
 // newRPCProc makes a claude-rpc process to start with HOME home in folder
 // dir; srv is the fake API its CLI talks to, if the test serves it.
 func newRPCProc(t *testing.T, srv *claudetest.Server, home, dir string) *rpcProc {
+	t.Helper()
+	claudetest.EndToEnd(t)
 	return &rpcProc{t: t, srv: srv, home: home, dir: dir, marker: newMarker(),
 		stderr: &lockedBuffer{}, frames: make(chan []byte, 1024), exited: make(chan struct{}), check: newFrameCheck(),
 		ready: make(chan struct{})}

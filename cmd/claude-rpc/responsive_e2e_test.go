@@ -25,6 +25,7 @@ const slowStart = 2500 * time.Millisecond
 // their own (the models and commands of a CLI not running yet) must not
 // hold up the others, and an abort must not wait for anything.
 func TestCommandsDoNotWaitForEachOther(t *testing.T) {
+	claudetest.EndToEnd(t)
 	t.Parallel()
 	for _, tp := range []string{"pipe", "stream"} {
 		t.Run(tp, func(t *testing.T) {

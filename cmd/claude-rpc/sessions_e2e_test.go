@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
+
+	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
 )
 
 // threeTurns are the prompts of a session the tests continue and branch.
@@ -205,12 +207,9 @@ func TestNoSession(t *testing.T) {
 // TestExportHTML exports a session with thinking, a tool call and hostile
 // text, and checks what headless Chromium renders of it.
 func TestExportHTML(t *testing.T) {
+	claudetest.EndToEnd(t)
 	t.Parallel()
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		require.Empty(t, os.Getenv("CLAUDE_RPC_TEST_CLI"), "chromium is missing (scripts/test installs it)")
-		t.Skip("chromium is not installed (apt-get install chromium; scripts/test installs it)")
-	}
+	chromium := claudetest.Chromium(t)
 	b := startBridge(t)
 	b.runPrompt("[[think:Pondering.]][[say:Running it.]][[bash:echo from-the-tool]]")
 	hostile := `look: </script><b>bold?</b><img src=x onerror="document.body.setAttribute('data-pwned','1')">`
