@@ -396,8 +396,9 @@ func (s *sseWriter) event(name string, v any) error {
 	return nil
 }
 
-// Measured on 2.1.328: a user message that reaches the CLI mid-turn is sent
-// to the model as a system message that quotes it between these.
+// The CLI (2.1.328) sends a user message that reaches it mid-turn to the
+// model as a system message quoting it between these; midTurnText takes the
+// user's text back out.
 const (
 	midTurnPrefix = "The user sent a new message while you were working:\n"
 	midTurnSuffix = "\n\nThis is how Claude Code surfaces messages"

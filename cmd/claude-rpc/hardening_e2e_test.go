@@ -150,7 +150,7 @@ func testHostileText(t *testing.T, tp string) {
 }
 
 // TestTwentyMegabyteMessage: the bridge takes it whole; the CLI refuses it
-// before calling the API (about 5M tokens, measured: "Prompt is too long"),
+// before calling the API (about 5M tokens: 2.1.328 says "Prompt is too long"),
 // which ends the run with that error, and the bridge goes on.
 func TestTwentyMegabyteMessage(t *testing.T) {
 	t.Parallel()
