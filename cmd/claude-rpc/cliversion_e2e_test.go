@@ -30,7 +30,7 @@ func versionedCLI(t *testing.T, v string) string {
 // on stderr; prompts, a steer and an abort still work.
 func TestOlderCLIDegrades(t *testing.T) {
 	t.Parallel()
-	b := startBridgeOn(t, claudetest.Start(t), versionedCLI(t, "2.1.200"), "--transport", "stream", "--ask")
+	b := startBridgeWith(t, bridgeOpts{cli: versionedCLI(t, "2.1.200")}, "--transport", "stream", "--ask")
 	frames := b.runPrompt("[[say:still served]]")
 	assert.Equal(t, "still served", deltaText(frames))
 	b.requireNoLeftovers(b.cmd.Process.Pid) // pipe: no CLI process waits for the next prompt
@@ -63,7 +63,7 @@ func TestOlderCLIDegrades(t *testing.T) {
 // warn level.
 func TestNewerCLIRunsAsUsual(t *testing.T) {
 	t.Parallel()
-	b := startBridgeOn(t, claudetest.Start(t), versionedCLI(t, "9.9.9"), "--transport", "stream")
+	b := startBridgeWith(t, bridgeOpts{cli: versionedCLI(t, "9.9.9")}, "--transport", "stream")
 	frames := b.runPrompt("[[say:as usual]]")
 	assert.Equal(t, "as usual", deltaText(frames))
 	assert.Len(t, b.cliPids(), 1, "the stream transport keeps its CLI process")

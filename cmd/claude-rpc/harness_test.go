@@ -137,29 +137,40 @@ func (l *lockedBuffer) String() string {
 // fake API, in a fresh home and working directory.
 func startBridge(t *testing.T, args ...string) *rpcProc {
 	t.Helper()
-	cli := claudetest.CLI(t)
-	return startBridgeOn(t, claudetest.Start(t), cli, args...)
+	return startBridgeWith(t, bridgeOpts{}, args...)
 }
 
-func startBridgeOn(t *testing.T, srv *claudetest.Server, cli string, args ...string) *rpcProc {
-	t.Helper()
-	return startBridgeEnv(t, srv, cli, nil, args...)
+// bridgeOpts is how startBridgeWith starts a bridge; each field left zero
+// is as startBridge has it.
+type bridgeOpts struct {
+	srv *claudetest.Server // the fake API; default a fresh one
+	cli string             // --claude-path; default the real CLI
+	// home and dir are its HOME and working folder; default fresh ones (a
+	// second bridge on the first one's sessions passes the first's).
+	home, dir string
+	env       []string // added to its environment
 }
 
-// startBridgeEnv starts the bridge with env added to its environment.
-func startBridgeEnv(t *testing.T, srv *claudetest.Server, cli string, env []string, args ...string) *rpcProc {
+// startBridgeWith starts claude-rpc --mode rpc as o says, with args.
+func startBridgeWith(t *testing.T, o bridgeOpts, args ...string) *rpcProc {
 	t.Helper()
-	return startBridgeIn(t, srv, cli, t.TempDir(), t.TempDir(), env, args...)
-}
-
-// startBridgeIn starts the bridge with the given HOME and working folder
-// (a second bridge on the first one's sessions).
-func startBridgeIn(t *testing.T, srv *claudetest.Server, cli, home, dir string, env []string, args ...string) *rpcProc {
-	t.Helper()
-	b := newRPCProc(t, srv, home, dir)
-	b.cli = cli
-	all := append([]string{"--mode", "rpc", "--claude-path", cli, "--cwd", b.dir, "--log-level", "debug"}, args...)
-	b.start(append(srv.CLIEnv(b.home), env...), all...)
+	claudetest.EndToEnd(t)
+	if o.cli == "" {
+		o.cli = claudetest.CLI(t)
+	}
+	if o.srv == nil {
+		o.srv = claudetest.Start(t)
+	}
+	if o.home == "" {
+		o.home = t.TempDir()
+	}
+	if o.dir == "" {
+		o.dir = t.TempDir()
+	}
+	b := newRPCProc(t, o.srv, o.home, o.dir)
+	b.cli = o.cli
+	all := append([]string{"--mode", "rpc", "--claude-path", o.cli, "--cwd", b.dir, "--log-level", "debug"}, args...)
+	b.start(append(o.srv.CLIEnv(b.home), o.env...), all...)
 	return b
 }
 

@@ -34,7 +34,7 @@ func TestCommandsDoNotWaitForEachOther(t *testing.T) {
 			wrapper := filepath.Join(t.TempDir(), "slow-claude")
 			script := fmt.Sprintf("#!/bin/sh\nsleep %.1f\nexec '%s' \"$@\"\n", slowStart.Seconds(), claudetest.CLI(t))
 			require.NoError(t, os.WriteFile(wrapper, []byte(script), 0o755))
-			b := startBridgeOn(t, srv, wrapper, "--transport", tp)
+			b := startBridgeWith(t, bridgeOpts{srv: srv, cli: wrapper}, "--transport", tp)
 			// The bridge is up (it reads the CLI's version first, through
 			// the same slow wrapper): from here on, no command may wait.
 			select {

@@ -57,7 +57,7 @@ func testStartOnASession(t *testing.T, tp string) {
 	require.Equal(t, 0, code)
 
 	for _, how := range [][]string{{"--session", sid}, {"--session", file}, {"--continue"}} {
-		b2 := startBridgeIn(t, b.srv, b.cli, b.home, b.dir, nil, append([]string{"--transport", tp}, how...)...)
+		b2 := startBridgeWith(t, bridgeOpts{srv: b.srv, cli: b.cli, home: b.home, dir: b.dir}, append([]string{"--transport", tp}, how...)...)
 		st := b2.call(map[string]any{"type": "get_state"}).Get("data")
 		assert.Equal(t, sid, st.Get("sessionId").String(), "%v", how)
 		assert.Equal(t, int64(8), st.Get("messageCount").Int(), "%v", how)
@@ -71,7 +71,7 @@ func testStartOnASession(t *testing.T, tp string) {
 		_, _ = b2.closeAndWait(30 * time.Second)
 	}
 
-	b3 := startBridgeIn(t, b.srv, b.cli, b.home, b.dir, nil, "--transport", tp, "--session", sid)
+	b3 := startBridgeWith(t, bridgeOpts{srv: b.srv, cli: b.cli, home: b.home, dir: b.dir}, "--transport", tp, "--session", sid)
 	b3.runPrompt("four [[say:fourth]]")
 	conv := b3.lastMessagesRaw()
 	for _, want := range []string{"one [[say:first answer]]", "second-turn", "three [[say:third answer]]", "four [[say:fourth]]"} {
