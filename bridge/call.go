@@ -101,8 +101,9 @@ type field struct {
 }
 
 // check checks the call's fields against its table entry: a required field
-// must be there (not null), and a present one must have its kind. The
-// messages are the handlers' own of old, so hosts see the same words.
+// must be there (not null), and a present one must have its kind. Its
+// messages are part of what hosts see: one wording for a missing or
+// mistyped field, whatever the command.
 func (c *call) check() error {
 	for _, f := range c.def.fields {
 		v := c.raw.Get(gjson.Escape(f.name))

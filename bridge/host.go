@@ -17,7 +17,7 @@ import (
 )
 
 // The host in the loop (stream transport). The CLI asks the bridge over its
-// control protocol (measured on 2.1.328):
+// control protocol (as 2.1.328 does; host_e2e_test.go checks it):
 //   - can_use_tool {tool_name, display_name, input, permission_suggestions,
 //     tool_use_id} before a tool it may not run on its own, when started
 //     with --permission-prompt-tool stdio (--ask). Answered {behavior:

@@ -3,6 +3,7 @@ package bridge
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -28,12 +29,17 @@ import (
 // (cmd/claude-rpc) drive the same through the real CLI.
 
 // rig is one bridge under test: the host's side of its stdin and stdout.
+// Its verbs are those of cmd/claude-rpc's rpcProc (the same bridge as a
+// process, on the real CLI) where the act is the same: send, call, next,
+// until. sendf and answer send a command now and take its response later;
+// event waits for an event.
 type rig struct {
 	t      *testing.T
 	fake   *claudetest.Transport
 	in     *io.PipeWriter
 	frames chan gjson.Result
 	seen   []gjson.Result // every frame read so far, in order
+	held   []gjson.Result // frames read by call while it waited for its response
 	done   chan error
 	seq    int
 }
@@ -93,61 +99,107 @@ func newRig(t *testing.T, fake *claudetest.Transport, opts Options) *rig {
 	return r
 }
 
-// send writes a command with the next id ("c1", "c2", …), which it
-// returns.
-func (r *rig) send(format string, args ...any) string {
+// sendf writes a command, format with args, with the next id ("c1", "c2",
+// …), which it returns for answer.
+func (r *rig) sendf(format string, args ...any) string {
 	r.t.Helper()
 	r.seq++
 	id := fmt.Sprintf("c%d", r.seq)
 	line := fmt.Sprintf(format, args...)
-	line = `{"id":"` + id + `",` + strings.TrimPrefix(line, "{")
-	_, err := io.WriteString(r.in, line+"\n")
-	require.NoError(r.t, err)
+	r.send(`{"id":"` + id + `",` + strings.TrimPrefix(line, "{"))
 	return id
 }
 
-// next returns the next frame.
-func (r *rig) next() gjson.Result {
+// send writes one line (a newline is added).
+func (r *rig) send(line string) {
+	r.t.Helper()
+	_, err := io.WriteString(r.in, line+"\n")
+	require.NoError(r.t, err)
+}
+
+// call sends a command with the next id and returns its response. Frames
+// that come first (events of a running prompt, answers to commands sent
+// without waiting) are held for next.
+func (r *rig) call(v map[string]any) gjson.Result {
+	r.t.Helper()
+	r.seq++
+	id := fmt.Sprintf("c%d", r.seq)
+	v["id"] = id
+	line, err := json.Marshal(v)
+	require.NoError(r.t, err)
+	r.send(string(line))
+	deadline := time.Now().Add(waitFor)
+	for {
+		f := r.read(time.Until(deadline))
+		if f.Get("type").String() == "response" && f.Get("id").String() == id {
+			return f
+		}
+		r.held = append(r.held, f)
+	}
+}
+
+// next returns the next frame (first those call held), failing the test
+// after timeout.
+func (r *rig) next(timeout time.Duration) gjson.Result {
+	r.t.Helper()
+	if len(r.held) > 0 {
+		f := r.held[0]
+		r.held = r.held[1:]
+		return f
+	}
+	return r.read(timeout)
+}
+
+// read takes the next frame from stdout.
+func (r *rig) read(timeout time.Duration) gjson.Result {
 	r.t.Helper()
 	select {
 	case f, ok := <-r.frames:
 		require.True(r.t, ok, "stdout ended")
 		r.seen = append(r.seen, f)
 		return f
-	case <-time.After(waitFor):
-		r.t.Fatalf("no frame within %v; seen so far:\n%s", waitFor, r.summary())
+	case <-time.After(timeout):
+		r.t.Fatalf("no frame within %v; seen so far:\n%s", timeout, r.summary())
 	}
 	return gjson.Result{}
 }
 
-// until reads frames until one matches, and returns it.
-func (r *rig) until(match func(gjson.Result) bool) gjson.Result {
+// until reads frames until one satisfies match and returns all of them, the
+// match last.
+func (r *rig) until(timeout time.Duration, match func(gjson.Result) bool) []gjson.Result {
 	r.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var out []gjson.Result
 	for {
-		if f := r.next(); match(f) {
-			return f
+		f := r.next(time.Until(deadline))
+		out = append(out, f)
+		if match(f) {
+			return out
 		}
 	}
 }
 
-// answer waits for the response to id.
+// answer waits for the response to id (sent by sendf).
 func (r *rig) answer(id string) gjson.Result {
 	r.t.Helper()
+	isAnswer := func(f gjson.Result) bool {
+		return f.Get("type").String() == "response" && f.Get("id").String() == id
+	}
 	for _, f := range r.seen {
-		if f.Get("type").String() == "response" && f.Get("id").String() == id {
+		if isAnswer(f) {
 			return f
 		}
 	}
-	return r.until(func(f gjson.Result) bool {
-		return f.Get("type").String() == "response" && f.Get("id").String() == id
-	})
+	return last(r.until(waitFor, isAnswer))
 }
 
-// event waits for an event of type typ.
+// event waits for an event of type typ and returns it.
 func (r *rig) event(typ string) gjson.Result {
 	r.t.Helper()
-	return r.until(func(f gjson.Result) bool { return f.Get("type").String() == typ })
+	return last(r.until(waitFor, func(f gjson.Result) bool { return f.Get("type").String() == typ }))
 }
+
+func last(frames []gjson.Result) gjson.Result { return frames[len(frames)-1] }
 
 // kinds lists the frames seen: event types, and responses as
 // "response:<id>".
@@ -233,7 +285,7 @@ func texts(msgs gjson.Result) []string {
 func TestRunPromptRepliesInOrder(t *testing.T) {
 	rec := recording(t, "text")
 	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{replay(rec)}}, Options{})
-	id := r.send(`{"type":"prompt","message":"hi"}`)
+	id := r.sendf(`{"type":"prompt","message":"hi"}`)
 	end := r.event("agent_end")
 	assert.Equal(t, []string{"response:" + id, "agent_start", "turn_start", "message_start", "message_end"}, r.kinds()[:5],
 		"the prompt is answered before agent_start")
@@ -245,9 +297,9 @@ func TestRunPromptRepliesInOrder(t *testing.T) {
 	assert.True(t, res.Get("sessionSettled").Bool())
 	assert.False(t, r.event("agent_settled").Get("aborted").Bool())
 	r.event("session_settled")
-	state := r.answer(r.send(`{"type":"get_state"}`))
+	state := r.call(map[string]any{"type": "get_state"})
 	assert.True(t, state.Get("data.isSettled").Bool())
-	msgs := r.answer(r.send(`{"type":"get_messages"}`))
+	msgs := r.call(map[string]any{"type": "get_messages"})
 	assert.Len(t, msgs.Get("data.messages").Array(), 2, "the run's messages join the session")
 	assert.Equal(t, "hi", gjson.Parse(string(r.fake.Inputs()[0])).Get("message.content").String())
 }
@@ -256,9 +308,9 @@ func TestRunAbortIsAnsweredAfterAgentEnd(t *testing.T) {
 	rec := recording(t, "text")
 	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{
 		stallUntilInterrupt(rec, 6, resultLine(t), 50*time.Millisecond), replay(rec)}}, Options{})
-	r.send(`{"type":"prompt","message":"hi"}`)
-	r.until(func(f gjson.Result) bool { return f.Get("assistantMessageEvent.type").String() == "text_delta" })
-	abort := r.send(`{"type":"abort"}`)
+	r.sendf(`{"type":"prompt","message":"hi"}`)
+	r.until(waitFor, func(f gjson.Result) bool { return f.Get("assistantMessageEvent.type").String() == "text_delta" })
+	abort := r.sendf(`{"type":"abort"}`)
 	end := r.event("agent_end")
 	assert.Equal(t, "aborted", end.Get("messages.1.stopReason").String())
 	r.answer(abort)
@@ -268,7 +320,7 @@ func TestRunAbortIsAnsweredAfterAgentEnd(t *testing.T) {
 	assert.True(t, r.seen[r.index("agent_settled")].Get("aborted").Bool())
 	assert.Equal(t, "aborted", r.seen[r.index("prompt_result")].Get("status").String())
 	// The next prompt runs once the aborted turn is over.
-	r.send(`{"type":"prompt","message":"again"}`)
+	r.sendf(`{"type":"prompt","message":"again"}`)
 	end = r.event("agent_end")
 	assert.Equal(t, "stop", end.Get("messages.1.stopReason").String())
 }
@@ -288,16 +340,16 @@ func TestRunSteerAtToolBoundary(t *testing.T) {
 		<-t.Released()
 	}
 	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{scenario}}, Options{})
-	r.send(`{"type":"prompt","message":"run it"}`)
+	r.sendf(`{"type":"prompt","message":"run it"}`)
 	r.event("tool_execution_start")
-	steer := r.send(`{"type":"steer","message":"change course"}`)
+	steer := r.sendf(`{"type":"steer","message":"change course"}`)
 	assert.Equal(t, "change course", <-steered, "handed to the CLI mid-turn")
 	end := r.event("agent_end")
 	assert.Less(t, r.index("response:"+steer), r.index("agent_end"))
 	assert.Equal(t, []string{"user:run it", "assistant:", "toolResult:slept", "user:change course", "assistant:" + gjson.ParseBytes(rec.Lines[16]).Get("message.content.0.text").String()},
 		texts(end.Get("messages")), "the steer shows where the model got it: after the tool result")
 	assert.Equal(t, 1, strings.Count(strings.Join(r.kinds(), " "), "agent_start"), "one run")
-	state := r.answer(r.send(`{"type":"get_state"}`))
+	state := r.call(map[string]any{"type": "get_state"})
 	assert.Zero(t, state.Get("data.pendingMessageCount").Int())
 	assert.Len(t, r.fake.Turns(), 1, "one CLI turn")
 }
@@ -307,10 +359,10 @@ func TestRunFollowUpIsAnotherTurnOfTheRun(t *testing.T) {
 	gate := make(chan struct{})
 	first := resultAfter(rec, gate)
 	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{first, replay(rec)}}, Options{})
-	r.send(`{"type":"prompt","message":"one"}`)
+	r.sendf(`{"type":"prompt","message":"one"}`)
 	r.event("message_end")
-	r.answer(r.send(`{"type":"follow_up","message":"two"}`))
-	state := r.answer(r.send(`{"type":"get_state"}`))
+	r.call(map[string]any{"type": "follow_up", "message": "two"})
+	state := r.call(map[string]any{"type": "get_state"})
 	assert.EqualValues(t, 1, state.Get("data.pendingMessageCount").Int())
 	assert.True(t, state.Get("data.isStreaming").Bool())
 	close(gate)
@@ -329,18 +381,18 @@ func TestRunFollowUpIsAnotherTurnOfTheRun(t *testing.T) {
 func TestRunIdleQueueWaitsForThePrompt(t *testing.T) {
 	rec := recording(t, "text")
 	r := newRig(t, &claudetest.Transport{Per: true, Scenarios: []claudetest.Scenario{replay(rec)}}, Options{})
-	steer := r.answer(r.send(`{"type":"steer","message":"and also this"}`))
+	steer := r.call(map[string]any{"type": "steer", "message": "and also this"})
 	assert.Equal(t, "queued", steer.Get("data.disposition").String())
-	follow := r.answer(r.send(`{"type":"follow_up","message":"then that"}`))
+	follow := r.call(map[string]any{"type": "follow_up", "message": "then that"})
 	assert.Equal(t, "queued", follow.Get("data.disposition").String())
 	assert.Equal(t, []string{"queue_update", "response:c1", "queue_update", "response:c2"}, r.kinds(), "queue_update before each answer")
 	assert.Equal(t, `{"type":"queue_update","steering":["and also this"],"followUp":["then that"]}`, r.seen[2].Raw)
-	st := r.answer(r.send(`{"type":"get_state"}`))
+	st := r.call(map[string]any{"type": "get_state"})
 	assert.EqualValues(t, 2, st.Get("data.pendingMessageCount").Int())
 	assert.False(t, st.Get("data.isStreaming").Bool())
 	assert.Empty(t, r.fake.Turns(), "nothing runs")
 
-	p := r.answer(r.send(`{"type":"prompt","message":"the prompt"}`))
+	p := r.call(map[string]any{"type": "prompt", "message": "the prompt"})
 	assert.Equal(t, "started", p.Get("data.disposition").String())
 	end := r.event("agent_end")
 	got := texts(end.Get("messages"))
@@ -350,20 +402,20 @@ func TestRunIdleQueueWaitsForThePrompt(t *testing.T) {
 	inputs := r.fake.Inputs()
 	require.Len(t, inputs, 2, "two CLI turns: prompt and steer in one")
 	assert.Equal(t, "the prompt\n\nand also this", gjson.ParseBytes(inputs[0]).Get("message.content").String())
-	assert.Zero(t, r.answer(r.send(`{"type":"get_state"}`)).Get("data.pendingMessageCount").Int())
+	assert.Zero(t, r.call(map[string]any{"type": "get_state"}).Get("data.pendingMessageCount").Int())
 }
 
 // TestClearQueue: clear_queue returns what waited and empties the queues.
 func TestClearQueue(t *testing.T) {
 	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{replay(recording(t, "text"))}}, Options{})
-	empty := r.answer(r.send(`{"type":"clear_queue"}`))
+	empty := r.call(map[string]any{"type": "clear_queue"})
 	assert.Equal(t, `{"steering":[],"followUp":[]}`, empty.Get("data").Raw, "nothing queued: success, empty lists (as pi)")
-	r.send(`{"type":"steer","message":"s1"}`)
-	r.send(`{"type":"follow_up","message":"f1"}`)
-	res := r.answer(r.send(`{"type":"clear_queue"}`))
+	r.sendf(`{"type":"steer","message":"s1"}`)
+	r.sendf(`{"type":"follow_up","message":"f1"}`)
+	res := r.call(map[string]any{"type": "clear_queue"})
 	assert.Equal(t, `{"steering":["s1"],"followUp":["f1"]}`, res.Get("data").Raw)
 	assert.Equal(t, `{"type":"queue_update","steering":[],"followUp":[]}`, r.seen[len(r.seen)-2].Raw)
-	assert.Zero(t, r.answer(r.send(`{"type":"get_state"}`)).Get("data.pendingMessageCount").Int())
+	assert.Zero(t, r.call(map[string]any{"type": "get_state"}).Get("data.pendingMessageCount").Int())
 }
 
 func TestRunCLIDiesMidTurn(t *testing.T) {
@@ -373,12 +425,12 @@ func TestRunCLIDiesMidTurn(t *testing.T) {
 		t.Die(&claudecli.ExitError{Status: errors.New("signal: killed"), Stderr: "boom"})
 	}
 	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{die, replay(rec)}}, Options{})
-	r.send(`{"type":"prompt","message":"hi"}`)
+	r.sendf(`{"type":"prompt","message":"hi"}`)
 	end := r.event("agent_end")
 	last := end.Get("messages.@reverse.0")
 	assert.Equal(t, "error", last.Get("stopReason").String())
 	assert.Contains(t, last.Get("errorMessage").String(), "signal: killed; stderr: boom")
-	r.send(`{"type":"prompt","message":"again"}`)
+	r.sendf(`{"type":"prompt","message":"again"}`)
 	assert.Equal(t, "stop", r.event("agent_end").Get("messages.1.stopReason").String(), "the bridge goes on")
 }
 
@@ -386,9 +438,9 @@ func TestRunAbortAndPrompt(t *testing.T) {
 	rec := recording(t, "text")
 	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{
 		stallUntilInterrupt(rec, 6, resultLine(t), 0), replay(rec)}}, Options{})
-	r.send(`{"type":"prompt","message":"one"}`)
+	r.sendf(`{"type":"prompt","message":"one"}`)
 	r.event("message_update")
-	id := r.send(`{"type":"abort_and_prompt","message":"two"}`)
+	id := r.sendf(`{"type":"abort_and_prompt","message":"two"}`)
 	r.answer(id)
 	first := r.event("agent_end")
 	assert.Equal(t, "aborted", first.Get("messages.1.stopReason").String())
@@ -412,21 +464,21 @@ func TestRunNewSessionMidRun(t *testing.T) {
 	rec := recording(t, "text")
 	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{
 		stallUntilInterrupt(rec, 6, resultLine(t), 300*time.Millisecond), replay(rec)}}, Options{})
-	before := r.answer(r.send(`{"type":"get_state"}`)).Get("data.sessionId").String()
-	r.send(`{"type":"prompt","message":"one"}`)
+	before := r.call(map[string]any{"type": "get_state"}).Get("data.sessionId").String()
+	r.sendf(`{"type":"prompt","message":"one"}`)
 	r.event("message_update")
-	ns := r.send(`{"type":"new_session"}`)
+	ns := r.sendf(`{"type":"new_session"}`)
 	start := time.Now()
-	state := r.answer(r.send(`{"type":"get_state"}`))
+	state := r.call(map[string]any{"type": "get_state"})
 	assert.Less(t, time.Since(start), 250*time.Millisecond, "get_state does not wait for the old run")
 	assert.NotEqual(t, before, state.Get("data.sessionId").String())
 	assert.Zero(t, state.Get("data.messageCount").Int())
 	r.answer(ns)
 	assert.Less(t, r.index("agent_end"), r.index("response:"+ns), "new_session answers after the old run's agent_end")
-	p := r.send(`{"type":"prompt","message":"two"}`)
+	p := r.sendf(`{"type":"prompt","message":"two"}`)
 	r.answer(p)
 	r.event("agent_end")
-	msgs := r.answer(r.send(`{"type":"get_messages"}`))
+	msgs := r.call(map[string]any{"type": "get_messages"})
 	assert.Equal(t, "user:two", texts(msgs.Get("data.messages"))[0])
 	turns := r.fake.Turns()
 	require.Len(t, turns, 2)
@@ -448,14 +500,14 @@ func TestCommandsDoNotWait(t *testing.T) {
 		return info, nil
 	}}
 	r := newRig(t, &claudetest.Transport{Per: true, Scenarios: []claudetest.Scenario{replay(recording(t, "text"))}}, opts)
-	models := r.send(`{"type":"get_available_models"}`)
-	cmds := r.send(`{"type":"get_commands"}`)
+	models := r.sendf(`{"type":"get_available_models"}`)
+	cmds := r.sendf(`{"type":"get_commands"}`)
 	asked.Wait()
-	state := r.send(`{"type":"get_state"}`)
+	state := r.sendf(`{"type":"get_state"}`)
 	r.answer(state)
-	setModel := r.send(`{"type":"set_model","provider":"anthropic","modelId":"sonnet"}`)
-	after := r.send(`{"type":"get_state"}`)
-	abort := r.send(`{"type":"abort"}`)
+	setModel := r.sendf(`{"type":"set_model","provider":"anthropic","modelId":"sonnet"}`)
+	after := r.sendf(`{"type":"get_state"}`)
+	abort := r.sendf(`{"type":"abort"}`)
 	r.answer(abort)
 	assert.Equal(t, []string{"response:" + state, "response:" + abort}, r.kinds(), "answered while the models are asked")
 	close(release)
@@ -480,13 +532,13 @@ func TestQueryIsShared(t *testing.T) {
 		return claudecli.Info{Models: []claudecli.ModelInfo{{Value: "opus"}}}, nil
 	}}
 	r := newRig(t, &claudetest.Transport{Per: true, Scenarios: []claudetest.Scenario{replay(recording(t, "text"))}}, opts)
-	ids := []string{r.send(`{"type":"get_available_models"}`), r.send(`{"type":"get_commands"}`), r.send(`{"type":"cycle_model"}`)}
+	ids := []string{r.sendf(`{"type":"get_available_models"}`), r.sendf(`{"type":"get_commands"}`), r.sendf(`{"type":"cycle_model"}`)}
 	time.Sleep(50 * time.Millisecond)
 	close(release)
 	for _, id := range ids {
 		assert.True(t, r.answer(id).Get("success").Bool())
 	}
-	r.answer(r.send(`{"type":"get_available_models"}`))
+	r.call(map[string]any{"type": "get_available_models"})
 	mu.Lock()
 	defer mu.Unlock()
 	assert.Equal(t, 1, n, "one query for all, and none after it answered")
@@ -502,14 +554,14 @@ func TestLiveInfo(t *testing.T) {
 	info := &claudecli.Info{Models: []claudecli.ModelInfo{{Value: "opus", ResolvedModel: "claude-opus-9", DisplayName: "Opus"}},
 		Commands: []claudecli.CommandInfo{{Name: "compact", Description: "Compact"}}}
 	r := newRig(t, &claudetest.Transport{Info: info, Scenarios: []claudetest.Scenario{replay(recording(t, "text"))}}, opts)
-	assert.Equal(t, "Opus", r.answer(r.send(`{"type":"get_available_models"}`)).Get("data.models.0.name").String())
-	assert.Equal(t, "compact", r.answer(r.send(`{"type":"get_commands"}`)).Get("data.commands.0.name").String())
+	assert.Equal(t, "Opus", r.call(map[string]any{"type": "get_available_models"}).Get("data.models.0.name").String())
+	assert.Equal(t, "compact", r.call(map[string]any{"type": "get_commands"}).Get("data.commands.0.name").String())
 }
 
 func TestCompactRunsAsATurn(t *testing.T) {
 	rec := recording(t, "compact")
 	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{replay(rec)}}, Options{})
-	id := r.send(`{"type":"compact","customInstructions":"keep names"}`)
+	id := r.sendf(`{"type":"compact","customInstructions":"keep names"}`)
 	res := r.answer(id)
 	require.True(t, res.Get("success").Bool(), res.Raw)
 	assert.NotEmpty(t, res.Get("data.summary").String())
@@ -517,7 +569,7 @@ func TestCompactRunsAsATurn(t *testing.T) {
 	assert.Equal(t, []string{"compaction_start", "compaction_end", "response:" + id}, r.kinds(), "no agent events: pi's compaction events, then the answer")
 	assert.Equal(t, "manual", r.seen[0].Get("reason").String())
 	assert.Equal(t, res.Get("data.summary").String(), r.seen[1].Get("result.summary").String())
-	assert.False(t, r.answer(r.send(`{"type":"get_state"}`)).Get("data.isCompacting").Bool())
+	assert.False(t, r.call(map[string]any{"type": "get_state"}).Get("data.isCompacting").Bool())
 }
 
 // TestAbortWithHandedSteer: a steer handed to the CLI and not started when
@@ -543,15 +595,15 @@ func TestAbortWithHandedSteer(t *testing.T) {
 		<-t.Released()
 	}
 	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{first, replay(rec)}}, Options{})
-	r.send(`{"type":"prompt","message":"one"}`)
+	r.sendf(`{"type":"prompt","message":"one"}`)
 	r.event("message_update")
-	r.answer(r.send(`{"type":"steer","message":"later"}`))
+	r.call(map[string]any{"type": "steer", "message": "later"})
 	require.Eventually(t, func() bool { return len(r.fake.Inputs()) == 2 }, waitFor, time.Millisecond, "handed to the CLI")
-	abort := r.send(`{"type":"abort"}`)
+	abort := r.sendf(`{"type":"abort"}`)
 	r.answer(abort)
-	state := r.answer(r.send(`{"type":"get_state"}`))
+	state := r.call(map[string]any{"type": "get_state"})
 	assert.EqualValues(t, 1, state.Get("data.pendingMessageCount").Int(), "kept for the next prompt, as pi")
-	r.send(`{"type":"prompt","message":"next"}`)
+	r.sendf(`{"type":"prompt","message":"next"}`)
 	end := r.event("agent_end")
 	got := texts(end.Get("messages"))
 	require.Len(t, got, 3)
@@ -559,33 +611,33 @@ func TestAbortWithHandedSteer(t *testing.T) {
 	inputs := r.fake.Inputs()
 	require.Len(t, inputs, 3)
 	assert.Equal(t, "next\n\nlater", gjson.ParseBytes(inputs[2]).Get("message.content").String())
-	assert.Zero(t, r.answer(r.send(`{"type":"get_state"}`)).Get("data.pendingMessageCount").Int())
+	assert.Zero(t, r.call(map[string]any{"type": "get_state"}).Get("data.pendingMessageCount").Int())
 }
 
 func TestMessagesPage(t *testing.T) {
 	rec := recording(t, "text")
 	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{replay(rec)}}, Options{})
-	empty := r.answer(r.send(`{"type":"get_messages_page"}`))
+	empty := r.call(map[string]any{"type": "get_messages_page"})
 	assert.Equal(t, `{"messages":[],"totalMessages":0}`, empty.Get("data").Raw)
-	r.send(`{"type":"prompt","message":"hi"}`)
+	r.sendf(`{"type":"prompt","message":"hi"}`)
 	r.event("session_settled")
-	first := r.answer(r.send(`{"type":"get_messages_page","limit":1}`))
+	first := r.call(map[string]any{"type": "get_messages_page", "limit": 1})
 	require.True(t, first.Get("success").Bool(), first.Raw)
 	assert.Equal(t, []string{"user:hi"}, texts(first.Get("data.messages")))
 	assert.EqualValues(t, 2, first.Get("data.totalMessages").Int())
 	cursor := first.Get("data.nextCursor").String()
 	require.NotEmpty(t, cursor)
-	second := r.answer(r.send(`{"type":"get_messages_page","cursor":%q,"limit":256}`, cursor))
+	second := r.answer(r.sendf(`{"type":"get_messages_page","cursor":%q,"limit":256}`, cursor))
 	assert.Equal(t, "assistant", second.Get("data.messages.0.role").String())
 	assert.False(t, second.Get("data.nextCursor").Exists(), "the last page")
 
 	for _, bad := range []string{`"limit":0`, `"limit":257`, `"limit":1.5`, `"limit":"2"`, `"cursor":"!!"`, `"cursor":7`} {
-		res := r.answer(r.send(`{"type":"get_messages_page",%s}`, bad))
+		res := r.answer(r.sendf(`{"type":"get_messages_page",%s}`, bad))
 		assert.False(t, res.Get("success").Bool(), bad)
 		assert.NotEmpty(t, res.Get("error").String(), bad)
 	}
-	r.answer(r.send(`{"type":"new_session"}`))
-	stale := r.answer(r.send(`{"type":"get_messages_page","cursor":%q}`, cursor))
+	r.call(map[string]any{"type": "new_session"})
+	stale := r.answer(r.sendf(`{"type":"get_messages_page","cursor":%q}`, cursor))
 	assert.False(t, stale.Get("success").Bool())
 	assert.Equal(t, "stale_cursor", stale.Get("code").String())
 }
@@ -595,12 +647,12 @@ func TestMessagesPage(t *testing.T) {
 func TestStartOptions(t *testing.T) {
 	fake := &claudetest.Transport{Scenarios: []claudetest.Scenario{replay(recording(t, "text"))}}
 	r := newRig(t, fake, Options{SessionName: " named ", ThinkingLevel: "max", SessionID: "my-session"})
-	st := r.answer(r.send(`{"type":"get_state"}`)).Get("data")
+	st := r.call(map[string]any{"type": "get_state"}).Get("data")
 	assert.Equal(t, "named", st.Get("sessionName").String())
 	assert.Equal(t, "max", st.Get("thinkingLevel").String())
 	assert.Equal(t, sessions.IDFor("my-session"), st.Get("sessionId").String(), "a name-based UUID for a pi id")
 	assert.Equal(t, "max", fake.Config().Effort)
-	r.send(`{"type":"prompt","message":"hi"}`)
+	r.sendf(`{"type":"prompt","message":"hi"}`)
 	r.event("agent_end")
 	turn := fake.Turns()[0]
 	assert.Equal(t, sessions.IDFor("my-session"), turn.Session.ID)
@@ -617,7 +669,7 @@ func TestEntries(t *testing.T) {
 		}
 		return out
 	}
-	fresh := r.answer(r.send(`{"type":"get_entries"}`)).Get("data")
+	fresh := r.call(map[string]any{"type": "get_entries"}).Get("data")
 	assert.Equal(t, []string{"model_change", "thinking_level_change"}, types(fresh))
 	first := fresh.Get("entries.0.id").String()
 	assert.Regexp(t, `^[0-9a-f]{8}$`, first)
@@ -625,23 +677,23 @@ func TestEntries(t *testing.T) {
 	assert.Equal(t, first, fresh.Get("entries.1.parentId").String())
 	assert.Equal(t, fresh.Get("entries.1.id").String(), fresh.Get("leafId").String())
 
-	r.send(`{"type":"prompt","message":"hi"}`)
+	r.sendf(`{"type":"prompt","message":"hi"}`)
 	r.event("session_settled")
-	r.answer(r.send(`{"type":"set_session_name","name":"named"}`))
-	r.answer(r.send(`{"type":"set_thinking_level","level":"high"}`))
-	all := r.answer(r.send(`{"type":"get_entries"}`)).Get("data")
+	r.call(map[string]any{"type": "set_session_name", "name": "named"})
+	r.call(map[string]any{"type": "set_thinking_level", "level": "high"})
+	all := r.call(map[string]any{"type": "get_entries"}).Get("data")
 	assert.Equal(t, []string{"model_change", "thinking_level_change", "message", "message", "session_info", "thinking_level_change"}, types(all))
 	assert.Equal(t, "user", all.Get("entries.2.message.role").String())
 	assert.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`, all.Get("entries.2.timestamp").String())
-	since := r.answer(r.send(`{"type":"get_entries","since":%q}`, all.Get("entries.3.id").String())).Get("data")
+	since := r.answer(r.sendf(`{"type":"get_entries","since":%q}`, all.Get("entries.3.id").String())).Get("data")
 	assert.Equal(t, []string{"session_info", "thinking_level_change"}, types(since))
-	leaf := r.answer(r.send(`{"type":"get_entries","since":%q}`, all.Get("leafId").String())).Get("data")
+	leaf := r.answer(r.sendf(`{"type":"get_entries","since":%q}`, all.Get("leafId").String())).Get("data")
 	assert.Equal(t, `[]`, leaf.Get("entries").Raw)
-	bad := r.answer(r.send(`{"type":"get_entries","since":"nope"}`))
+	bad := r.call(map[string]any{"type": "get_entries", "since": "nope"})
 	assert.False(t, bad.Get("success").Bool())
 	assert.Equal(t, "Entry not found: nope", bad.Get("error").String())
 
-	tree := r.answer(r.send(`{"type":"get_tree"}`)).Get("data")
+	tree := r.call(map[string]any{"type": "get_tree"}).Get("data")
 	depth, node := 0, tree.Get("tree.0")
 	for node.Exists() {
 		depth++
@@ -650,9 +702,9 @@ func TestEntries(t *testing.T) {
 	assert.Equal(t, 6, depth, "one chain")
 	assert.Equal(t, all.Get("leafId").String(), tree.Get("leafId").String())
 
-	r.answer(r.send(`{"type":"new_session"}`))
+	r.call(map[string]any{"type": "new_session"})
 	assert.Equal(t, []string{"session_info", "model_change", "thinking_level_change"}[1:],
-		types(r.answer(r.send(`{"type":"get_entries"}`)).Get("data")), "a new session's own log")
+		types(r.call(map[string]any{"type": "get_entries"}).Get("data")), "a new session's own log")
 }
 
 // TestBashUpdatesAndContext: bash's output comes as bash_execution_update
@@ -662,7 +714,7 @@ func TestBashUpdatesAndContext(t *testing.T) {
 	t.Setenv("SHELL", "/bin/sh")
 	rec := recording(t, "text")
 	r := newRig(t, &claudetest.Transport{Per: true, Scenarios: []claudetest.Scenario{replay(rec)}}, Options{})
-	id := r.send(`{"type":"bash","command":"printf 'h\\303\\251llo\\n'; sleep 0.2; printf 'err\\n' >&2"}`)
+	id := r.sendf(`{"type":"bash","command":"printf 'h\\303\\251llo\\n'; sleep 0.2; printf 'err\\n' >&2"}`)
 	res := r.answer(id)
 	require.True(t, res.Get("success").Bool(), res.Raw)
 	var deltas string
@@ -674,13 +726,13 @@ func TestBashUpdatesAndContext(t *testing.T) {
 	}
 	assert.Equal(t, "héllo\nerr\n", deltas)
 	assert.Equal(t, deltas, res.Get("data.output").String())
-	r.answer(r.send(`{"type":"bash","command":"echo secret","excludeFromContext":true}`))
-	r.send(`{"type":"prompt","message":"go"}`)
+	r.call(map[string]any{"type": "bash", "command": "echo secret", "excludeFromContext": true})
+	r.sendf(`{"type":"prompt","message":"go"}`)
 	r.event("agent_end")
 	text := gjson.ParseBytes(r.fake.Inputs()[0]).Get("message.content").String()
 	assert.Contains(t, text, "héllo")
 	assert.NotContains(t, text, "secret", "excludeFromContext")
-	stats := r.answer(r.send(`{"type":"get_session_stats"}`)).Get("data.contextUsage")
+	stats := r.call(map[string]any{"type": "get_session_stats"}).Get("data.contextUsage")
 	assert.Greater(t, stats.Get("contextWindow").Int(), int64(0))
 	assert.Greater(t, stats.Get("tokens").Int(), int64(0))
 }
@@ -690,11 +742,11 @@ func TestBashUpdatesAndContext(t *testing.T) {
 func TestOmpCommands(t *testing.T) {
 	info := &claudecli.Info{Commands: []claudecli.CommandInfo{{Name: "compact", Description: "Compact", ArgumentHint: "<instructions>", Builtin: true}, {Name: "mine"}}}
 	r := newRig(t, &claudetest.Transport{Info: info, Scenarios: []claudetest.Scenario{replay(recording(t, "text"))}}, Options{})
-	cmds := r.answer(r.send(`{"type":"get_available_commands"}`))
+	cmds := r.call(map[string]any{"type": "get_available_commands"})
 	assert.Equal(t, `[{"name":"compact","description":"Compact","input":{"hint":"<instructions>"},"source":"builtin"},{"name":"mine","source":"custom"}]`, cmds.Get("data.commands").Raw)
-	assert.Equal(t, "anthropic", r.answer(r.send(`{"type":"get_login_providers"}`)).Get("data.providers.0.id").String())
+	assert.Equal(t, "anthropic", r.call(map[string]any{"type": "get_login_providers"}).Get("data.providers.0.id").String())
 	for _, cmd := range []string{"login"} {
-		res := r.answer(r.send(`{"type":%q}`, cmd))
+		res := r.answer(r.sendf(`{"type":%q}`, cmd))
 		assert.False(t, res.Get("success").Bool(), cmd)
 		assert.NotContains(t, res.Get("error").String(), "Unknown command", cmd)
 		assert.Contains(t, res.Get("error").String(), cmd+": ", cmd)
@@ -702,9 +754,9 @@ func TestOmpCommands(t *testing.T) {
 
 	// set_event_filter: only these events are written, from the next
 	// frame on; responses always are.
-	f := r.answer(r.send(`{"type":"set_event_filter","events":["agent_end","message_end"]}`))
+	f := r.call(map[string]any{"type": "set_event_filter", "events": []any{"agent_end", "message_end"}})
 	assert.Equal(t, `["agent_end","message_end"]`, f.Get("data.events").Raw)
-	r.send(`{"type":"prompt","message":"hi"}`)
+	r.sendf(`{"type":"prompt","message":"hi"}`)
 	r.event("session_settled")
 	for _, fr := range r.seen[r.index("response:"+f.Get("id").String())+1:] {
 		switch k := fr.Get("type").String(); k {
@@ -714,8 +766,8 @@ func TestOmpCommands(t *testing.T) {
 		}
 	}
 	assert.Equal(t, "msg-2", r.seen[r.index("agent_end")-1].Get("messageId").String(), "ids minted at message_start, though it was dropped")
-	r.answer(r.send(`{"type":"set_event_filter","events":null}`))
-	bad := r.answer(r.send(`{"type":"set_event_filter","events":"all"}`))
+	r.call(map[string]any{"type": "set_event_filter", "events": nil})
+	bad := r.call(map[string]any{"type": "set_event_filter", "events": "all"})
 	assert.False(t, bad.Get("success").Bool())
 }
 
@@ -736,15 +788,14 @@ func TestChunkedCommands(t *testing.T) {
 		require.NoError(t, err)
 	}
 	assert.True(t, r.answer("big").Get("success").Bool())
-	assert.Len(t, r.answer(r.send(`{"type":"get_state"}`)).Get("data.sessionName").String(), len(name))
+	assert.Len(t, r.call(map[string]any{"type": "get_state"}).Get("data.sessionName").String(), len(name))
 
 	bad := func(lines ...string) gjson.Result {
 		t.Helper()
 		for _, l := range lines {
-			_, err := io.WriteString(r.in, l+"\n")
-			require.NoError(t, err)
+			r.send(l)
 		}
-		f := r.until(func(f gjson.Result) bool { return f.Get("command").String() == "parse" })
+		f := last(r.until(waitFor, func(f gjson.Result) bool { return f.Get("command").String() == "parse" }))
 		assert.False(t, f.Get("success").Bool())
 		return f
 	}
@@ -757,7 +808,7 @@ func TestChunkedCommands(t *testing.T) {
 	assert.Contains(t, bad(`{"type":"rpc_chunk","chunkId":"x","index":0,"count":2,"byteLength":68157440,"data":"AAAA"}`).Get("error").String(), "metadata")
 	// Not base64.
 	assert.Contains(t, bad(`{"type":"rpc_chunk","chunkId":"y","index":0,"count":2,"byteLength":1048577,"data":"!!"}`).Get("error").String(), "data")
-	assert.True(t, r.answer(r.send(`{"type":"get_state"}`)).Get("success").Bool(), "still serving")
+	assert.True(t, r.call(map[string]any{"type": "get_state"}).Get("success").Bool(), "still serving")
 }
 
 // TestSubagents: the CLI's sub-agent (the recorded Agent call running Bash)
@@ -777,23 +828,23 @@ func TestSubagents(t *testing.T) {
 	}
 
 	// Not subscribed: none.
-	r.send(`{"type":"prompt","message":"go"}`)
+	r.sendf(`{"type":"prompt","message":"go"}`)
 	r.event("agent_end")
 	assert.Empty(t, subFrames(0), "sub-agent frames to a host that did not subscribe")
-	list := r.answer(r.send(`{"type":"get_subagents"}`))
+	list := r.call(map[string]any{"type": "get_subagents"})
 	assert.JSONEq(t, `{"subagents":[]}`, list.Get("data").Raw, "none runs after the run")
 
 	for _, bad := range []string{`"level":"all"`, `"level":3`, ``} {
-		res := r.answer(r.send(`{"type":"set_subagent_subscription"%s}`, map[bool]string{true: "," + bad, false: ""}[bad != ""]))
+		res := r.answer(r.sendf(`{"type":"set_subagent_subscription"%s}`, map[bool]string{true: "," + bad, false: ""}[bad != ""]))
 		assert.False(t, res.Get("success").Bool(), bad)
 		assert.Contains(t, res.Get("error").String(), "level", bad)
 	}
 
 	// progress: lifecycle and progress, not the events.
-	res := r.answer(r.send(`{"type":"set_subagent_subscription","level":"progress"}`))
+	res := r.call(map[string]any{"type": "set_subagent_subscription", "level": "progress"})
 	assert.Equal(t, "progress", res.Get("data.level").String())
 	from := len(r.seen)
-	r.send(`{"type":"prompt","message":"go"}`)
+	r.sendf(`{"type":"prompt","message":"go"}`)
 	r.event("agent_end")
 	n := subFrames(from)
 	assert.Equal(t, 2, n["subagent_lifecycle"], "started and completed")
@@ -801,9 +852,9 @@ func TestSubagents(t *testing.T) {
 	assert.Zero(t, n["subagent_event"])
 
 	// events: all three; the sub-agent's own run inside subagent_event.
-	r.answer(r.send(`{"type":"set_subagent_subscription","level":"events"}`))
+	r.call(map[string]any{"type": "set_subagent_subscription", "level": "events"})
 	from = len(r.seen)
-	r.send(`{"type":"prompt","message":"go"}`)
+	r.sendf(`{"type":"prompt","message":"go"}`)
 	r.event("agent_end")
 	var life []gjson.Result
 	var inner []string
@@ -831,25 +882,25 @@ func TestSubagents(t *testing.T) {
 
 	// get_subagent_messages: by id or file (this fake CLI writes no
 	// transcript: an empty read), and the errors omp gives.
-	msgs := r.answer(r.send(`{"type":"get_subagent_messages","subagentId":%q}`, id))
+	msgs := r.answer(r.sendf(`{"type":"get_subagent_messages","subagentId":%q}`, id))
 	require.True(t, msgs.Get("success").Bool(), msgs.Raw)
 	assert.Equal(t, file, msgs.Get("data.sessionFile").String())
 	assert.JSONEq(t, `[]`, msgs.Get("data.messages").Raw)
-	assert.True(t, r.answer(r.send(`{"type":"get_subagent_messages","sessionFile":%q}`, file)).Get("success").Bool())
+	assert.True(t, r.answer(r.sendf(`{"type":"get_subagent_messages","sessionFile":%q}`, file)).Get("success").Bool())
 	for req, want := range map[string]string{
 		`{"type":"get_subagent_messages"}`:                                          "requires subagentId or sessionFile",
 		`{"type":"get_subagent_messages","subagentId":"nope"}`:                      "Unknown subagent",
 		`{"type":"get_subagent_messages","sessionFile":"/etc/passwd"}`:              "Unknown subagent session file",
 		`{"type":"get_subagent_messages","subagentId":"` + id + `","fromByte":"x"}`: "fromByte must be a finite number",
 	} {
-		res := r.answer(r.send("%s", req))
+		res := r.answer(r.sendf("%s", req))
 		assert.False(t, res.Get("success").Bool(), req)
 		assert.Contains(t, res.Get("error").String(), want, req)
 	}
 
 	// A new session forgets them.
-	r.answer(r.send(`{"type":"new_session"}`))
-	res = r.answer(r.send(`{"type":"get_subagent_messages","subagentId":%q}`, id))
+	r.call(map[string]any{"type": "new_session"})
+	res = r.answer(r.sendf(`{"type":"get_subagent_messages","subagentId":%q}`, id))
 	assert.False(t, res.Get("success").Bool())
 }
 
@@ -870,27 +921,27 @@ func TestIdleWhenNothingRuns(t *testing.T) {
 		defer mu.Unlock()
 		idle++
 	}})
-	r.send(`{"type":"prompt","message":"one"}`)
+	r.sendf(`{"type":"prompt","message":"one"}`)
 	r.event("message_end")
-	r.answer(r.send(`{"type":"follow_up","message":"two"}`))
+	r.call(map[string]any{"type": "follow_up", "message": "two"})
 	close(gate)
 	r.event("session_settled")
 	// Idle is called right after session_settled is queued: soon after
 	// it is read.
 	assert.Eventually(t, func() bool { return idles() == 1 }, waitFor, time.Millisecond, "once, after the run's second turn")
-	r.answer(r.send(`{"type":"compact"}`))
+	r.call(map[string]any{"type": "compact"})
 	assert.Eventually(t, func() bool { return idles() == 2 }, waitFor, time.Millisecond, "after the compaction (not between the run's turns: twice in all)")
 	// abort_and_prompt: the aborted run ends, its prompt's run follows
 	// at once: idle once, after that one.
-	r.send(`{"type":"prompt","message":"three"}`)
+	r.sendf(`{"type":"prompt","message":"three"}`)
 	r.event("message_update")
-	r.answer(r.send(`{"type":"abort_and_prompt","message":"four"}`))
+	r.call(map[string]any{"type": "abort_and_prompt", "message": "four"})
 	r.event("session_settled")
 	assert.Eventually(t, func() bool { return idles() == 3 }, waitFor, time.Millisecond, "after abort_and_prompt's run")
 	time.Sleep(50 * time.Millisecond)
 	assert.Equal(t, 3, idles())
 	// A session change while nothing runs: the heap keeps another history.
-	r.answer(r.send(`{"type":"new_session"}`))
+	r.call(map[string]any{"type": "new_session"})
 	assert.Equal(t, 4, idles(), "after new_session")
 }
 
@@ -904,7 +955,7 @@ func TestIdleAfterASessionLoadedAtStart(t *testing.T) {
 	}{{"../testdata/cli/transcript.transcript.jsonl", 1}, {"", 0}} {
 		var idles atomic.Int32
 		r := newRig(t, &claudetest.Transport{}, Options{Session: tc.session, Idle: func() { idles.Add(1) }})
-		st := r.answer(r.send(`{"type":"get_state"}`))
+		st := r.call(map[string]any{"type": "get_state"})
 		assert.Equal(t, tc.session != "", st.Get("data.messageCount").Int() > 0, "%q: %s", tc.session, st.Raw)
 		assert.Equal(t, tc.idles, idles.Load(), "session %q", tc.session)
 	}

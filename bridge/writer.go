@@ -35,14 +35,14 @@ const coalesceBudget = 32 << 10
 // stdout bigPipe bytes (Linux: F_SETPIPE_SZ, pipesize_linux.go), and gives
 // it back its size once shrinkAfter has passed without one.
 //
-// A pipe holds 64 KiB: a frame goes through it in refills, each a wake-up
-// of the host's reader, then of the writer, and on a busy machine either
-// may wait for a CPU. In full mode a 2 MB reply's last updates are 4 MB and
-// its end 12 MB (text_end 6, message_end, turn_end, agent_end 2 each): 190
-// refills, which a response written after them waited for. Measured with
-// get_state every 20 ms during 2 MB replies (BenchmarkGetStateDuringReply
-// on stream): the slowest 29-60 ms with the pipe at 4 KiB, 11-28 at 64 KiB,
-// 20-27 at 256 KiB, 8-15 at 1 MiB. 1 MiB is the most an unprivileged
+// A pipe holds 64 KiB by default: a frame goes through it in refills, each
+// a wake-up of the host's reader, then of the writer, and on a busy machine
+// either may wait for a CPU. In full mode a 2 MB reply's last updates are 4
+// MB and its end 12 MB (text_end 6, message_end, turn_end, agent_end 2
+// each): ~190 refills of 64 KiB, which a response written after them waits
+// for. The grown pipe makes that wait 16 times fewer refills; the bound on
+// get_state's answer during a long reply (BenchmarkGetStateDuringReply,
+// scripts/bench) relies on it. 1 MiB is the most an unprivileged
 // process may set (fs.pipe-max-size); the pages count against the user's
 // pipe-buffer quota (fs.pipe-user-pages-soft, 64 MiB by default), which is
 // why the pipe is grown only while large frames stream and not for good:
@@ -74,7 +74,7 @@ const (
 // ahead of the held update, and a response ahead of the message_update
 // frames queued before it: in full mode each of those carries the whole
 // message so far (a 2 MB reply's last update and its text_end are 4 and
-// 6 MB), and a host's get_state waited behind both (F4, scripts/bench).
+// 6 MB), which a host's get_state would otherwise wait behind.
 // It never passes another kind of event (message_end, agent_end, a tool
 // event) nor another frame the bridge made.
 type frameWriter struct {

@@ -15,7 +15,7 @@ const GitBashEnv = "CLAUDE_CODE_GIT_BASH_PATH"
 var ErrNoGitBash = errors.New("no Git Bash found")
 
 // On Windows the CLI runs its Bash tool with Git for Windows' bash.exe.
-// Measured on 2.1.328: it takes CLAUDE_CODE_GIT_BASH_PATH when that names an
+// The CLI (2.1.328) takes CLAUDE_CODE_GIT_BASH_PATH when that names an
 // existing bash.exe (or sh.exe), else looks only in C:\Program Files\Git and
 // C:\Program Files (x86)\Git and beside git.exe on PATH (..\..\bin\bash.exe);
 // without one it runs with no Bash tool. Per-user installs, Scoop, another

@@ -16,8 +16,8 @@ const ptySupported = true
 // startPTYTurn is [StartTurn] with the CLI's stdout on a pseudo-terminal,
 // for hosts and platforms where the CLI behaves differently without one.
 //
-// Measured on 2.1.328: with a terminal on stdin the CLI does not read stdin
-// at all, so stdin stays a pipe; in the terminal's default (canonical) mode
+// What it relies on (the CLI 2.1.328): with a terminal on stdin the CLI
+// does not read stdin at all, so stdin stays a pipe; in the terminal's default (canonical) mode
 // the line discipline echoes and cuts lines at 4096 bytes, so it is put in
 // raw mode. stderr stays a pipe: its tail goes into error messages, and it
 // must not interleave with the JSON lines. Reading the master after the

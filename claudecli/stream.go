@@ -25,7 +25,7 @@ var InterruptDeadline = 5 * time.Second
 
 // stream keeps one CLI process per session with stdin open: turns are user
 // lines, and the control protocol (initialize, interrupt) runs over the same
-// pipes. Measured on 2.1.328: the CLI answers each user line with one turn
+// pipes. What it relies on (the CLI 2.1.328): the CLI answers each user line with one turn
 // ending in a result line; an interrupt request is confirmed at once and the
 // turn ends with result subtype error_during_execution. Turns are serial: a
 // user line sent before the result belongs to the running turn (see
@@ -116,7 +116,7 @@ type Warmer interface {
 	// Warm starts and initializes the process the next turn on session
 	// would run in, unless one runs already or a turn is under way. The
 	// CLI calls no API and writes no transcript until it is given a user
-	// line (measured on 2.1.328).
+	// line (2.1.328; TestPrewarm checks it).
 	Warm(session Session)
 }
 
@@ -196,9 +196,9 @@ func (s *stream) Turn(session Session, input []byte) (Turn, error) {
 // its context and the tool list the first time something asks for them, and
 // these ask without calling the API or writing a transcript (checked on
 // 2.1.328: TestPrewarm; get_context_usage's "summary" makes no token-count
-// requests, "full" would). Measured on the fake API, the first turn after
-// them took ~100 ms instead of ~120 (later turns ~25): the rest is the
-// CLI's first query in its process, which nothing short of one warms.
+// requests, "full" would). They take ~20 ms off the first turn (~100 ms
+// instead of ~120 on the fake API with 2.1.328; later turns ~25): the rest
+// is the CLI's first query in its process, which nothing short of one warms.
 // A CLI that does not know one answers an error, which is ignored.
 var warmups = []map[string]any{
 	{"subtype": "get_context_usage", "detail": "summary"},
@@ -522,8 +522,8 @@ func (t *streamTurn) Release() {
 }
 
 // Steerer is a [Turn] that takes user messages while it runs (the stream
-// transport). Measured on 2.1.328: a user line sent during a turn is
-// queued by the CLI; at the next tool boundary it is folded into the same
+// transport). What it relies on (the CLI 2.1.328; the steering tests check
+// it): a user line sent during a turn is queued by the CLI; at the next tool boundary it is folded into the same
 // model call as the tool results, else the CLI runs it as its next command
 // right after the turn's result. Either way its lines belong to this turn:
 // the caller releases it at the first result after which no line it handed

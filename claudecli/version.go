@@ -90,8 +90,8 @@ func (v Version) Compare(w Version) int {
 // Capability is a part of the CLI's interface claude-rpc relies on.
 type Capability int
 
-// The capabilities, with the oldest version that has each, measured by
-// running the CLI (go run ./scripts/cli-capabilities).
+// The capabilities, with the oldest version that has each (as go run
+// ./scripts/cli-capabilities finds by running each published CLI).
 const (
 	// StreamJSON: -p --input-format stream-json (a turn as a user line on
 	// stdin), used by every transport.
@@ -140,14 +140,15 @@ const (
 // capability is what the table says of one Capability.
 type capability struct {
 	name string
-	// since is the oldest version measured to have it.
+	// since is the oldest published version that has it.
 	since Version
 	// without says what claude-rpc does, or what fails, without it.
 	without string
 }
 
-// The versions are the oldest published ones measured to have each (npm
-// does not have every number); the one before each lacks it.
+// The versions are the oldest published ones that have each (npm does not
+// have every number), the one before each lacking it: scripts/cli-capabilities
+// checks both.
 var capabilities = [numCapabilities]capability{
 	StreamJSON:       {"stream-json input", mustVersion("1.0.21"), "no prompt can run: claude-rpc sends every turn as stream-json"},
 	PartialMessages:  {"--include-partial-messages", mustVersion("1.0.109"), "no prompt can run: claude-rpc passes --include-partial-messages"},

@@ -13,8 +13,8 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// Entry is one line of a CLI transcript. Measured on 2.1.328: every line
-// has a "type"; conversation lines (user, assistant, attachment, system)
+// Entry is one line of a CLI transcript. What this package relies on (true
+// of 2.1.328's transcripts): every line has a "type"; conversation lines (user, assistant, attachment, system)
 // have a "uuid" and a "parentUuid" linking them into a tree whose newest
 // leaf is the session's current branch; an assistant message is written as
 // one entry per content block, all with the same message.id. Other kinds

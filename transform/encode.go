@@ -20,9 +20,9 @@ import (
 // without HTML escaping; encode_test compares them on every recorded
 // event), but without encoding/json's cost:
 // encoding/json re-validates and re-compacts what each MarshalJSON returns,
-// once per level of nesting, so a message_update of a long message cost
-// several passes over the whole text (measured: 98% of the bridge's CPU on
-// a long reply). The Encoder writes each value once, and writes the text of
+// once per level of nesting, so a message_update of a long message would
+// cost several passes over the whole text, nearly all of the bridge's CPU
+// on a long reply. The Encoder writes each value once, and writes the text of
 // a block being streamed from the escaped copy the translator keeps (see
 // [Content]), so a frame costs a copy of what did not change, never an
 // escape of it.

@@ -18,9 +18,9 @@ const (
 	EventAutoRetryStart = "auto_retry_start"
 	EventAutoRetryEnd   = "auto_retry_end"
 
-	// pi's names (0.73.1 and 1.5.2 alike); pi's forks once wrote
-	// auto_compaction_*, which claude-rpc no longer does, so a host that
-	// handles both never sees one compaction twice.
+	// pi's names (0.73.1 and 1.5.2 alike), and the only ones claude-rpc
+	// writes for a compaction: never the auto_compaction_* names of pi's
+	// forks as well, so a host that handles both sees each compaction once.
 	EventCompactionStart = "compaction_start"
 	EventCompactionEnd   = "compaction_end"
 )

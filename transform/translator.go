@@ -32,8 +32,8 @@ const StreamCutMessage = "The API response broke off before the message ended"
 // prompt, from agent_start to agent_end) into protocol events. It is not safe
 // for concurrent use; one goroutine feeds it.
 //
-// What the CLI prints, per model call (measured on 2.1.328, recorded in
-// testdata/cli): with --include-partial-messages, stream_event lines carrying
+// What it relies on the CLI printing, per model call (true of 2.1.328,
+// whose output testdata/cli records and the tests replay): with --include-partial-messages, stream_event lines carrying
 // the API's events, and one complete assistant line per content block, which
 // arrives just before that block's content_block_stop. Thinking deltas are
 // not relayed (system/thinking_tokens counts come instead), so the complete
@@ -551,8 +551,9 @@ func (t *Translator) streamEvent(out []Event, ev string) []Event {
 	case "message_stop":
 		if !c.stopped {
 			// The API never said why the message ended: the CLI closes a
-			// message whose stream broke off (measured: a dropped
-			// connection), then retries the call as a new message.
+			// message whose stream broke off (a dropped connection:
+			// TestConnectionCutMidStream), then retries the call as a new
+			// message.
 			c.msg.StopReason, c.msg.ErrorMessage = StopError, StreamCutMessage
 		}
 		return t.endAssistant(out)

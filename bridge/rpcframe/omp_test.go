@@ -10,16 +10,20 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
 )
 
 // ompVersion is the omp whose rpc-frame.ts this package follows.
 const ompVersion = "18.3.4"
 
 // ompDir returns the folder scripts/install-omp installs omp's RPC sources
-// and Bun into. The test skips when it is absent, unless CI is set: then it
-// runs scripts/install-omp, and fails if that fails.
+// and Bun into, running the script when omp is not there yet (it fails the
+// test if that fails). omp comes from npm, so a test that needs it is an
+// end-to-end test: it runs by claudetest's one rule, [claudetest.EndToEnd].
 func ompDir(t *testing.T) string {
 	t.Helper()
+	claudetest.EndToEnd(t)
 	dir := os.Getenv("OMP_DIR")
 	if dir == "" {
 		cache := os.Getenv("CLAUDE_RPC_CACHE")
@@ -35,9 +39,6 @@ func ompDir(t *testing.T) string {
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".installed")); err == nil {
 		return dir
-	}
-	if os.Getenv("CI") == "" {
-		t.Skipf("omp %s is not installed in %s (scripts/install-omp installs it; under CI=true this test installs it and fails without it)", ompVersion, dir)
 	}
 	out, err := exec.Command("../../scripts/install-omp").Output()
 	if err != nil {

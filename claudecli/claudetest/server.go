@@ -69,10 +69,14 @@ type Server struct {
 	wg   sync.WaitGroup
 }
 
-// TB is the part of testing.TB that [Start] needs.
+// TB is the part of testing.TB that [Start], [CLI] and the other helpers
+// need.
 type TB interface {
 	Helper()
+	Fatal(args ...any)
 	Fatalf(format string, args ...any)
+	Skip(args ...any)
+	SkipNow()
 	Cleanup(func())
 }
 
@@ -392,8 +396,9 @@ func (s *sseWriter) event(name string, v any) error {
 	return nil
 }
 
-// Measured on 2.1.328: a user message that reaches the CLI mid-turn is sent
-// to the model as a system message that quotes it between these.
+// The CLI (2.1.328) sends a user message that reaches it mid-turn to the
+// model as a system message quoting it between these; midTurnText takes the
+// user's text back out.
 const (
 	midTurnPrefix = "The user sent a new message while you were working:\n"
 	midTurnSuffix = "\n\nThis is how Claude Code surfaces messages"

@@ -35,7 +35,7 @@ func timeRawTurn(b *testing.B, cli, dir string, env []string) (first, exit time.
 
 // timeBridgeTurn times one prompt in a new bridge, stdin closed after it.
 func timeBridgeTurn(b *testing.B, cli, dir string, env []string, transport string) (first, exit time.Duration) {
-	return timeProcess(b, exec.Command(binPath, "--mode", "rpc", "--claude-path", cli, "--cwd", dir, "--transport", transport),
+	return timeProcess(b, exec.Command(binary(b), "--mode", "rpc", "--claude-path", cli, "--cwd", dir, "--transport", transport),
 		env, dir, fmt.Sprintf("{\"type\":\"prompt\",\"message\":%q}\n", benchPrompt), `"type":"agent_end"`)
 }
 

@@ -30,7 +30,7 @@ func versionedCLI(t *testing.T, v string) string {
 // on stderr; prompts, a steer and an abort still work.
 func TestOlderCLIDegrades(t *testing.T) {
 	t.Parallel()
-	b := startBridgeOn(t, claudetest.Start(t), versionedCLI(t, "2.1.200"), "--transport", "stream", "--ask")
+	b := startBridgeWith(t, bridgeOpts{cli: versionedCLI(t, "2.1.200")}, "--transport", "stream", "--ask")
 	frames := b.runPrompt("[[say:still served]]")
 	assert.Equal(t, "still served", deltaText(frames))
 	b.requireNoLeftovers(b.cmd.Process.Pid) // pipe: no CLI process waits for the next prompt
@@ -63,7 +63,7 @@ func TestOlderCLIDegrades(t *testing.T) {
 // warn level.
 func TestNewerCLIRunsAsUsual(t *testing.T) {
 	t.Parallel()
-	b := startBridgeOn(t, claudetest.Start(t), versionedCLI(t, "9.9.9"), "--transport", "stream")
+	b := startBridgeWith(t, bridgeOpts{cli: versionedCLI(t, "9.9.9")}, "--transport", "stream")
 	frames := b.runPrompt("[[say:as usual]]")
 	assert.Equal(t, "as usual", deltaText(frames))
 	assert.Len(t, b.cliPids(), 1, "the stream transport keeps its CLI process")
@@ -76,6 +76,7 @@ func TestNewerCLIRunsAsUsual(t *testing.T) {
 // TestDemoFromTheCache: with no CLI installed, demo runs the pinned one
 // scripts/install-cli keeps in its cache, saying so.
 func TestDemoFromTheCache(t *testing.T) {
+	claudetest.EndToEnd(t)
 	t.Parallel()
 	cache := t.TempDir()
 	bin := filepath.Join(cache, "claude-code-"+claudecli.TestedVersion, "node_modules", ".bin", "claude")
@@ -94,7 +95,7 @@ func TestDemoFromTheCache(t *testing.T) {
 	other := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(other, "claude-code-2.0.1", "node_modules", ".bin"), 0o755))
 	require.NoError(t, os.Symlink(claudetest.CLI(t), filepath.Join(other, "claude-code-2.0.1", "node_modules", ".bin", "claude")))
-	cmd := exec.Command(binPath, "demo")
+	cmd := exec.Command(binary(t), "demo")
 	cmd.Env = userEnv(t.TempDir(), "/usr/bin:/bin", "CLAUDE_RPC_CACHE="+other)
 	out, err := cmd.CombinedOutput()
 	require.Error(t, err)

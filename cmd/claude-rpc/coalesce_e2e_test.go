@@ -61,6 +61,7 @@ func testCoalescedDeltas(t *testing.T, tp string) {
 // with thinking, 10-byte text deltas and a tool call (testdata/pi-coalesce.mjs):
 // the host sees the same events, text and messages, in fewer updates.
 func TestPiClientSeesTheSameWithCoalescing(t *testing.T) {
+	claudetest.EndToEnd(t)
 	t.Parallel()
 	node, err := exec.LookPath("node")
 	require.NoError(t, err, "node runs pi's RpcClient")
@@ -83,7 +84,7 @@ func TestPiClientSeesTheSameWithCoalescing(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, "pi-coalesce.mjs", "[[think:Plan it.]][[huge:20000]][[chunk:10]][[bash:echo hi]]")
 	cmd.Dir = dir
-	cmd.Env = append(srv.CLIEnv(t.TempDir()), "CLAUDE_RPC_BIN="+binPath, "CLAUDE_RPC_CLI="+claudetest.CLI(t), "CLAUDE_RPC_CWD="+t.TempDir())
+	cmd.Env = append(srv.CLIEnv(t.TempDir()), "CLAUDE_RPC_BIN="+binary(t), "CLAUDE_RPC_CLI="+claudetest.CLI(t), "CLAUDE_RPC_CWD="+t.TempDir())
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

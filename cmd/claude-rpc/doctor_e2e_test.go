@@ -178,7 +178,7 @@ func TestDoctor(t *testing.T) {
 			home := t.TempDir()
 			args, env := tc.setup(t, home)
 			marker := "CLAUDE_RPC_TEST_MARKER=" + newMarker()
-			cmd := exec.Command(binPath, append([]string{"doctor"}, args...)...)
+			cmd := exec.Command(binary(t), append([]string{"doctor"}, args...)...)
 			cmd.Env = append(env, marker)
 			var stderr lockedBuffer
 			cmd.Stderr = &stderr
@@ -256,7 +256,7 @@ func testDemo(t *testing.T, tp string) {
 func TestDemoWithoutCLI(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	cmd := exec.Command(binPath, "demo")
+	cmd := exec.Command(binary(t), "demo")
 	cmd.Env = userEnv(home, "/usr/bin:/bin", "XDG_CACHE_HOME="+t.TempDir()) // no scripts/install-cli cache either
 	var stderr lockedBuffer
 	cmd.Stderr = &stderr
@@ -285,7 +285,7 @@ func TestBinaryHasNoTesting(t *testing.T) {
 
 func TestVersionLine(t *testing.T) {
 	t.Parallel()
-	out, err := exec.Command(binPath, "--version").Output()
+	out, err := exec.Command(binary(t), "--version").Output()
 	require.NoError(t, err, "--version prints on stdout")
 	assert.Regexp(t, `^claude-rpc \S+ \((commit [0-9a-f]{12}.*, )?`+runtime.Version()+`, `+runtime.GOOS+"/"+runtime.GOARCH+`\)\n$`, string(out))
 }

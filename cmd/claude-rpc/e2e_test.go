@@ -322,7 +322,7 @@ func TestMissingCLIIsAnErrorEventNotACrash(t *testing.T) {
 
 func testMissingCLIIsAnErrorEventNotACrash(t *testing.T, tp string) {
 	srv := claudetest.Start(t)
-	b := startBridgeOn(t, srv, "/nonexistent/claude", "--transport", tp)
+	b := startBridgeWith(t, bridgeOpts{srv: srv, cli: "/nonexistent/claude"}, "--transport", tp)
 	frames := b.runPrompt("anyone?")
 	end := last(frames, "message_end", "assistant").Get("message")
 	assert.Equal(t, "error", end.Get("stopReason").String())
@@ -337,7 +337,7 @@ func testCLIExitingWithoutResult(t *testing.T, tp string) {
 	fake := t.TempDir() + "/claude"
 	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho 'boom: no credentials' >&2\nexit 3\n"), 0o755))
 	srv := claudetest.Start(t)
-	b := startBridgeOn(t, srv, fake, "--transport", tp)
+	b := startBridgeWith(t, bridgeOpts{srv: srv, cli: fake}, "--transport", tp)
 	frames := b.runPrompt("hello")
 	end := last(frames, "message_end", "assistant").Get("message")
 	assert.Equal(t, "error", end.Get("stopReason").String())
@@ -442,7 +442,7 @@ func TestChildEnvironment(t *testing.T) {
 	fake := t.TempDir() + "/claude"
 	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\nenv > \"$0.env\"\necho \"$@\" > \"$0.args\"\ncat >/dev/null\n"), 0o755))
 	srv := claudetest.Start(t)
-	b := startBridgeEnv(t, srv, fake, []string{"CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=cli"}, "--transport", "pipe", "--model", "sonnet", "--permission-mode", "plan")
+	b := startBridgeWith(t, bridgeOpts{srv: srv, cli: fake, env: []string{"CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=cli"}}, "--transport", "pipe", "--model", "sonnet", "--permission-mode", "plan")
 	frames := b.runPrompt("hi")
 	assert.Contains(t, last(frames, "message_end", "assistant").Get("message.errorMessage").String(), "claude exited without a result")
 	env, err := os.ReadFile(fake + ".env")
@@ -457,7 +457,7 @@ func TestChildEnvironment(t *testing.T) {
 
 func runBinaryWithStdin(t *testing.T, env []string, stdin string, args ...string) (string, error) {
 	t.Helper()
-	cmd := exec.Command(binPath, args...)
+	cmd := exec.Command(binary(t), args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	out, err := cmd.CombinedOutput()
@@ -855,7 +855,7 @@ func TestSilentCLI(t *testing.T) { forEachTransport(t, testSilentCLI) }
 func testSilentCLI(t *testing.T, tp string) {
 	fake := t.TempDir() + "/claude"
 	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\ncat >/dev/null\n"), 0o755))
-	b := startBridgeOn(t, claudetest.Start(t), fake, "--transport", tp, "--idle-timeout", "1s")
+	b := startBridgeWith(t, bridgeOpts{cli: fake}, "--transport", tp, "--idle-timeout", "1s")
 	frames := b.runPrompt("anyone?")
 	assert.Equal(t, "error", last(frames, "message_end", "assistant").Get("message.stopReason").String())
 	b.requireIdle("pipe") // nothing of it is left, whichever the transport

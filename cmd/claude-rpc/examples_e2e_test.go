@@ -53,12 +53,13 @@ func runExample(t *testing.T, dir string, env []string, name string, args ...str
 }
 
 func TestPythonExample(t *testing.T) {
+	claudetest.EndToEnd(t)
 	t.Parallel()
 	python, err := exec.LookPath("python3")
 	require.NoError(t, err, "python3 runs the Python example")
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
-	out := runExample(t, t.TempDir(), []string{"CLAUDE_RPC_BIN=" + binPath}, python, filepath.Join(root, "scripts", "examples", "python", "example.py"))
+	out := runExample(t, t.TempDir(), []string{"CLAUDE_RPC_BIN=" + binary(t)}, python, filepath.Join(root, "scripts", "examples", "python", "example.py"))
 	// It waits for agent_settled, as pi 1.5.2's docs say: once per prompt.
 	assert.Equal(t, []string{"[settled]", "[settled: aborted]"}, settledLines(out))
 }
@@ -77,6 +78,7 @@ func settledLines(out string) []string {
 // TestNodeExample drives claude-rpc through pi 0.73.1's own RpcClient (the
 // pinned @mariozechner/pi-coding-agent, installed by scripts/install-pi).
 func TestNodeExample(t *testing.T) {
+	claudetest.EndToEnd(t)
 	t.Parallel()
 	_, err := exec.LookPath("node")
 	require.NoError(t, err, "node runs the Node example")
@@ -84,20 +86,21 @@ func TestNodeExample(t *testing.T) {
 	dir := t.TempDir()
 	copyNodeExample(t, dir)
 	require.NoError(t, os.Symlink(filepath.Join(installPi(t), "node_modules"), filepath.Join(dir, "node_modules")))
-	runExample(t, dir, []string{"CLAUDE_RPC_BIN=" + binPath}, "node", "example.mjs")
+	runExample(t, dir, []string{"CLAUDE_RPC_BIN=" + binary(t)}, "node", "example.mjs")
 }
 
 // TestNodeExamplePi15 runs the Node example for pi 1.5 hosts: pi 1.5.2's
 // own RpcClient (@earendil-works/pi-coding-agent, pinned, installed by
 // scripts/install-pi15), --message-updates delta, waiting for agent_settled.
 func TestNodeExamplePi15(t *testing.T) {
+	claudetest.EndToEnd(t)
 	t.Parallel()
 	_, err := exec.LookPath("node")
 	require.NoError(t, err, "node runs the Node example")
 	dir := t.TempDir()
 	copyNodeExample(t, dir)
 	require.NoError(t, os.Symlink(filepath.Join(installPi15(t), "node_modules"), filepath.Join(dir, "node_modules")))
-	out := runExample(t, dir, []string{"CLAUDE_RPC_BIN=" + binPath}, "node", "example-pi15.mjs")
+	out := runExample(t, dir, []string{"CLAUDE_RPC_BIN=" + binary(t)}, "node", "example-pi15.mjs")
 	assert.Contains(t, out, "[steer queued]", "steer() returns the disposition")
 	assert.Contains(t, out, "[queue] 1 steering, 0 follow-up", "queue_update when the steer is queued")
 	assert.Contains(t, out, "[queue] 0 steering, 0 follow-up", "and when it is delivered")

@@ -37,9 +37,10 @@ var release struct {
 // build it (scripts/npm-pack: static, CGO_ENABLED=0, -trimpath -s -w).
 func releaseBinary(b *testing.B) string {
 	b.Helper()
+	test := binary(b)
 	release.once.Do(func() {
 		// Beside the test build, which TestMain removes.
-		release.path = filepath.Join(filepath.Dir(binPath), "claude-rpc-release")
+		release.path = filepath.Join(filepath.Dir(test), "claude-rpc-release")
 		build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", release.path, ".")
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := build.CombinedOutput(); err != nil {

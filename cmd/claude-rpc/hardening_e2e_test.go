@@ -13,8 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
-
-	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
 )
 
 // badInputs are host lines that must each get one clear success:false
@@ -150,7 +148,7 @@ func testHostileText(t *testing.T, tp string) {
 }
 
 // TestTwentyMegabyteMessage: the bridge takes it whole; the CLI refuses it
-// before calling the API (about 5M tokens, measured: "Prompt is too long"),
+// before calling the API (about 5M tokens: 2.1.328 says "Prompt is too long"),
 // which ends the run with that error, and the bridge goes on.
 func TestTwentyMegabyteMessage(t *testing.T) {
 	t.Parallel()
@@ -200,7 +198,7 @@ func TestCLINotExecutable(t *testing.T) {
 	t.Parallel()
 	fake := filepath.Join(t.TempDir(), "claude")
 	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho never\n"), 0o644))
-	b := startBridgeOn(t, claudetest.Start(t), fake)
+	b := startBridgeWith(t, bridgeOpts{cli: fake})
 	frames := b.runPrompt("hello")
 	end := last(frames, "message_end", "assistant").Get("message")
 	assert.Equal(t, "error", end.Get("stopReason").String())
@@ -219,7 +217,7 @@ func testCLIFloods(t *testing.T, tp string) {
 	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\nhead -c 30000000 /dev/zero | tr '\\0' x\necho\nyes 'not json' | head -n 300000\nexit 0\n"), 0o755))
 	// A 1 MB line cap: memory is then bounded by the spool that keeps the
 	// CLI's output flowing, not by the flood's size.
-	b := startBridgeOn(t, claudetest.Start(t), fake, "--transport", tp, "--max-line", "1000000")
+	b := startBridgeWith(t, bridgeOpts{cli: fake}, "--transport", tp, "--max-line", "1000000")
 	frames := b.runPrompt("hello")
 	end := last(frames, "message_end", "assistant").Get("message")
 	assert.Equal(t, "error", end.Get("stopReason").String())

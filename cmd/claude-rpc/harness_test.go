@@ -31,10 +31,24 @@ import (
 // with the race detector too.
 var raceEnabled bool
 
-// binPath is the claude-rpc binary built once for the package's tests.
+// binPath is the claude-rpc binary built once for the package's end-to-end
+// tests; empty when they do not run (claudetest.EndToEndOn is false).
 var binPath string
 
+// TestMain builds the binary for the end-to-end tests when they run. When
+// they do not (no claudetest.CLIEnvVar), it builds and installs nothing and
+// prints claudetest.EndToEndHint once: the unit tests in this package run,
+// and every end-to-end test skips through claudetest.EndToEnd (which
+// startBridge and newRPCProc call) without repeating it. Under CI the
+// end-to-end tests must run: the package fails at once, saying why.
 func TestMain(m *testing.M) {
+	if !claudetest.EndToEndOn() {
+		claudetest.PrintEndToEndHint()
+		if claudetest.InCI() {
+			os.Exit(1)
+		}
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "claude-rpc-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -56,11 +70,21 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// binary returns binPath, after claudetest.EndToEnd: every use of the
+// binary is an end-to-end test.
+func binary(t testing.TB) string {
+	t.Helper()
+	claudetest.EndToEnd(t)
+	return binPath
+}
+
 // transports are the --transport values every end-to-end test runs on.
 var transports = []string{"pipe", "pty", "stream"}
 
 // forEachTransport runs test once per transport, in parallel.
 func forEachTransport(t *testing.T, test func(t *testing.T, transport string)) {
+	t.Helper()
+	claudetest.EndToEnd(t)
 	t.Parallel()
 	for _, tp := range transports {
 		t.Run(tp, func(t *testing.T) {
@@ -113,35 +137,48 @@ func (l *lockedBuffer) String() string {
 // fake API, in a fresh home and working directory.
 func startBridge(t *testing.T, args ...string) *rpcProc {
 	t.Helper()
-	srv := claudetest.Start(t)
-	return startBridgeOn(t, srv, claudetest.CLI(t), args...)
+	return startBridgeWith(t, bridgeOpts{}, args...)
 }
 
-func startBridgeOn(t *testing.T, srv *claudetest.Server, cli string, args ...string) *rpcProc {
-	t.Helper()
-	return startBridgeEnv(t, srv, cli, nil, args...)
+// bridgeOpts is how startBridgeWith starts a bridge; each field left zero
+// is as startBridge has it.
+type bridgeOpts struct {
+	srv *claudetest.Server // the fake API; default a fresh one
+	cli string             // --claude-path; default the real CLI
+	// home and dir are its HOME and working folder; default fresh ones (a
+	// second bridge on the first one's sessions passes the first's).
+	home, dir string
+	env       []string // added to its environment
 }
 
-// startBridgeEnv starts the bridge with env added to its environment.
-func startBridgeEnv(t *testing.T, srv *claudetest.Server, cli string, env []string, args ...string) *rpcProc {
+// startBridgeWith starts claude-rpc --mode rpc as o says, with args.
+func startBridgeWith(t *testing.T, o bridgeOpts, args ...string) *rpcProc {
 	t.Helper()
-	return startBridgeIn(t, srv, cli, t.TempDir(), t.TempDir(), env, args...)
-}
-
-// startBridgeIn starts the bridge with the given HOME and working folder
-// (a second bridge on the first one's sessions).
-func startBridgeIn(t *testing.T, srv *claudetest.Server, cli, home, dir string, env []string, args ...string) *rpcProc {
-	t.Helper()
-	b := newRPCProc(t, srv, home, dir)
-	b.cli = cli
-	all := append([]string{"--mode", "rpc", "--claude-path", cli, "--cwd", b.dir, "--log-level", "debug"}, args...)
-	b.start(append(srv.CLIEnv(b.home), env...), all...)
+	claudetest.EndToEnd(t)
+	if o.cli == "" {
+		o.cli = claudetest.CLI(t)
+	}
+	if o.srv == nil {
+		o.srv = claudetest.Start(t)
+	}
+	if o.home == "" {
+		o.home = t.TempDir()
+	}
+	if o.dir == "" {
+		o.dir = t.TempDir()
+	}
+	b := newRPCProc(t, o.srv, o.home, o.dir)
+	b.cli = o.cli
+	all := append([]string{"--mode", "rpc", "--claude-path", o.cli, "--cwd", b.dir, "--log-level", "debug"}, args...)
+	b.start(append(o.srv.CLIEnv(b.home), o.env...), all...)
 	return b
 }
 
 // newRPCProc makes a claude-rpc process to start with HOME home in folder
 // dir; srv is the fake API its CLI talks to, if the test serves it.
 func newRPCProc(t *testing.T, srv *claudetest.Server, home, dir string) *rpcProc {
+	t.Helper()
+	claudetest.EndToEnd(t)
 	return &rpcProc{t: t, srv: srv, home: home, dir: dir, marker: newMarker(),
 		stderr: &lockedBuffer{}, frames: make(chan []byte, 1024), exited: make(chan struct{}), check: newFrameCheck(),
 		ready: make(chan struct{})}

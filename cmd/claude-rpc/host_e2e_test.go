@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
+
+	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
 )
 
 // writePrompt makes the model call Write for name in the bridge's folder.
@@ -23,6 +25,7 @@ func (b *rpcProc) writePrompt(name string) (prompt, path string) {
 }
 
 func TestPermissionAnswers(t *testing.T) {
+	claudetest.EndToEnd(t)
 	t.Parallel()
 	for _, tc := range []struct {
 		name    string

@@ -11,25 +11,20 @@ import (
 // defaultMemoryLimit is the soft memory limit the bridge runs with unless
 // GOMEMLIMIT says otherwise (GOMEMLIMIT=off: none).
 //
-// The bridge's live memory is small: the session's messages and the reply
-// being relayed. With the Go default alone the heap grows to twice the live
-// set before a collection, and a long reply makes large, short-lived
-// buffers (its text as it grows, the CLI's 2 MB assistant and result
-// lines): measured relaying a 2 MB reply, a peak RSS of 28 MiB, against
-// 19.6 MiB with a 10 MiB limit (scripts/bench, BenchmarkRelay). The limit
-// is soft, and it is the room above what stays live between runs: it moves
-// with the session's history each time the bridge goes idle (releaseMemory).
+// The limit is soft (a run that needs more gets it, at the cost of more
+// collections), and it is the room above what stays live between runs:
+// releaseMemory moves it with the session's history each time the bridge
+// goes idle. What it guarantees is the bound on a long reply's short-lived
+// buffers (its text as it grows, the CLI's assistant and result lines, each
+// as long as the reply), which the Go default alone (a heap growing to
+// twice the live set) lets push the relay's peak RSS past its 20 MiB goal
+// (BenchmarkRelay, scripts/bench, checks it).
 //
-// 12.5 MiB, not 10: near the end of a 2 MB reply the heap holds ~5 MB
+// Its size is what a 2 MB reply needs near its end: the heap holds ~5 MB
 // (the text, the CLI's assistant line being read, its output spooled) and
-// the runtime ~7 more (metadata, stacks, spans' unused room), so under 10
-// MiB the GC ran back to back from the middle of the reply on. Relaying
-// 2 MB replies in 10-byte deltas with get_state every 20 ms (F4), per
-// reply, three in one session (before the limit followed the history):
-// ~1,200-1,500 collections at 10 MiB, 300-500 at 12.5, ~20 at 18; the
-// bridge's CPU 3.3-3.6 s, 2.9-3.2 s, 2.7 s; the slowest get_state of a
-// reply up to 29 ms, 14 ms, 11 ms. BenchmarkRelay's peak RSS: 18.27
-// MiB at 10, 18.86 at 12.5, 20.22 at 16 (over the relay's 20 MiB goal).
+// the runtime ~7 MB more (metadata, stacks, spans' unused room); with less
+// room than that the GC runs back to back for the rest of the reply, and
+// get_state answers behind it (Go 1.26, CLI 2.1.328).
 const defaultMemoryLimit = 25 << 19
 
 // memoryLimit is the soft memory limit main set before anything else ran
@@ -41,15 +36,13 @@ var memoryLimit int64
 // unless GOMEMLIMIT is set. It returns the limit it set: 0 when GOMEMLIMIT
 // is in effect.
 //
-// The runtime profiles allocations by default, and its first sample, taken
-// during start-up, maps the profiler's 1.4 MB hash table. Nothing reads the
-// bridge's memory profile. The table stays mapped, so the limit counts it,
-// though it stays out of RSS: the pages are touched only by further
-// samples, which MemProfileRate = 0 stops. Counted, it left the heap so
-// little room under 10 MiB while a long reply streams (the rest being the
-// runtime's own metadata, stacks and free pages) that the GC ran back to
-// back: 895 collections relaying a 2 MB reply, against 132 with the limit
-// raised by the table's size, which is what the limit does now.
+// Nothing reads the bridge's memory profile. The runtime's first sample,
+// taken during start-up before main runs, has already mapped the
+// profiler's hash table (1.4 MB, Go 1.26); it stays mapped, and the limit
+// counts it, though it stays out of RSS once MemProfileRate = 0 stops
+// further samples touching it. So the limit is defaultMemoryLimit plus the
+// table (profilerTable): the heap gets the room defaultMemoryLimit is
+// sized for.
 func setMemoryLimit() int64 {
 	runtime.MemProfileRate = 0
 	if _, ok := os.LookupEnv("GOMEMLIMIT"); ok {
@@ -106,12 +99,9 @@ func releaseWhenIdle(base int64) func() {
 //
 // The limit moves because the session's messages stay in the heap (the
 // bridge answers get_messages, get_entries and the rest from them): each 2
-// MB reply keeps ~2 MB. Under a fixed 12.5 MiB, four 2 MB replies in one
-// session (10-byte deltas, get_state every 20 ms) made 32, 58, 1,466 and
-// ~2,700 collections, the bridge's CPU per reply 2.9, 3.2, 3.9, 5.1 s and
-// the slowest get_state 9, 8, 27, 22 ms; with the limit following the
-// live heap, 78 collections in all, ~3.0 s each, the slowest 10, 10, 23,
-// 6 ms.
+// MB reply keeps ~2 MB. A fixed limit would leave less room each reply,
+// until the GC ran back to back; following the live heap, every run of a
+// long session gets the room the first one had.
 func releaseMemory(base int64) {
 	debug.FreeOSMemory()
 	if base > 0 {

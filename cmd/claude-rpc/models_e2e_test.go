@@ -204,7 +204,7 @@ func TestAutoCompactionEvents(t *testing.T) {
 	t.Parallel()
 	srv := claudetest.Start(t)
 	// The CLI compacts once the context passes 1% of the window.
-	b := startBridgeEnv(t, srv, claudetest.CLI(t), []string{"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=1"}, "--transport", "stream")
+	b := startBridgeWith(t, bridgeOpts{srv: srv, env: []string{"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=1"}}, "--transport", "stream")
 	b.runPrompt("[[bash:echo one]]")
 	var start, end gjson.Result
 	for i := 0; i < 3 && !end.Exists(); i++ {

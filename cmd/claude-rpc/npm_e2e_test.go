@@ -33,6 +33,7 @@ const npmVersion = "1.2.3-npmtest"
 // starting claude-rpc from the package, and a SIGTERM that must reach the
 // Go binary.
 func TestNPMPackage(t *testing.T) {
+	claudetest.EndToEnd(t)
 	for _, tool := range []string{"node", "npm", "npx"} {
 		_, err := exec.LookPath(tool)
 		require.NoError(t, err, "the npm packaging test needs %s", tool)

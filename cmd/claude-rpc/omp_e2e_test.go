@@ -31,6 +31,7 @@ import (
 // would run it (the 2 MB reply's message_end and agent_end still go out as
 // rpc_chunk frames).
 func TestOmpClient(t *testing.T) {
+	claudetest.EndToEnd(t)
 	t.Parallel()
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
@@ -49,7 +50,7 @@ func TestOmpClient(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, filepath.Join(omp, "node_modules", ".bin", "bun"), filepath.Join(root, "scripts", "omp-host", "host.ts"),
 				"--scenario", scenarios, "--frames", "50", "--timeout-ms", "120000", "--",
-				binPath, "--claude-path", claudetest.CLI(t), "--cwd", t.TempDir(), "--transport", tp, "--message-updates", "delta")
+				binary(t), "--claude-path", claudetest.CLI(t), "--cwd", t.TempDir(), "--transport", tp, "--message-updates", "delta")
 			cmd.Env = append(srv.CLIEnv(t.TempDir()), "OMP_DIR="+omp)
 			var stderr strings.Builder
 			cmd.Stderr = &stderr

@@ -47,6 +47,7 @@ func pi15Package(t *testing.T) string {
 // fresh fake API. It returns the driver's report, by scenario name.
 func runPi15Client(t *testing.T, args []string, scenarios ...string) (map[string]gjson.Result, *claudetest.Server) {
 	t.Helper()
+	claudetest.EndToEnd(t)
 	node, err := exec.LookPath("node")
 	require.NoError(t, err, "node runs pi's RpcClient")
 	pkg := pi15Package(t)
@@ -63,7 +64,7 @@ func runPi15Client(t *testing.T, args []string, scenarios ...string) (map[string
 		"PI15_LAUNCHER="+filepath.Join(root, "scripts", "examples", "node", "claude-rpc-launcher.mjs"),
 		"PI15_ARGS="+strings.Join(all, "\n"),
 		"PI15_TMP="+t.TempDir(),
-		"CLAUDE_RPC_BIN="+binPath,
+		"CLAUDE_RPC_BIN="+binary(t),
 		"CLAUDE_RPC_TEST_MARKER="+marker)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr

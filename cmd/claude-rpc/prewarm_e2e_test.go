@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
 )
 
 // transcripts lists the session files under the bridge's HOME.
@@ -22,6 +24,7 @@ func (b *rpcProc) transcripts() []string {
 // first prompt runs in it, on the session get_state reported. After
 // new_session the next process is warm too. --prewarm=false starts none.
 func TestPrewarm(t *testing.T) {
+	claudetest.EndToEnd(t)
 	t.Parallel()
 	t.Run("on", func(t *testing.T) {
 		t.Parallel()

@@ -25,6 +25,7 @@ const slowStart = 2500 * time.Millisecond
 // their own (the models and commands of a CLI not running yet) must not
 // hold up the others, and an abort must not wait for anything.
 func TestCommandsDoNotWaitForEachOther(t *testing.T) {
+	claudetest.EndToEnd(t)
 	t.Parallel()
 	for _, tp := range []string{"pipe", "stream"} {
 		t.Run(tp, func(t *testing.T) {
@@ -33,7 +34,7 @@ func TestCommandsDoNotWaitForEachOther(t *testing.T) {
 			wrapper := filepath.Join(t.TempDir(), "slow-claude")
 			script := fmt.Sprintf("#!/bin/sh\nsleep %.1f\nexec '%s' \"$@\"\n", slowStart.Seconds(), claudetest.CLI(t))
 			require.NoError(t, os.WriteFile(wrapper, []byte(script), 0o755))
-			b := startBridgeOn(t, srv, wrapper, "--transport", tp)
+			b := startBridgeWith(t, bridgeOpts{srv: srv, cli: wrapper}, "--transport", tp)
 			// The bridge is up (it reads the CLI's version first, through
 			// the same slow wrapper): from here on, no command may wait.
 			select {

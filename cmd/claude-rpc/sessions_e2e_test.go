@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
+
+	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
 )
 
 // threeTurns are the prompts of a session the tests continue and branch.
@@ -55,7 +57,7 @@ func testStartOnASession(t *testing.T, tp string) {
 	require.Equal(t, 0, code)
 
 	for _, how := range [][]string{{"--session", sid}, {"--session", file}, {"--continue"}} {
-		b2 := startBridgeIn(t, b.srv, b.cli, b.home, b.dir, nil, append([]string{"--transport", tp}, how...)...)
+		b2 := startBridgeWith(t, bridgeOpts{srv: b.srv, cli: b.cli, home: b.home, dir: b.dir}, append([]string{"--transport", tp}, how...)...)
 		st := b2.call(map[string]any{"type": "get_state"}).Get("data")
 		assert.Equal(t, sid, st.Get("sessionId").String(), "%v", how)
 		assert.Equal(t, int64(8), st.Get("messageCount").Int(), "%v", how)
@@ -69,7 +71,7 @@ func testStartOnASession(t *testing.T, tp string) {
 		_, _ = b2.closeAndWait(30 * time.Second)
 	}
 
-	b3 := startBridgeIn(t, b.srv, b.cli, b.home, b.dir, nil, "--transport", tp, "--session", sid)
+	b3 := startBridgeWith(t, bridgeOpts{srv: b.srv, cli: b.cli, home: b.home, dir: b.dir}, "--transport", tp, "--session", sid)
 	b3.runPrompt("four [[say:fourth]]")
 	conv := b3.lastMessagesRaw()
 	for _, want := range []string{"one [[say:first answer]]", "second-turn", "three [[say:third answer]]", "four [[say:fourth]]"} {
@@ -205,12 +207,9 @@ func TestNoSession(t *testing.T) {
 // TestExportHTML exports a session with thinking, a tool call and hostile
 // text, and checks what headless Chromium renders of it.
 func TestExportHTML(t *testing.T) {
+	claudetest.EndToEnd(t)
 	t.Parallel()
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		require.Empty(t, os.Getenv("CLAUDE_RPC_TEST_CLI"), "chromium is missing (scripts/test installs it)")
-		t.Skip("chromium is not installed (apt-get install chromium; scripts/test installs it)")
-	}
+	chromium := claudetest.Chromium(t)
 	b := startBridge(t)
 	b.runPrompt("[[think:Pondering.]][[say:Running it.]][[bash:echo from-the-tool]]")
 	hostile := `look: </script><b>bold?</b><img src=x onerror="document.body.setAttribute('data-pwned','1')">`

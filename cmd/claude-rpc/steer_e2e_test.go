@@ -97,6 +97,7 @@ func indexOf(list []string, s string) int {
 }
 
 func TestSteeringModesAtToolBoundary(t *testing.T) {
+	claudetest.EndToEnd(t)
 	t.Parallel()
 	for _, mode := range []string{"one-at-a-time", "all"} {
 		t.Run(mode, func(t *testing.T) {

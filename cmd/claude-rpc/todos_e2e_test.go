@@ -12,8 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
-
-	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
 )
 
 // todoPhases returns get_state's todoPhases, compacted.
@@ -172,7 +170,7 @@ func testSetTodosBadInput(t *testing.T, tp string) {
 // its older TodoWrite instead of the task tools; its lists show too.
 func TestTodosFromTodoWrite(t *testing.T) {
 	t.Parallel()
-	b := startBridgeEnv(t, claudetest.Start(t), claudetest.CLI(t), []string{"CLAUDE_CODE_ENABLE_TASKS=0"})
+	b := startBridgeWith(t, bridgeOpts{env: []string{"CLAUDE_CODE_ENABLE_TASKS=0"}})
 	b.runPrompt(taskTool("TodoWrite", `{"todos":[{"content":"Write the parser","status":"in_progress","activeForm":"Writing the parser"},`+
 		`{"content":"Test it","status":"pending","activeForm":"Testing it"}]}`))
 	assert.JSONEq(t, `[{"id":"phase-1","name":"Todos","tasks":[
@@ -185,7 +183,7 @@ func TestTodosFromTodoWrite(t *testing.T) {
 // tools and nothing shows.
 func TestTodoToolsCanBeTurnedOff(t *testing.T) {
 	t.Parallel()
-	b := startBridgeEnv(t, claudetest.Start(t), claudetest.CLI(t), []string{"CLAUDE_CODE_ENABLE_TODO_TOOLS=0"})
+	b := startBridgeWith(t, bridgeOpts{env: []string{"CLAUDE_CODE_ENABLE_TODO_TOOLS=0"}})
 	frames := b.runPrompt(taskTool("TaskCreate", `{"subject":"x","description":"y"}`))
 	end := last(frames, "tool_execution_end", "")
 	assert.True(t, end.Get("isError").Bool(), "%s", end.Raw)

@@ -21,7 +21,7 @@ type benchBridge struct {
 
 func startBenchBridge(b *testing.B, cli, dir string, env []string, transport string) *benchBridge {
 	b.Helper()
-	cmd := exec.Command(binPath, "--mode", "rpc", "--claude-path", cli, "--cwd", dir, "--transport", transport)
+	cmd := exec.Command(binary(b), "--mode", "rpc", "--claude-path", cli, "--cwd", dir, "--transport", transport)
 	cmd.Env = env
 	stdin, stdout := pipes(b, cmd)
 	if err := cmd.Start(); err != nil {

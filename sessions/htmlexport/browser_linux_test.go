@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
+	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -32,7 +33,7 @@ const browserTimeout = 90 * time.Second
 // a text node in the DOM (serialised back as &lt;...), no element came from
 // it, and the page paints something that is not a blank canvas.
 func TestBrowserRendersExport(t *testing.T) {
-	chromium := findChromium(t)
+	chromium := claudetest.Chromium(t)
 	dir := t.TempDir()
 	page := filepath.Join(dir, "session.html")
 	msgs := []json.RawMessage{
@@ -125,24 +126,6 @@ func TestRunBrowserKillsOnTimeout(t *testing.T) {
 			return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 		}, 5*time.Second, 50*time.Millisecond, "pid %d outlived the timeout", pid)
 	}
-}
-
-// findChromium returns Chromium's path. In CI a missing browser fails the
-// test, since scripts/test installs it; elsewhere it skips, saying why.
-func findChromium(t *testing.T) string {
-	t.Helper()
-	path, err := exec.LookPath("chromium")
-	if err == nil {
-		return path
-	}
-	const msg = "chromium not found on PATH (Debian: apt-get install -y chromium; scripts/test installs it)"
-	// scripts/test (what CI runs) sets CLAUDE_RPC_TEST_CLI: there the
-	// browser must be present.
-	if os.Getenv("CI") != "" || os.Getenv("CLAUDE_RPC_TEST_CLI") != "" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
 }
 
 // runBrowser runs headless Chromium with a fresh profile and the flags that

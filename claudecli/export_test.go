@@ -1,0 +1,5 @@
+package claudecli
+
+// InstalledVersion exports installedVersion to the external tests
+// (package claudecli_test), which may import claudetest.
+var InstalledVersion = installedVersion
