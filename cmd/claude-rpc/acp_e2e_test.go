@@ -44,6 +44,7 @@ type acpRun struct {
 // cached outside the repository) and returns their folder.
 func installPiACP(t *testing.T) string {
 	t.Helper()
+	claudetest.EndToEnd(t)
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
 	cmd := exec.Command("bash", filepath.Join(root, "scripts", "install-pi-acp"))
@@ -104,7 +105,7 @@ func runACP(t *testing.T, target, permission string, args []string, scenarios ..
 			quoted[i] = fmt.Sprintf("%q", a)
 		}
 		writeScript(t, piCmd, fmt.Sprintf("exec %q --claude-path %q --log-level debug %s \"$@\" 2>>%q\n",
-			binPath, claudetest.CLI(t), strings.Join(quoted, " "), log))
+			binary(t), claudetest.CLI(t), strings.Join(quoted, " "), log))
 		env = srv.CLIEnv(home)
 	default:
 		t.Fatalf("unknown target %q", target)

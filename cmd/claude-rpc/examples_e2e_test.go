@@ -136,6 +136,7 @@ func copyNodeExample(t *testing.T, dir string) {
 // prints the reply and exits once claude-rpc, its stdin closed, has exited.
 func TestReadmeHost(t *testing.T) {
 	t.Parallel()
+	claudetest.EndToEnd(t)
 	_, err := exec.LookPath("node")
 	require.NoError(t, err, "node runs the README's host")
 	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
@@ -149,7 +150,7 @@ func TestReadmeHost(t *testing.T) {
 
 	dir, bin := t.TempDir(), t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "host.mjs"), []byte(code+"\n"), 0o644))
-	require.NoError(t, os.Symlink(binPath, filepath.Join(bin, "claude-rpc")))
+	require.NoError(t, os.Symlink(binary(t), filepath.Join(bin, "claude-rpc")))
 	srv := claudetest.Start(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
