@@ -30,7 +30,7 @@ func TestLargeFramesGrowThePipe(t *testing.T) {
 	require.Less(t, base, bigPipe)
 
 	w := newFrameWriter(pw, Options{})
-	w.shrinkAfter = 200 * time.Millisecond
+	w.sink.shrinkAfter = 200 * time.Millisecond
 	read := make(chan int, 16)
 	go func() {
 		buf := make([]byte, 1<<20)
