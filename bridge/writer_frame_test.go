@@ -114,7 +114,9 @@ func TestFrameEncoderChunks(t *testing.T) {
 		require.NoError(t, err)
 		return item{frame: b, response: true}
 	}
-	small := func(id string) item { return item{frame: []byte(`{"type":"response","id":"` + id + `"}`), response: true} }
+	small := func(id string) item {
+		return item{frame: []byte(`{"type":"response","id":"` + id + `"}`), response: true}
+	}
 	negotiated := small("negotiated")
 	negotiated.chunk = true
 	for _, tc := range []struct {
