@@ -20,7 +20,12 @@
 // protocol layer ([frameWriter]) is the only writer of stdout: typed
 // frames (responses, events, requests to the host; frames.go and
 // transform's shapes) written in the order they were queued, by one
-// goroutine, each a whole line.
+// goroutine, each a whole line. That goroutine drives a chain of stages,
+// each a type with one job (writer_*.go): orderQueue (a response may
+// overtake queued message_updates, nothing else reorders), coalescer (a
+// block's deltas within the window become one update), frameEncoder (omp
+// message ids, set_event_filter, encoding, rpc_chunk framing) and sink
+// (stdout, the pipe's size, the trace); run holds the rules between them.
 //
 // # Who owns what
 //

@@ -30,7 +30,7 @@ func TestLargeFramesGrowThePipe(t *testing.T) {
 	require.Less(t, base, bigPipe)
 
 	w := newFrameWriter(pw, Options{})
-	w.shrinkAfter = 200 * time.Millisecond
+	w.sink.shrinkAfter = 200 * time.Millisecond
 	read := make(chan int, 16)
 	go func() {
 		buf := make([]byte, 1<<20)
@@ -77,4 +77,45 @@ func TestPipeSizerNeedsAPipe(t *testing.T) {
 	require.NoError(t, err)
 	defer pw.Close()
 	assert.NotNil(t, newPipeSizer(pw))
+}
+
+// TestSinkSizesThePipe: the sink grows a pipe once a frame reaches growAt
+// bytes, and gives it back its size only once the host has read what the
+// pipe holds beyond it (shrink tries again a quarter of shrinkAfter later).
+func TestSinkSizesThePipe(t *testing.T) {
+	pr, pw, err := os.Pipe()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = pr.Close(); _ = pw.Close() })
+	size := func() int {
+		n, err := unix.FcntlInt(pw.Fd(), unix.F_GETPIPE_SZ, 0)
+		require.NoError(t, err)
+		return n
+	}
+	base := size()
+	require.Less(t, base, bigPipe)
+	s := newSink(pw, nil)
+	require.NotNil(t, s.pipe)
+	assert.Nil(t, s.shrinkC(), "not grown: no timer")
+
+	s.startFrame()
+	_, err = s.Write(make([]byte, base/2))
+	require.NoError(t, err)
+	assert.Equal(t, base, size(), "under growAt: left alone")
+	s.n = growAt - 100 // as if the frame had come that far
+	_, err = s.Write(make([]byte, 100))
+	require.NoError(t, err)
+	require.Equal(t, bigPipe, size(), "grown as the frame reaches growAt")
+	_, err = s.Write(make([]byte, base)) // more than the old size: fits now
+	require.NoError(t, err)
+	s.endFrame()
+	assert.NotNil(t, s.shrinkC(), "grown: a timer to give the size back")
+
+	s.shrink()
+	assert.Equal(t, bigPipe, size(), "the pipe holds more than its old size: not yet")
+	assert.WithinDuration(t, time.Now().Add(shrinkAfter/4), s.nextShrink, 100*time.Millisecond, "tried again later")
+	_, err = io.ReadFull(pr, make([]byte, base/2+100+base))
+	require.NoError(t, err)
+	s.shrink()
+	assert.Equal(t, base, size(), "read: back to its size")
+	assert.Nil(t, s.shrinkC())
 }
