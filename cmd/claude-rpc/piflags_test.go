@@ -215,16 +215,20 @@ func TestPiFlags(t *testing.T) {
 				}
 			}},
 		{name: "--skill: a path with no skill", args: []string{"--skill", filepath.Join(dir, "missing")},
-			warn: []string{"--skill: no such file or folder"},
+			warn:  []string{"--skill: no such file or folder"},
 			check: func(t *testing.T, o bridge.Options) { assert.Empty(t, o.CLI.ExtraArgs) }},
 		{name: "-nc: the CLI leaves out CLAUDE.md", args: []string{"-nc"},
 			check: func(t *testing.T, o bridge.Options) {
 				assert.Equal(t, "CLAUDE_CODE_DISABLE_CLAUDE_MDS=1", o.CLI.Env[len(o.CLI.Env)-1])
 			}},
 		{name: "-na with --skill", args: []string{"-na", "--skill", skillFolder}, warn: []string{"--skill ignored: with --no-approve"},
-			check: func(t *testing.T, o bridge.Options) { assert.Equal(t, []string{"--setting-sources=user"}, o.CLI.ExtraArgs) }},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.Equal(t, []string{"--setting-sources=user"}, o.CLI.ExtraArgs)
+			}},
 		{name: "-na: the CLI's user settings only", args: []string{"-na"},
-			check: func(t *testing.T, o bridge.Options) { assert.Equal(t, []string{"--setting-sources=user"}, o.CLI.ExtraArgs) }},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.Equal(t, []string{"--setting-sources=user"}, o.CLI.ExtraArgs)
+			}},
 		{name: "-a, -ne and --no-themes: pi's meaning holds, no word", args: []string{"-a", "-ne", "--no-themes"},
 			check: func(t *testing.T, o bridge.Options) {
 				assert.Empty(t, o.CLI.ExtraArgs)
