@@ -327,9 +327,11 @@ func (s *server) getCommands(*call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	where := s.commandFiles() // sources.go
 	cmds := make([]slashCommand, 0, len(info.Commands))
 	for _, ci := range info.Commands {
-		cmds = append(cmds, slashCommand{Name: ci.Name, Description: ci.Description, Source: "prompt", ArgumentHint: ci.ArgumentHint})
+		cmds = append(cmds, slashCommand{Name: ci.Name, Description: ci.Description, Source: "prompt",
+			SourceInfo: where.of(ci), ArgumentHint: ci.ArgumentHint})
 	}
 	return commandsData{Commands: cmds}, nil
 }

@@ -1,0 +1,92 @@
+package bridge
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/claude-rpc/claude-rpc/claudecli"
+	"github.com/claude-rpc/claude-rpc/sessions"
+)
+
+// commandFiles are the files the CLI's commands and skills come from, as
+// far as the bridge can tell: the user's and the project's .claude folders,
+// the folders given to the CLI with --add-dir (pi's --skill) and
+// --plugin-dir. The CLI's initialize answer gives no paths (checked on
+// 2.1.328): a user's or project's command or skill has its description end
+// in " (user)" or " (project)", a plugin's is named "<plugin>:<name>" and
+// its description begins with "(<plugin>) ", the CLI's own are "builtin".
+type commandFiles struct {
+	user, project, added []claudecli.Resource
+	plugins              map[string]string // a --plugin-dir plugin's name -> its folder
+}
+
+// commandFiles reads the folders the CLI of s.opts loads commands from.
+// It only reads files; a folder that cannot be read counts as empty.
+func (s *server) commandFiles() commandFiles {
+	configDir := sessions.ConfigDir(s.opts.CLI.Environ())
+	dir := s.opts.CLI.Dir
+	if dir == "" {
+		dir, _ = os.Getwd() // "": no project files are found
+	}
+	f := commandFiles{user: claudecli.UserResources(configDir), plugins: map[string]string{}}
+	if dir != "" {
+		f.project = claudecli.ProjectResources(configDir, dir)
+	}
+	args := s.opts.CLI.ExtraArgs
+	for i := 0; i < len(args); i++ {
+		flag, value, ok := strings.Cut(args[i], "=")
+		if !ok && i+1 < len(args) {
+			value = args[i+1]
+		}
+		switch flag {
+		case "--add-dir":
+			f.added = append(f.added, claudecli.SkillsIn(value, "temporary")...)
+		case "--plugin-dir":
+			f.plugins[filepath.Base(value)] = value
+		}
+	}
+	return f
+}
+
+// of is the sourceInfo of one of the CLI's commands.
+func (f commandFiles) of(ci claudecli.CommandInfo) sourceInfo {
+	if ci.Builtin {
+		return sourceInfo{Path: "builtin:" + ci.Name, Source: "builtin", Scope: "temporary", Origin: "top-level"}
+	}
+	if plugin, _, ok := strings.Cut(ci.Name, ":"); ok && strings.HasPrefix(ci.Description, "("+plugin+")") {
+		info := sourceInfo{Path: "plugin:" + plugin, Source: plugin, Scope: "user", Origin: "package"}
+		if dir, ok := f.plugins[plugin]; ok {
+			info.Path, info.BaseDir, info.Scope = dir, dir, "temporary"
+		}
+		return info
+	}
+	// The CLI names the scope; the files say where. --skill's folders
+	// count as the project's to the CLI.
+	lists := [][]claudecli.Resource{f.project, f.user, f.added}
+	switch {
+	case strings.HasSuffix(ci.Description, " (user)"):
+		lists = [][]claudecli.Resource{f.user}
+	case strings.HasSuffix(ci.Description, " (project)"):
+		lists = [][]claudecli.Resource{f.project, f.added}
+	}
+	for _, list := range lists {
+		for _, r := range list {
+			if r.Name != ci.Name {
+				continue
+			}
+			source := "local"
+			if r.Scope == "temporary" {
+				source = "cli"
+			}
+			return sourceInfo{Path: r.Path, Source: source, Scope: r.Scope, Origin: "top-level"}
+		}
+	}
+	// Not found in the files (a command the CLI got elsewhere): the scope
+	// it names, no path.
+	scope := "user"
+	if strings.HasSuffix(ci.Description, " (project)") {
+		scope = "project"
+	}
+	return sourceInfo{Path: "", Source: "local", Scope: scope, Origin: "top-level"}
+}
