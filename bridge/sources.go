@@ -36,8 +36,9 @@ func (s *server) commandFiles() commandFiles {
 	args := s.opts.CLI.ExtraArgs
 	for i := 0; i < len(args); i++ {
 		flag, value, ok := strings.Cut(args[i], "=")
-		if !ok && i+1 < len(args) {
-			value = args[i+1]
+		if !ok && (flag == "--add-dir" || flag == "--plugin-dir") && i+1 < len(args) {
+			i++
+			value = args[i]
 		}
 		switch flag {
 		case "--add-dir":
