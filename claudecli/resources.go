@@ -33,8 +33,9 @@ func UserResources(configDir string) []Resource {
 }
 
 // ProjectResources lists the commands and skills of the .claude folders of
-// dir and of its parents, nearest first; the user's config folder, should
-// one of them be it, is left out.
+// dir and of its parents (the CLI lists a parent folder's commands too:
+// checked on 2.1.328), nearest first; the user's config folder, should one
+// of them be it, is left out.
 func ProjectResources(configDir, dir string) []Resource {
 	var out []Resource
 	user, _ := filepath.Abs(configDir)

@@ -319,6 +319,19 @@ func testSessionNameAtOnce(t *testing.T, tp string) {
 	st := b2.call(map[string]any{"type": "get_state"}).Get("data")
 	assert.Equal(t, "Named at once", st.Get("sessionName").String(), st.Raw)
 	assert.EqualValues(t, 2, st.Get("messageCount").Int(), "naming added no message")
-	b2.runPrompt("two [[say:second answer]]")
-	assert.Len(t, b.srv.MessagesRequests(), 2, "naming called no API")
+	_, _ = b2.closeAndWait(30 * time.Second)
+	assert.Len(t, b.srv.MessagesRequests(), 1, "naming called no API")
+
+	// The CLI reads the name back: its --resume takes a session's name.
+	cmd := exec.Command(b.cli, "-p", "two [[say:second answer]]", "--output-format", "stream-json", "--verbose", "--resume", "Named at once")
+	cmd.Dir, cmd.Env = b.dir, b.srv.CLIEnv(b.home)
+	out, err := cmd.Output()
+	require.NoError(t, err, "%s", out)
+	var resumed string
+	for _, line := range strings.Split(string(out), "\n") {
+		if gjson.Get(line, "type").String() == "result" {
+			resumed = gjson.Get(line, "session_id").String()
+		}
+	}
+	assert.Equal(t, sid, resumed, "claude --resume <name> resumes the session")
 }
