@@ -367,16 +367,17 @@ type sourceInfo struct {
 	// "builtin:<name>" for the CLI's own commands and skills,
 	// "plugin:<plugin>" for a plugin's whose folder is not known.
 	Path string `json:"path"`
-	// Source is how it was found: "builtin" (the CLI's own), "local" (the
-	// user's or the project's .claude folder), "cli" (pi's --skill), or
-	// the plugin's name.
+	// Source is how it was found, as pi says it: "builtin" (the CLI's
+	// own), "auto" (in the user's or the project's .claude folder),
+	// "local" (pi's --skill), or the plugin's name.
 	Source string `json:"source"`
 	// Scope is "user", "project" or "temporary" (the CLI's own, and
 	// --skill's: for this process only).
 	Scope string `json:"scope"`
 	// Origin is "package" for a plugin's, else "top-level".
 	Origin string `json:"origin"`
-	// BaseDir is a plugin's folder, when known.
+	// BaseDir is the folder it was found in: the .claude folder, --skill's
+	// skill folder, a plugin's folder when known.
 	BaseDir string `json:"baseDir,omitempty"`
 }
 

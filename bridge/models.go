@@ -330,8 +330,9 @@ func (s *server) getCommands(*call) (any, error) {
 	where := s.commandFiles() // sources.go
 	cmds := make([]slashCommand, 0, len(info.Commands))
 	for _, ci := range info.Commands {
-		cmds = append(cmds, slashCommand{Name: ci.Name, Description: ci.Description, Source: "prompt",
-			SourceInfo: where.of(ci), ArgumentHint: ci.ArgumentHint})
+		si, source := where.of(ci)
+		cmds = append(cmds, slashCommand{Name: ci.Name, Description: ci.Description, Source: source,
+			SourceInfo: si, ArgumentHint: ci.ArgumentHint})
 	}
 	return commandsData{Commands: cmds}, nil
 }

@@ -50,17 +50,23 @@ func (s *server) commandFiles() commandFiles {
 	return f
 }
 
-// of is the sourceInfo of one of the CLI's commands.
-func (f commandFiles) of(ci claudecli.CommandInfo) sourceInfo {
+// of is the sourceInfo of one of the CLI's commands, and its pi source:
+// "skill" for a skill found in the files, else "prompt". The values are
+// those pi 1.5.2 gives its own (checked: get_commands with a user's and a
+// project's prompt and skill and a --skill one): "auto" for what it found
+// in the user's or the project's folder, with that folder as baseDir;
+// "local" with scope "temporary" for --skill's, its folder as baseDir;
+// path "builtin:<name>", source "builtin", scope "temporary" for its own.
+func (f commandFiles) of(ci claudecli.CommandInfo) (sourceInfo, string) {
 	if ci.Builtin {
-		return sourceInfo{Path: "builtin:" + ci.Name, Source: "builtin", Scope: "temporary", Origin: "top-level"}
+		return sourceInfo{Path: "builtin:" + ci.Name, Source: "builtin", Scope: "temporary", Origin: "top-level"}, "prompt"
 	}
 	if plugin, _, ok := strings.Cut(ci.Name, ":"); ok && strings.HasPrefix(ci.Description, "("+plugin+")") {
 		info := sourceInfo{Path: "plugin:" + plugin, Source: plugin, Scope: "user", Origin: "package"}
 		if dir, ok := f.plugins[plugin]; ok {
 			info.Path, info.BaseDir, info.Scope = dir, dir, "temporary"
 		}
-		return info
+		return info, "prompt"
 	}
 	// The CLI names the scope; the files say where. --skill's folders
 	// count as the project's to the CLI.
@@ -76,11 +82,15 @@ func (f commandFiles) of(ci claudecli.CommandInfo) sourceInfo {
 			if r.Name != ci.Name {
 				continue
 			}
-			source := "local"
+			info := sourceInfo{Path: r.Path, Source: "auto", Scope: r.Scope, Origin: "top-level", BaseDir: r.BaseDir}
 			if r.Scope == "temporary" {
-				source = "cli"
+				info.Source = "local"
 			}
-			return sourceInfo{Path: r.Path, Source: source, Scope: r.Scope, Origin: "top-level"}
+			kind := "prompt"
+			if r.Skill {
+				kind = "skill"
+			}
+			return info, kind
 		}
 	}
 	// Not found in the files (a command the CLI got elsewhere): the scope
@@ -89,5 +99,5 @@ func (f commandFiles) of(ci claudecli.CommandInfo) sourceInfo {
 	if strings.HasSuffix(ci.Description, " (project)") {
 		scope = "project"
 	}
-	return sourceInfo{Path: "", Source: "local", Scope: scope, Origin: "top-level"}
+	return sourceInfo{Path: "", Source: "auto", Scope: scope, Origin: "top-level"}, "prompt"
 }

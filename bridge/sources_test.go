@@ -36,25 +36,32 @@ func TestCommandSources(t *testing.T) {
 		ExtraArgs: []string{"--add-dir=" + elsewhere, "--plugin-dir", plugin}}}}
 	f := s.commandFiles()
 	real := func(p string) string { r, err := filepath.EvalSymlinks(p); require.NoError(t, err); return r }
+	userBase, projectBase, parentBase := real(filepath.Join(home, ".claude")), real(filepath.Join(project, ".claude")), real(filepath.Join(root, ".claude"))
 	for _, tc := range []struct {
-		ci   claudecli.CommandInfo
-		want sourceInfo
+		ci     claudecli.CommandInfo
+		want   sourceInfo
+		source string // pi's: "prompt" unless said
 	}{
 		{claudecli.CommandInfo{Name: "compact", Description: "Free up context", Builtin: true},
-			sourceInfo{Path: "builtin:compact", Source: "builtin", Scope: "temporary", Origin: "top-level"}},
-		{claudecli.CommandInfo{Name: "ucmd", Description: "x (user)"}, sourceInfo{Path: real(ucmd), Source: "local", Scope: "user", Origin: "top-level"}},
-		{claudecli.CommandInfo{Name: "uskill", Description: "x (user)"}, sourceInfo{Path: real(uskill), Source: "local", Scope: "user", Origin: "top-level"}},
-		{claudecli.CommandInfo{Name: "git:pcmd", Description: "x (project)"}, sourceInfo{Path: real(pcmd), Source: "local", Scope: "project", Origin: "top-level"}},
-		{claudecli.CommandInfo{Name: "pskill", Description: "x (project)"}, sourceInfo{Path: real(pskill), Source: "local", Scope: "project", Origin: "top-level"}},
-		{claudecli.CommandInfo{Name: "up", Description: "x (project)"}, sourceInfo{Path: real(parentCmd), Source: "local", Scope: "project", Origin: "top-level"}},
+			sourceInfo{Path: "builtin:compact", Source: "builtin", Scope: "temporary", Origin: "top-level"}, ""},
+		{claudecli.CommandInfo{Name: "ucmd", Description: "x (user)"}, sourceInfo{Path: real(ucmd), Source: "auto", Scope: "user", Origin: "top-level", BaseDir: userBase}, ""},
+		{claudecli.CommandInfo{Name: "uskill", Description: "x (user)"}, sourceInfo{Path: real(uskill), Source: "auto", Scope: "user", Origin: "top-level", BaseDir: userBase}, "skill"},
+		{claudecli.CommandInfo{Name: "git:pcmd", Description: "x (project)"}, sourceInfo{Path: real(pcmd), Source: "auto", Scope: "project", Origin: "top-level", BaseDir: projectBase}, ""},
+		{claudecli.CommandInfo{Name: "pskill", Description: "x (project)"}, sourceInfo{Path: real(pskill), Source: "auto", Scope: "project", Origin: "top-level", BaseDir: projectBase}, "skill"},
+		{claudecli.CommandInfo{Name: "up", Description: "x (project)"}, sourceInfo{Path: real(parentCmd), Source: "auto", Scope: "project", Origin: "top-level", BaseDir: parentBase}, ""},
 		// The same name in both: the CLI's description names the scope.
-		{claudecli.CommandInfo{Name: "both", Description: "x (project)"}, sourceInfo{Path: real(both), Source: "local", Scope: "project", Origin: "top-level"}},
-		{claudecli.CommandInfo{Name: "both", Description: "x (user)"}, sourceInfo{Path: real(bothUser), Source: "local", Scope: "user", Origin: "top-level"}},
-		{claudecli.CommandInfo{Name: "flagskill", Description: "x (project)"}, sourceInfo{Path: real(target), Source: "cli", Scope: "temporary", Origin: "top-level"}},
-		{claudecli.CommandInfo{Name: "myplug:go", Description: "(myplug) x"}, sourceInfo{Path: plugin, Source: "myplug", Scope: "temporary", Origin: "package", BaseDir: plugin}},
-		{claudecli.CommandInfo{Name: "other:go", Description: "(other) x"}, sourceInfo{Path: "plugin:other", Source: "other", Scope: "user", Origin: "package"}},
-		{claudecli.CommandInfo{Name: "gone", Description: "x (project)"}, sourceInfo{Source: "local", Scope: "project", Origin: "top-level"}},
+		{claudecli.CommandInfo{Name: "both", Description: "x (project)"}, sourceInfo{Path: real(both), Source: "auto", Scope: "project", Origin: "top-level", BaseDir: projectBase}, ""},
+		{claudecli.CommandInfo{Name: "both", Description: "x (user)"}, sourceInfo{Path: real(bothUser), Source: "auto", Scope: "user", Origin: "top-level", BaseDir: userBase}, ""},
+		{claudecli.CommandInfo{Name: "flagskill", Description: "x (project)"}, sourceInfo{Path: real(target), Source: "local", Scope: "temporary", Origin: "top-level", BaseDir: filepath.Dir(real(target))}, "skill"},
+		{claudecli.CommandInfo{Name: "myplug:go", Description: "(myplug) x"}, sourceInfo{Path: plugin, Source: "myplug", Scope: "temporary", Origin: "package", BaseDir: plugin}, ""},
+		{claudecli.CommandInfo{Name: "other:go", Description: "(other) x"}, sourceInfo{Path: "plugin:other", Source: "other", Scope: "user", Origin: "package"}, ""},
+		{claudecli.CommandInfo{Name: "gone", Description: "x (project)"}, sourceInfo{Source: "auto", Scope: "project", Origin: "top-level"}, ""},
 	} {
-		assert.Equal(t, tc.want, f.of(tc.ci), "%s %q", tc.ci.Name, tc.ci.Description)
+		got, source := f.of(tc.ci)
+		assert.Equal(t, tc.want, got, "%s %q", tc.ci.Name, tc.ci.Description)
+		if tc.source == "" {
+			tc.source = "prompt"
+		}
+		assert.Equal(t, tc.source, source, "%s", tc.ci.Name)
 	}
 }

@@ -22,8 +22,12 @@ type Resource struct {
 	// SKILL.md, symbolic links resolved.
 	Path string
 	// Scope is "user" (the CLI's config folder) or "project" (a .claude
-	// folder of the working directory or one of its parents).
+	// folder of the working directory or one of its parents), or the scope
+	// SkillsIn was given.
 	Scope string
+	// BaseDir is the .claude folder it was found in; for SkillsIn's, the
+	// skill's own folder (links resolved).
+	BaseDir string
 }
 
 // UserResources lists the commands and skills of the CLI's config folder
@@ -57,6 +61,7 @@ func SkillsIn(root, scope string) []Resource {
 	var out []Resource
 	for _, r := range scanResources(filepath.Join(root, ".claude"), scope) {
 		if r.Skill {
+			r.BaseDir = filepath.Dir(r.Path)
 			out = append(out, r)
 		}
 	}
@@ -68,6 +73,7 @@ func SkillsIn(root, scope string) []Resource {
 // skips them too.
 func scanResources(claudeDir, scope string) []Resource {
 	var out []Resource
+	base := resolved(claudeDir)
 	cmds := filepath.Join(claudeDir, "commands")
 	_ = filepath.WalkDir(cmds, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(d.Name(), ".md") {
@@ -78,7 +84,7 @@ func scanResources(claudeDir, scope string) []Resource {
 			return nil
 		}
 		name := strings.ReplaceAll(filepath.ToSlash(strings.TrimSuffix(rel, ".md")), "/", ":")
-		out = append(out, Resource{Name: name, Path: resolved(path), Scope: scope})
+		out = append(out, Resource{Name: name, Path: resolved(path), Scope: scope, BaseDir: base})
 		return nil
 	})
 	skills := filepath.Join(claudeDir, "skills")
@@ -86,7 +92,7 @@ func scanResources(claudeDir, scope string) []Resource {
 	for _, e := range entries {
 		file := filepath.Join(skills, e.Name(), "SKILL.md")
 		if st, err := os.Stat(file); err == nil && !st.IsDir() {
-			out = append(out, Resource{Name: e.Name(), Skill: true, Path: resolved(file), Scope: scope})
+			out = append(out, Resource{Name: e.Name(), Skill: true, Path: resolved(file), Scope: scope, BaseDir: base})
 		}
 	}
 	return out

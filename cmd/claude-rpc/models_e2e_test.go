@@ -70,9 +70,10 @@ func TestCommandSources(t *testing.T) {
 		"--skill", filepath.Dir(flagSkill))
 	cmds := b.call(map[string]any{"type": "get_commands"})
 	require.True(t, cmds.Get("success").Bool(), cmds.Raw)
-	byName := map[string]gjson.Result{}
+	byName, kind := map[string]gjson.Result{}, map[string]string{}
 	for _, c := range cmds.Get("data.commands").Array() {
 		byName[c.Get("name").String()] = c.Get("sourceInfo")
+		kind[c.Get("name").String()] = c.Get("source").String()
 		for _, field := range []string{"path", "source", "scope", "origin"} {
 			assert.True(t, c.Get("sourceInfo."+field).Exists(), "%s: sourceInfo.%s", c.Get("name"), field)
 		}
@@ -82,15 +83,19 @@ func TestCommandSources(t *testing.T) {
 		require.NoError(t, err)
 		return r
 	}
+	// The values pi 1.5.2 gives its own user's, project's, --skill's and
+	// built-in commands.
 	for name, want := range map[string]string{
-		"ship":    fmt.Sprintf(`{"path":%q,"source":"local","scope":"project","origin":"top-level"}`, real(projectCmd)),
-		"tidy":    fmt.Sprintf(`{"path":%q,"source":"local","scope":"user","origin":"top-level"}`, real(userSkill)),
-		"lint":    fmt.Sprintf(`{"path":%q,"source":"cli","scope":"temporary","origin":"top-level"}`, real(flagSkill)),
+		"ship":    fmt.Sprintf(`{"path":%q,"source":"auto","scope":"project","origin":"top-level","baseDir":%q}`, real(projectCmd), real(filepath.Join(dir, ".claude"))),
+		"tidy":    fmt.Sprintf(`{"path":%q,"source":"auto","scope":"user","origin":"top-level","baseDir":%q}`, real(userSkill), real(filepath.Join(home, ".claude"))),
+		"lint":    fmt.Sprintf(`{"path":%q,"source":"local","scope":"temporary","origin":"top-level","baseDir":%q}`, real(flagSkill), filepath.Dir(real(flagSkill))),
 		"compact": `{"path":"builtin:compact","source":"builtin","scope":"temporary","origin":"top-level"}`,
 	} {
 		require.Contains(t, byName, name, cmds.Raw)
 		assert.JSONEq(t, want, byName[name].Raw, name)
 	}
+	assert.Equal(t, map[string]string{"ship": "prompt", "tidy": "skill", "lint": "skill", "compact": "prompt"},
+		map[string]string{"ship": kind["ship"], "tidy": kind["tidy"], "lint": kind["lint"], "compact": kind["compact"]}, "pi's source")
 }
 
 func TestSetModel(t *testing.T) { forEachTransport(t, testSetModel) }
