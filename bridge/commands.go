@@ -133,7 +133,7 @@ var commandTable = []commandDef{
 	{name: "get_last_assistant_text", reads: resSession, handle: (*server).getLastAssistantText, data: lastTextData{}},
 	{name: "set_session_name", writes: resSession, handle: (*server).setSessionName,
 		fields: []field{{name: "name", kind: fString, required: true}},
-		doc:    "Reported in get_state and passed to the CLI as --name."},
+		doc:    "Reported in get_state and written into the session's transcript at once by the CLI (its rename_session; a session without a transcript gets it with its first turn, as --name)."},
 	{name: "get_messages", reads: resSession, handle: (*server).getMessages, data: messagesData{}},
 	{name: "get_commands", kind: slow, handle: (*server).getCommands, data: commandsData{}},
 	{name: "set_todos", writes: resSession, handle: (*server).setTodos, data: todosData{}, doc: "xcsh's command."},

@@ -354,10 +354,31 @@ type bashResult struct {
 
 // slashCommand is pi's RpcSlashCommand; argumentHint is the CLI's.
 type slashCommand struct {
-	Name         string `json:"name"`
-	Description  string `json:"description,omitempty"`
-	Source       string `json:"source"`
-	ArgumentHint string `json:"argumentHint,omitempty"`
+	Name         string     `json:"name"`
+	Description  string     `json:"description,omitempty"`
+	Source       string     `json:"source"`
+	SourceInfo   sourceInfo `json:"sourceInfo"`
+	ArgumentHint string     `json:"argumentHint,omitempty"`
+}
+
+// sourceInfo is pi's SourceInfo: where a command comes from.
+type sourceInfo struct {
+	// Path is the command's file or the skill's SKILL.md, absolute;
+	// "builtin:<name>" for the CLI's own commands and skills,
+	// "plugin:<plugin>" for a plugin's whose folder is not known.
+	Path string `json:"path"`
+	// Source is how it was found, as pi says it: "builtin" (the CLI's
+	// own), "auto" (in the user's or the project's .claude folder),
+	// "local" (pi's --skill), or the plugin's name.
+	Source string `json:"source"`
+	// Scope is "user", "project" or "temporary" (the CLI's own, and
+	// --skill's: for this process only).
+	Scope string `json:"scope"`
+	// Origin is "package" for a plugin's, else "top-level".
+	Origin string `json:"origin"`
+	// BaseDir is the folder it was found in: the .claude folder, --skill's
+	// skill folder, a plugin's folder when known.
+	BaseDir string `json:"baseDir,omitempty"`
 }
 
 // forkPoint is pi's entry a session can be branched from: a prompt.

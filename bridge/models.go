@@ -327,9 +327,12 @@ func (s *server) getCommands(*call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	where := s.commandFiles() // sources.go
 	cmds := make([]slashCommand, 0, len(info.Commands))
 	for _, ci := range info.Commands {
-		cmds = append(cmds, slashCommand{Name: ci.Name, Description: ci.Description, Source: "prompt", ArgumentHint: ci.ArgumentHint})
+		si, source := where.of(ci)
+		cmds = append(cmds, slashCommand{Name: ci.Name, Description: ci.Description, Source: source,
+			SourceInfo: si, ArgumentHint: ci.ArgumentHint})
 	}
 	return commandsData{Commands: cmds}, nil
 }

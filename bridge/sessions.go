@@ -10,9 +10,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/sessions"
 	"github.com/claude-rpc/claude-rpc/sessions/htmlexport"
 	"github.com/claude-rpc/claude-rpc/transform"
@@ -366,4 +368,43 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// persistName has the CLI write name into session id's transcript now,
+// as pi writes its session_info entry, in the background (the answer does
+// not wait; shutdown does): through the stream transport's process when it
+// runs the session, else, when the session has a transcript and no run is
+// in progress, through a CLI process of its own (claudecli.RenameSession,
+// about a start-up's time). A session without a transcript gets the name
+// with its first turn (--name), as does one whose run is in progress on
+// the pipe or pty transport (its process would race a second one).
+func (s *server) persistName(id, name string) {
+	if s.opts.CLI.NoPersistence || id == "" {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		ses := claudecli.Session{ID: id, Exists: sessions.Exists(s.configDir, s.cwd, id)}
+		if r, ok := s.transport.(claudecli.Renamer); ok {
+			err := r.Rename(ses, name)
+			if err == nil || !errors.Is(err, claudecli.ErrNotRunning) {
+				if err != nil {
+					s.log.Warn("set_session_name: the CLI did not write the name; the next turn gives it", "err", err)
+				}
+				return
+			}
+		}
+		s.runs.mu.Lock()
+		busy := s.runs.cur != nil
+		s.runs.mu.Unlock()
+		if !ses.Exists || busy {
+			return
+		}
+		cfg := s.cliConfig()
+		cfg.Host = nil
+		if err := claudecli.RenameSession(cfg, ses, name, 30*time.Second); err != nil {
+			s.log.Warn("set_session_name: the CLI did not write the name; the next turn gives it", "err", err)
+		}
+	}()
 }

@@ -277,7 +277,8 @@ func (s *server) getLastAssistantText(*call) (any, error) {
 }
 
 // setSessionName handles set_session_name: the name get_state reports and
-// the CLI's title for the session (--name, from the next turn on).
+// the CLI's title for the session, written into its transcript at once
+// (persistName) and given with --name to every process started on it.
 func (s *server) setSessionName(c *call) (any, error) {
 	name := strings.TrimSpace(c.str("name"))
 	if name == "" {
@@ -286,8 +287,10 @@ func (s *server) setSessionName(c *call) (any, error) {
 	s.st.mu.Lock()
 	s.st.sessionName = name
 	s.st.note(entryJSON{Type: "session_info", Name: name})
+	id := s.st.sessionID
 	s.st.mu.Unlock()
 	s.out.send(sessionInfoChangedJSON{Type: "session_info_changed", Name: name})
+	s.persistName(id, name)
 	return nil, nil
 }
 

@@ -2,10 +2,12 @@ package claudecli
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -42,6 +44,10 @@ type Config struct {
 	// fast_mode_state "on"). Without it the CLI in print mode keeps fast
 	// mode off ("sdk_opt_in_required").
 	FastMode bool
+	// Settings are more of the CLI's settings given as flag settings
+	// (--settings, one JSON object together with FastMode's: the CLI keeps
+	// only the last --settings it is given). Nil: none.
+	Settings map[string]any
 	// AskPermissions makes the CLI ask Host before a tool it may not run
 	// on its own (--permission-prompt-tool stdio) instead of refusing it.
 	AskPermissions bool
@@ -124,6 +130,26 @@ type Session struct {
 	ForkFrom, ResumeAt string
 }
 
+// flagSettings is the --settings JSON for Settings and FastMode, "" when
+// there are none.
+func (c *Config) flagSettings() string {
+	if len(c.Settings) == 0 && !c.FastMode {
+		return ""
+	}
+	all := maps.Clone(c.Settings)
+	if all == nil {
+		all = map[string]any{}
+	}
+	if c.FastMode {
+		all["fastMode"] = true
+	}
+	b, err := json.Marshal(all)
+	if err != nil {
+		panic("claudecli: Config.Settings is not JSON: " + err.Error()) // a programming error: the bridge builds it from JSON values
+	}
+	return string(b)
+}
+
 // TurnArgs returns the command line of a per-turn process: print mode with
 // stream-json in and out and the API's partial messages, on session s.
 func (c *Config) TurnArgs(s Session) []string {
@@ -135,8 +161,8 @@ func (c *Config) TurnArgs(s Session) []string {
 	if c.Effort != "" {
 		args = append(args, "--effort", c.Effort)
 	}
-	if c.FastMode {
-		args = append(args, "--settings", `{"fastMode":true}`)
+	if settings := c.flagSettings(); settings != "" {
+		args = append(args, "--settings", settings)
 	}
 	if c.PermissionMode != "" {
 		args = append(args, "--permission-mode", c.PermissionMode)

@@ -37,6 +37,12 @@ func TestTurnArgs(t *testing.T) {
 		{Config{}, Session{ID: "new", ForkFrom: "old"}, []string{"--resume=old", "--fork-session", "--session-id=new"}},
 		{Config{}, Session{ID: "new", Exists: true, ForkFrom: "old"}, []string{"--resume=new"}},
 		{Config{NoPersistence: true, Effort: "high"}, Session{ID: "abc"}, []string{"--effort", "high", "--session-id=abc", "--no-session-persistence"}},
+		{Config{FastMode: true}, Session{}, []string{"--settings", `{"fastMode":true}`}},
+		// One --settings: the CLI keeps only the last one it is given.
+		{Config{FastMode: true, Settings: map[string]any{"disableBundledSkills": true}}, Session{},
+			[]string{"--settings", `{"disableBundledSkills":true,"fastMode":true}`}},
+		{Config{Settings: map[string]any{"skillOverrides": map[string]any{"x": "off"}}}, Session{},
+			[]string{"--settings", `{"skillOverrides":{"x":"off"}}`}},
 	} {
 		assert.Equal(t, tt.want, tt.cfg.TurnArgs(tt.s)[7:], "%+v", tt.s)
 	}

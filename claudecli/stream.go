@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strconv"
 	"sync"
@@ -79,7 +80,8 @@ func (s *stream) SetConfig(cfg Config) {
 func sameConfig(a, b Config) bool {
 	return a.Path == b.Path && a.Dir == b.Dir && a.Model == b.Model && a.Effort == b.Effort && a.FastMode == b.FastMode &&
 		a.PermissionMode == b.PermissionMode && a.AskPermissions == b.AskPermissions &&
-		slices.Equal(a.SDKServers, b.SDKServers) && slices.Equal(a.Env, b.Env) && slices.Equal(a.ExtraArgs, b.ExtraArgs)
+		slices.Equal(a.SDKServers, b.SDKServers) && slices.Equal(a.Env, b.Env) && slices.Equal(a.ExtraArgs, b.ExtraArgs) &&
+		reflect.DeepEqual(a.Settings, b.Settings)
 }
 
 func newStream(cfg Config, maxLine int) *stream { return &stream{cfg: cfg, maxLine: maxLine} }

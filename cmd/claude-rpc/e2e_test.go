@@ -360,6 +360,12 @@ func TestFlagErrors(t *testing.T) {
 		{"--mode", "rpc", "--ask", "--transport", "pipe"},
 		{"--mode", "rpc", "--ask-timeout", "-5s"},
 		{"--mode", "rpc", "--coalesce", "-4ms"},
+		// A host flag whose value is missing (the last argument).
+		{"--mode", "rpc", "--system-prompt"},
+		{"--mode", "rpc", "--append-system-prompt"},
+		{"--mode", "rpc", "--skill"},
+		{"--mode", "rpc", "--session-dir"},
+		{"--mode", "rpc", "--approve", "--name"},
 	} {
 		out, err := runBinary(t, nil, args...)
 		var exitErr interface{ ExitCode() int }

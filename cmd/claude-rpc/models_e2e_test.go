@@ -3,6 +3,8 @@
 package main
 
 import (
+	"fmt"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -49,6 +51,51 @@ func TestModelsAndCommandsFromTheCLI(t *testing.T) {
 	}
 	assert.True(t, names["compact"] && names["model"], "the CLI's built-in commands are listed: %s", cmds.Raw)
 	assert.Empty(t, b.srv.MessagesRequests(), "asking the CLI costs no API call")
+}
+
+// TestCommandSources: get_commands tells where each command comes from, in
+// pi's sourceInfo: a project's command, a user's skill, a skill given with
+// pi's --skill, the CLI's own commands.
+func TestCommandSources(t *testing.T) {
+	t.Parallel()
+	srv := claudetest.Start(t)
+	home, dir := t.TempDir(), t.TempDir()
+	projectCmd := filepath.Join(dir, ".claude", "commands", "ship.md")
+	userSkill := filepath.Join(home, ".claude", "skills", "tidy", "SKILL.md")
+	flagSkill := filepath.Join(t.TempDir(), "lint", "SKILL.md")
+	mkfile(t, projectCmd, "---\ndescription: Ship it\n---\nShip.")
+	mkfile(t, userSkill, "---\nname: tidy\ndescription: Tidy up\n---\nTidy.")
+	mkfile(t, flagSkill, "---\nname: lint\ndescription: Lint\n---\nLint.")
+	b := startBridgeIn(t, srv, claudetest.CLI(t), home, dir, []string{"XDG_CACHE_HOME=" + filepath.Join(home, ".cache")},
+		"--skill", filepath.Dir(flagSkill))
+	cmds := b.call(map[string]any{"type": "get_commands"})
+	require.True(t, cmds.Get("success").Bool(), cmds.Raw)
+	byName, kind := map[string]gjson.Result{}, map[string]string{}
+	for _, c := range cmds.Get("data.commands").Array() {
+		byName[c.Get("name").String()] = c.Get("sourceInfo")
+		kind[c.Get("name").String()] = c.Get("source").String()
+		for _, field := range []string{"path", "source", "scope", "origin"} {
+			assert.True(t, c.Get("sourceInfo."+field).Exists(), "%s: sourceInfo.%s", c.Get("name"), field)
+		}
+	}
+	real := func(p string) string {
+		r, err := filepath.EvalSymlinks(p)
+		require.NoError(t, err)
+		return r
+	}
+	// The values pi 1.5.2 gives its own user's, project's, --skill's and
+	// built-in commands.
+	for name, want := range map[string]string{
+		"ship":    fmt.Sprintf(`{"path":%q,"source":"auto","scope":"project","origin":"top-level","baseDir":%q}`, real(projectCmd), real(filepath.Join(dir, ".claude"))),
+		"tidy":    fmt.Sprintf(`{"path":%q,"source":"auto","scope":"user","origin":"top-level","baseDir":%q}`, real(userSkill), real(filepath.Join(home, ".claude"))),
+		"lint":    fmt.Sprintf(`{"path":%q,"source":"local","scope":"temporary","origin":"top-level","baseDir":%q}`, real(flagSkill), filepath.Dir(real(flagSkill))),
+		"compact": `{"path":"builtin:compact","source":"builtin","scope":"temporary","origin":"top-level"}`,
+	} {
+		require.Contains(t, byName, name, cmds.Raw)
+		assert.JSONEq(t, want, byName[name].Raw, name)
+	}
+	assert.Equal(t, map[string]string{"ship": "prompt", "tidy": "skill", "lint": "skill", "compact": "prompt"},
+		map[string]string{"ship": kind["ship"], "tidy": kind["tidy"], "lint": kind["lint"], "compact": kind["compact"]}, "pi's source")
 }
 
 func TestSetModel(t *testing.T) { forEachTransport(t, testSetModel) }

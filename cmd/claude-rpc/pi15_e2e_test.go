@@ -476,6 +476,7 @@ var pi15Checks = map[string]func(t *testing.T, r pi15Run, tp string){
 		require.NotEmpty(t, cmds)
 		for _, c := range cmds {
 			assert.True(t, c.Get("name").String() != "" && c.Get("source").Exists(), "get_commands entry: %s", c.Raw)
+			assert.True(t, c.Get("sourceInfo.scope").Exists() && c.Get("sourceInfo.path").Exists(), "pi's sourceInfo: %s", c.Raw)
 		}
 		named := r.during(r.call(t, "setSessionName", 0))
 		require.Len(t, named, 2, "session_info_changed, then the answer")

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,6 +17,8 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/claude-rpc/claude-rpc/bridge"
+	"github.com/claude-rpc/claude-rpc/claudecli"
+	"github.com/claude-rpc/claude-rpc/sessions"
 )
 
 // pi 1.5.2's startup flags (its `pi --help` and docs/cli.md). A pi host
@@ -48,20 +54,23 @@ var ignoredPiFlags = []struct{ name, why string }{
 	{"resume", "claude-rpc shows no session picker; use --session or --continue"},
 	{"models", "cycle_model cycles through all the CLI's models"},
 	{"extension", "claude-rpc runs no pi extensions"},
-	{"no-extensions", "claude-rpc runs no pi extensions"},
-	{"skill", "the CLI loads its own skills (.claude/skills)"},
 	{"prompt-template", "the CLI loads its own commands (.claude/commands)"},
 	{"theme", "there is no terminal UI in --mode rpc"},
 	{"use-theme", "there is no terminal UI in --mode rpc"},
-	{"no-themes", "there is no terminal UI in --mode rpc"},
 	{"tui-mode", "there is no terminal UI in --mode rpc"},
 	{"verbose", "there is no terminal UI in --mode rpc"},
-	{"no-context-files", "the CLI reads its CLAUDE.md files itself"},
 	{"export", "claude-rpc exports with the export_html command only"},
 	{"list-models", "get_available_models lists the CLI's models"},
-	{"approve", "the CLI decides about project files itself"},
-	{"no-approve", "the CLI decides about project files itself"},
 }
+
+// quietPiFlags are pi's flags whose meaning holds without claude-rpc doing
+// anything, so they are accepted without a word:
+//   - --approve (trust the project's own files): the CLI in print mode
+//     skips its workspace trust dialog and loads the project's settings,
+//     CLAUDE.md, commands and skills (its --help on 2.1.328);
+//   - --no-extensions: claude-rpc loads no pi extensions anyway;
+//   - --no-themes: there are no themes in --mode rpc.
+var quietPiFlags = []string{"approve", "no-extensions", "no-themes"}
 
 // definePiFlags adds pi's flags that claude-rpc's own do not cover
 // (--mode, --model, --session, --continue, --no-session, --version are
@@ -82,30 +91,34 @@ func definePiFlags(fs *pflag.FlagSet) {
 	fs.Bool("no-builtin-tools", false, "start without built-in tools (-nbt): the CLI's --tools \"\"")
 	fs.Bool("no-mcp", false, "no MCP servers from the CLI's settings (its --strict-mcp-config)")
 	fs.Bool("offline", false, "keep the CLI from non-essential network traffic (CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC)")
-	fs.Bool("no-skills", false, "with --no-prompt-templates: the CLI's --disable-slash-commands (-ns)")
+	fs.Bool("no-skills", false, "no skills but those of --skill (-ns): the CLI's skillOverrides and disableBundledSkills settings; with --no-prompt-templates, its --disable-slash-commands")
 	fs.Bool("no-prompt-templates", false, "with --no-skills: the CLI's --disable-slash-commands (-np)")
+	fs.StringArray("skill", nil, "load the skill in this folder (or SKILL.md file, or folder of skills) too (repeatable): given to the CLI with --add-dir")
+	fs.Bool("no-context-files", false, "leave out CLAUDE.md files (-nc): the CLI's CLAUDE_CODE_DISABLE_CLAUDE_MDS")
+	fs.Bool("no-approve", false, "ignore the project's own settings, CLAUDE.md, commands and skills (-na): the CLI's --setting-sources user")
 
-	// Accepted without effect (ignoredPiFlags says why); hidden from --help.
+	// Accepted without effect (ignoredPiFlags says why) or without a word
+	// (quietPiFlags); hidden from --help.
 	fs.BoolP("print", "p", false, "")
 	fs.BoolP("resume", "r", false, "")
 	fs.String("models", "", "")
 	fs.StringArrayP("extension", "e", nil, "")
-	fs.Bool("no-extensions", false, "")
-	fs.StringArray("skill", nil, "")
 	fs.StringArray("prompt-template", nil, "")
 	fs.StringArray("theme", nil, "")
 	fs.String("use-theme", "", "")
 	fs.Bool("no-themes", false, "")
 	fs.String("tui-mode", "", "")
 	fs.Bool("verbose", false, "")
-	fs.Bool("no-context-files", false, "")
 	fs.String("export", "", "")
 	fs.String("list-models", "", "")
 	fs.Lookup("list-models").NoOptDefVal = "*" // pi's [search] is optional
 	fs.BoolP("approve", "a", false, "")
-	fs.Bool("no-approve", false, "")
+	fs.Bool("no-extensions", false, "")
 	for _, f := range ignoredPiFlags {
 		_ = fs.MarkHidden(f.name) // defined just above
+	}
+	for _, name := range quietPiFlags {
+		_ = fs.MarkHidden(name) // defined just above
 	}
 }
 
@@ -243,6 +256,11 @@ func applyPiFlags(v *viper.Viper, opts *bridge.Options, log *slog.Logger) error 
 	if v.GetBool("offline") {
 		env = append(env, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
 	}
+	if v.GetBool("no-context-files") {
+		// Checked on 2.1.328: the user's and the project's CLAUDE.md are
+		// then left out of the API requests. (The CLI reads no AGENTS.md.)
+		env = append(env, "CLAUDE_CODE_DISABLE_CLAUDE_MDS=1")
+	}
 	if env != nil {
 		base := opts.CLI.Env
 		if base == nil {
@@ -274,11 +292,35 @@ func applyPiFlags(v *viper.Viper, opts *bridge.Options, log *slog.Logger) error 
 		return err
 	}
 	args = append(args, toolArgs...)
+	if v.GetBool("no-approve") {
+		// Checked on 2.1.328: the project's CLAUDE.md, .claude/commands
+		// and .claude/skills are then not loaded, nor its settings files.
+		args = append(args, "--setting-sources=user")
+	}
+	skills := v.GetStringSlice("skill")
+	if len(skills) > 0 && v.GetBool("no-approve") {
+		// Checked on 2.1.328: the CLI reads an added folder's skills as the
+		// project's, which --setting-sources user leaves out.
+		log.Warn("--skill ignored: with --no-approve the CLI loads no skills but the user's")
+	} else if len(skills) > 0 {
+		dir, err := skillDir(skills, log)
+		if err != nil {
+			log.Warn("--skill ignored: "+err.Error(), "skills", strings.Join(skills, ","))
+		} else if dir != "" {
+			args = append(args, "--add-dir="+dir)
+		}
+	}
 	switch noSkills, noTemplates := v.GetBool("no-skills"), v.GetBool("no-prompt-templates"); {
 	case noSkills && noTemplates:
 		args = append(args, "--disable-slash-commands")
+		if len(skills) > 0 {
+			log.Warn("--skill ignored: with --no-skills and --no-prompt-templates the CLI loads no skills at all (--disable-slash-commands)")
+		}
 	case noSkills:
-		log.Warn("--no-skills ignored: the CLI can turn off skills only together with commands (add --no-prompt-templates)")
+		setSkillsOff(opts)
+		// The skills of the CLI's plugins (its built-in ones too) are known
+		// only once it runs.
+		log.Warn("--no-skills: the skills of the CLI's plugins stay (turn the plugins off in its settings)")
 	case noTemplates:
 		log.Warn("--no-prompt-templates ignored: the CLI can turn off commands only together with skills (add --no-skills)")
 	}
@@ -290,6 +332,114 @@ func applyPiFlags(v *viper.Viper, opts *bridge.Options, log *slog.Logger) error 
 		}
 	}
 	return nil
+}
+
+// setSkillsOff turns off, with the CLI's flag settings, the skills it
+// ships with (disableBundledSkills) and every skill of the user's and the
+// project's .claude/skills folders (skillOverrides "off": hidden from the
+// model and from the commands; checked on 2.1.328). Skills of --skill
+// folders stay, as in pi.
+func setSkillsOff(opts *bridge.Options) {
+	configDir := sessions.ConfigDir(opts.CLI.Environ())
+	dir := opts.CLI.Dir
+	if dir == "" {
+		dir, _ = os.Getwd() // "": no project skills found, the user's still are
+	}
+	off := map[string]any{}
+	for _, r := range append(claudecli.UserResources(configDir), claudecli.ProjectResources(configDir, dir)...) {
+		if r.Skill {
+			off[r.Name] = "off"
+		}
+	}
+	if opts.CLI.Settings == nil {
+		opts.CLI.Settings = map[string]any{}
+	}
+	opts.CLI.Settings["disableBundledSkills"] = true
+	if len(off) > 0 {
+		opts.CLI.Settings["skillOverrides"] = off
+	}
+}
+
+// skillDir makes the folder whose .claude/skills links to the skills of
+// pi's --skill paths, for the CLI's --add-dir (checked on 2.1.328: the CLI
+// loads the skills of an added folder, each named by its folder's name, and
+// follows symbolic links). A path is a skill folder (holding SKILL.md), a
+// folder of skill folders, or a skill's Markdown file. The folder lives in
+// the user's cache, named by the paths, so it is made once and left there.
+// It returns "" when no path holds a skill (each one warned about).
+func skillDir(paths []string, log *slog.Logger) (string, error) {
+	links := map[string]string{} // name -> the skill's folder or file
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return "", err
+		}
+		st, err := os.Stat(abs)
+		switch {
+		case err != nil:
+			log.Warn("--skill: no such file or folder", "path", p)
+		case !st.IsDir():
+			name := strings.TrimSuffix(filepath.Base(abs), filepath.Ext(abs))
+			if strings.EqualFold(filepath.Base(abs), "SKILL.md") {
+				name = filepath.Base(filepath.Dir(abs))
+			}
+			links[name] = abs
+		case isFile(filepath.Join(abs, "SKILL.md")):
+			links[filepath.Base(abs)] = abs
+		default:
+			found := false
+			entries, _ := os.ReadDir(abs)
+			for _, e := range entries {
+				if sub := filepath.Join(abs, e.Name()); isFile(filepath.Join(sub, "SKILL.md")) {
+					links[e.Name()], found = sub, true
+				}
+			}
+			if !found {
+				log.Warn("--skill: no SKILL.md in the folder or its subfolders", "path", p)
+			}
+		}
+	}
+	if len(links) == 0 {
+		return "", nil
+	}
+	names := slices.Sorted(maps.Keys(links))
+	h := sha256.New()
+	for _, n := range names {
+		fmt.Fprintf(h, "%s\x00%s\x00", n, links[n])
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	root := filepath.Join(cache, "claude-rpc", "skills", hex.EncodeToString(h.Sum(nil))[:16])
+	skills := filepath.Join(root, ".claude", "skills")
+	for _, n := range names {
+		target, link := links[n], filepath.Join(skills, n)
+		if st, err := os.Stat(target); err == nil && !st.IsDir() {
+			// A lone Markdown file: a folder of its own, its SKILL.md the
+			// link.
+			if err := os.MkdirAll(link, 0o755); err != nil {
+				return "", err
+			}
+			link = filepath.Join(link, "SKILL.md")
+		} else if err := os.MkdirAll(skills, 0o755); err != nil {
+			return "", err
+		}
+		if cur, err := os.Readlink(link); err == nil && cur == target {
+			continue // made by an earlier start
+		}
+		_ = os.Remove(link) // a stale link; none is fine
+		if err := os.Symlink(target, link); err != nil {
+			return "", err
+		}
+	}
+	return root, nil
+}
+
+// isFile reports whether path is a file (not a folder).
+func isFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir()
 }
 
 // piToolArgs maps --tools, --exclude-tools, --no-tools and

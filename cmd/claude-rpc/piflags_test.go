@@ -57,6 +57,21 @@ func TestPiFlags(t *testing.T) {
 	dir := t.TempDir()
 	promptFile := filepath.Join(dir, "prompt.md")
 	require.NoError(t, os.WriteFile(promptFile, []byte("From a file."), 0o644))
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	// A user's and a project's skill (-ns turns them off), and skills to
+	// give with --skill in each of the forms pi takes.
+	home := os.Getenv("HOME") // isolateConfig's
+	project := t.TempDir()
+	t.Chdir(project)
+	mkfile(t, filepath.Join(home, ".claude", "skills", "uskill", "SKILL.md"), "---\nname: uskill\n---\n")
+	mkfile(t, filepath.Join(project, ".claude", "skills", "pskill", "SKILL.md"), "---\nname: pskill\n---\n")
+	mkfile(t, filepath.Join(project, ".claude", "commands", "pcmd.md"), "not a skill")
+	skillFolder, skillFolder2, skillsParent := filepath.Join(dir, "alpha"), filepath.Join(dir, "beta"), filepath.Join(dir, "many")
+	loneSkill := filepath.Join(dir, "lone.md")
+	mkfile(t, filepath.Join(skillFolder, "SKILL.md"), "alpha's")
+	mkfile(t, filepath.Join(skillFolder2, "SKILL.md"), "beta's")
+	mkfile(t, filepath.Join(skillsParent, "gamma", "SKILL.md"), "gamma's")
+	mkfile(t, loneSkill, "lone's")
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -174,8 +189,52 @@ func TestPiFlags(t *testing.T) {
 			check: func(t *testing.T, o bridge.Options) {
 				assert.Equal(t, []string{"--disable-slash-commands"}, o.CLI.ExtraArgs)
 			}},
-		{name: "-ns alone", args: []string{"-ns"}, warn: []string{"--no-skills ignored"},
+		{name: "-ns alone: the skills found turned off, a warning for the plugins'",
+			args: []string{"-ns"}, warn: []string{"the skills of the CLI's plugins stay"},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.Empty(t, o.CLI.ExtraArgs)
+				assert.Equal(t, map[string]any{"disableBundledSkills": true, "skillOverrides": map[string]any{"uskill": "off", "pskill": "off"}}, o.CLI.Settings)
+			}},
+		{name: "-ns -np with --skill: nothing loads", args: []string{"-ns", "-np", "--skill", skillFolder},
+			warn: []string{"--skill ignored"},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.Contains(t, o.CLI.ExtraArgs, "--disable-slash-commands")
+			}},
+		{name: "--skill: a skill folder, a SKILL.md, a lone file, a folder of skills",
+			args: []string{"--skill", skillFolder, "--skill", filepath.Join(skillFolder2, "SKILL.md"), "--skill", loneSkill, "--skill", skillsParent},
+			check: func(t *testing.T, o bridge.Options) {
+				require.Len(t, o.CLI.ExtraArgs, 1)
+				dir, ok := strings.CutPrefix(o.CLI.ExtraArgs[0], "--add-dir=")
+				require.True(t, ok, o.CLI.ExtraArgs[0])
+				for name, want := range map[string]string{"alpha": filepath.Join(skillFolder, "SKILL.md"), "beta": filepath.Join(skillFolder2, "SKILL.md"),
+					"lone": loneSkill, "gamma": filepath.Join(skillsParent, "gamma", "SKILL.md")} {
+					b, err := os.ReadFile(filepath.Join(dir, ".claude", "skills", name, "SKILL.md"))
+					require.NoError(t, err, name)
+					w, _ := os.ReadFile(want)
+					assert.Equal(t, string(w), string(b), name)
+				}
+			}},
+		{name: "--skill: a path with no skill", args: []string{"--skill", filepath.Join(dir, "missing")},
+			warn:  []string{"--skill: no such file or folder"},
 			check: func(t *testing.T, o bridge.Options) { assert.Empty(t, o.CLI.ExtraArgs) }},
+		{name: "-nc: the CLI leaves out CLAUDE.md", args: []string{"-nc"},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.Equal(t, "CLAUDE_CODE_DISABLE_CLAUDE_MDS=1", o.CLI.Env[len(o.CLI.Env)-1])
+			}},
+		{name: "-na with --skill", args: []string{"-na", "--skill", skillFolder}, warn: []string{"--skill ignored: with --no-approve"},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.Equal(t, []string{"--setting-sources=user"}, o.CLI.ExtraArgs)
+			}},
+		{name: "-na: the CLI's user settings only", args: []string{"-na"},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.Equal(t, []string{"--setting-sources=user"}, o.CLI.ExtraArgs)
+			}},
+		{name: "-a, -ne and --no-themes: pi's meaning holds, no word", args: []string{"-a", "-ne", "--no-themes"},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.Empty(t, o.CLI.ExtraArgs)
+				assert.Nil(t, o.CLI.Env)
+			}},
+		{name: "--approve, as an editor front end passes it", args: []string{"--approve"}},
 		{name: "--api-key and --offline go to the CLI's environment",
 			args: []string{"--api-key", "sk-from-flag", "--offline"},
 			check: func(t *testing.T, o bridge.Options) {
@@ -189,13 +248,13 @@ func TestPiFlags(t *testing.T) {
 				assert.Equal(t, []string{"--system-prompt=From a file.", "--append-system-prompt=Be brief, say \"ok\".\n\nFrom a file."}, o.CLI.ExtraArgs)
 			}},
 		{name: "flags without effect: one warning each",
-			args: []string{"-p", "-r", "--models", "anthropic/*", "-e", "a.ts", "--extension", "b.ts", "-ne",
-				"--skill", "s", "--prompt-template", "p", "--theme", "t", "--use-theme", "dark", "--no-themes",
-				"--tui-mode", "regular", "--verbose", "-nc", "--export", "s.jsonl", "--list-models", "-a", "-na"},
+			args: []string{"-p", "-r", "--models", "anthropic/*", "-e", "a.ts", "--extension", "b.ts",
+				"--prompt-template", "p", "--theme", "t", "--use-theme", "dark",
+				"--tui-mode", "regular", "--verbose", "--export", "s.jsonl", "--list-models"},
 			warn: []string{"--print ignored", "--resume ignored", "--models ignored", "--extension ignored",
-				"--no-extensions ignored", "--skill ignored", "--prompt-template ignored", "--theme ignored",
-				"--use-theme ignored", "--no-themes ignored", "--tui-mode ignored", "--verbose ignored",
-				"--no-context-files ignored", "--export ignored", "--list-models ignored", "--approve ignored", "--no-approve ignored"}},
+				"--prompt-template ignored", "--theme ignored",
+				"--use-theme ignored", "--tui-mode ignored", "--verbose ignored",
+				"--export ignored", "--list-models ignored"}},
 		{name: "--list-models with a search", args: []string{"--list-models=sonnet"}, warn: []string{"--list-models ignored"}},
 		{name: "a message argument is ignored, as pi does in --mode rpc",
 			args: []string{"hello", "world"}, warn: []string{"arg=hello", "arg=world"}},
@@ -204,6 +263,10 @@ func TestPiFlags(t *testing.T) {
 			check: func(t *testing.T, o bridge.Options) { assert.Empty(t, o.CLI.ExtraArgs) }},
 		{name: "an @file argument, as pi refuses it", args: []string{"@notes.md"}, errWant: "@file arguments are not supported", status: 2},
 		{name: "a flag pi does not know either", args: []string{"--plan"}, errWant: "unknown flag: --plan", status: 2},
+		{name: "--system-prompt without its value", args: []string{"--system-prompt"}, errWant: "flag needs an argument: --system-prompt", status: 2},
+		{name: "--append-system-prompt without its value", args: []string{"--append-system-prompt"}, errWant: "flag needs an argument: --append-system-prompt", status: 2},
+		{name: "--skill without its value", args: []string{"--skill"}, errWant: "flag needs an argument: --skill", status: 2},
+		{name: "--session-dir without its value", args: []string{"--session-dir"}, errWant: "flag needs an argument: --session-dir", status: 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o, warnings, err, status := piOptions(t, tc.args...)
@@ -223,6 +286,13 @@ func TestPiFlags(t *testing.T) {
 			}
 		})
 	}
+}
+
+// mkfile writes a file, making its folder.
+func mkfile(t *testing.T, path, text string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
 }
 
 // piHelpFlags is every flag in pi 1.5.2's `pi --help` (and docs/cli.md),

@@ -281,3 +281,56 @@ func TestOpenSession(t *testing.T) {
 	assert.False(t, r.Get("success").Bool(), r.Raw)
 	assert.Contains(t, r.Get("error").String(), dir)
 }
+
+func TestSessionNameAtOnce(t *testing.T) { forEachTransport(t, testSessionNameAtOnce) }
+
+// set_session_name reaches the transcript at once, as pi writes its
+// session_info entry, through the CLI (its rename_session): a second
+// bridge on the session, started without another prompt, has the name.
+// A name given before the first turn is written with that turn.
+func testSessionNameAtOnce(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
+	named := func(b *rpcProc, name string) bool {
+		file := b.call(map[string]any{"type": "get_state"}).Get("data.sessionFile").String()
+		data, _ := os.ReadFile(file) // not there yet: not named
+		for _, line := range strings.Split(string(data), "\n") {
+			if gjson.Get(line, "type").String() == "custom-title" && gjson.Get(line, "customTitle").String() == name {
+				return true
+			}
+		}
+		return false
+	}
+	require.True(t, b.call(map[string]any{"type": "set_session_name", "name": "Before the first turn"}).Get("success").Bool())
+	b.runPrompt("one [[say:first answer]]")
+	assert.Eventually(t, func() bool { return named(b, "Before the first turn") }, 10*time.Second, 50*time.Millisecond,
+		"a name given before the first turn is in the transcript after it")
+
+	start := time.Now()
+	require.True(t, b.call(map[string]any{"type": "set_session_name", "name": "Named at once"}).Get("success").Bool())
+	require.Eventually(t, func() bool { return named(b, "Named at once") }, 10*time.Second, 20*time.Millisecond,
+		"the name is in the transcript with no turn after it")
+	t.Logf("%s: the name reached the transcript after %v", tp, time.Since(start).Round(time.Millisecond))
+	sid := b.call(map[string]any{"type": "get_state"}).Get("data.sessionId").String()
+	code, _ := b.closeAndWait(30 * time.Second)
+	require.Equal(t, 0, code)
+
+	b2 := startBridgeIn(t, b.srv, b.cli, b.home, b.dir, nil, "--transport", tp, "--session", sid)
+	st := b2.call(map[string]any{"type": "get_state"}).Get("data")
+	assert.Equal(t, "Named at once", st.Get("sessionName").String(), st.Raw)
+	assert.EqualValues(t, 2, st.Get("messageCount").Int(), "naming added no message")
+	_, _ = b2.closeAndWait(30 * time.Second)
+	assert.Len(t, b.srv.MessagesRequests(), 1, "naming called no API")
+
+	// The CLI reads the name back: its --resume takes a session's name.
+	cmd := exec.Command(b.cli, "-p", "two [[say:second answer]]", "--output-format", "stream-json", "--verbose", "--resume", "Named at once")
+	cmd.Dir, cmd.Env = b.dir, b.srv.CLIEnv(b.home)
+	out, err := cmd.Output()
+	require.NoError(t, err, "%s", out)
+	var resumed string
+	for _, line := range strings.Split(string(out), "\n") {
+		if gjson.Get(line, "type").String() == "result" {
+			resumed = gjson.Get(line, "session_id").String()
+		}
+	}
+	assert.Equal(t, sid, resumed, "claude --resume <name> resumes the session")
+}

@@ -24,9 +24,11 @@ Flags:
 `)
 		fs.PrintDefaults()
 		fmt.Fprint(os.Stderr, `
-pi 1.5's other startup flags (--print, --resume, --models, --extension/-e,
---skill, --theme, --export, --list-models, …) are accepted, as a pi host may
-pass them, and ignored with a warning.
+pi 1.5's other startup flags are accepted, as a pi host may pass them:
+--approve/-a, --no-extensions/-ne and --no-themes without a word (pi's
+meaning holds as it is); --print, --resume, --models, --extension/-e,
+--prompt-template, --theme, --export, --list-models, … ignored with a
+warning.
 `)
 	}
 }
