@@ -66,7 +66,7 @@ func TestCommandSources(t *testing.T) {
 	mkfile(t, projectCmd, "---\ndescription: Ship it\n---\nShip.")
 	mkfile(t, userSkill, "---\nname: tidy\ndescription: Tidy up\n---\nTidy.")
 	mkfile(t, flagSkill, "---\nname: lint\ndescription: Lint\n---\nLint.")
-	b := startBridgeIn(t, srv, claudetest.CLI(t), home, dir, []string{"XDG_CACHE_HOME=" + filepath.Join(home, ".cache")},
+	b := startBridgeWith(t, bridgeOpts{srv: srv, home: home, dir: dir, env: []string{"XDG_CACHE_HOME=" + filepath.Join(home, ".cache")}},
 		"--skill", filepath.Dir(flagSkill))
 	cmds := b.call(map[string]any{"type": "get_commands"})
 	require.True(t, cmds.Get("success").Bool(), cmds.Raw)

@@ -109,7 +109,7 @@ func TestPiHostResourceFlags(t *testing.T) {
 				}
 			}
 			env := []string{"XDG_CACHE_HOME=" + filepath.Join(home, ".cache")}
-			b := startBridgeIn(t, srv, cli, home, dir, env, args...)
+			b := startBridgeWith(t, bridgeOpts{srv: srv, cli: cli, home: home, dir: dir, env: env}, args...)
 			marker := "resources " + tc.name + " [[say:ok]]"
 			b.runPrompt(marker)
 			var body string

@@ -314,7 +314,7 @@ func testSessionNameAtOnce(t *testing.T, tp string) {
 	code, _ := b.closeAndWait(30 * time.Second)
 	require.Equal(t, 0, code)
 
-	b2 := startBridgeIn(t, b.srv, b.cli, b.home, b.dir, nil, "--transport", tp, "--session", sid)
+	b2 := startBridgeWith(t, bridgeOpts{srv: b.srv, cli: b.cli, home: b.home, dir: b.dir}, "--transport", tp, "--session", sid)
 	st := b2.call(map[string]any{"type": "get_state"}).Get("data")
 	assert.Equal(t, "Named at once", st.Get("sessionName").String(), st.Raw)
 	assert.EqualValues(t, 2, st.Get("messageCount").Int(), "naming added no message")
