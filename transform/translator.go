@@ -111,6 +111,9 @@ type Translator struct {
 	subagentCount int
 	keepDetached  bool
 
+	// names: the names and argument shapes tool calls are shown with.
+	names ToolNames
+
 	// Reused indexes of the line being read, its message and a block.
 	top, msg, block object
 }
@@ -194,6 +197,10 @@ type assistantState struct {
 	streamed bool           // built from stream_event lines (else from complete assistant lines)
 	blocks   map[int]int    // stream block index → index in msg.Content (-1: a kind not shown)
 	json     map[int][]byte // stream block index → the tool input JSON so far
+	// args: stream block index → the renaming of a tool's input as it
+	// streams, with what it wrote so far, for tools shown in another shape
+	// (toolnames.go).
+	args map[int]*renamed
 	text     map[int][]byte // content index → the text of a text or thinking block so far
 	esc      map[int]escBuf // content index → where that text has characters to escape
 	complete int            // complete assistant lines seen: the stream index they describe
@@ -205,6 +212,10 @@ type assistantState struct {
 func NewTranslator(now func() int64) *Translator {
 	return &Translator{now: now, turnAssistant: -1, pending: -1, running: map[string]Content{}}
 }
+
+// SetToolNames sets the names and argument shapes tool calls are shown
+// with (default [ToolNamesPi]); call it before the first line.
+func (t *Translator) SetToolNames(n ToolNames) { t.names = n }
 
 // SetThinkingLevel names the thinking level the run's model calls are made
 // with, for its assistant messages (pi's level names).
@@ -488,8 +499,15 @@ func (t *Translator) streamEvent(out []Event, ev string) []Event {
 		case "redacted_thinking":
 			b, kind = Content{Type: "thinking"}, ThinkingStart
 		case "tool_use", "server_tool_use":
-			b, kind = Content{Type: "toolCall", ID: strings.Clone(cb.Get("id").String()), Name: strings.Clone(cb.Get("name").String())}, ToolcallStart
+			name := cb.Get("name").String()
+			b, kind = Content{Type: "toolCall", ID: strings.Clone(cb.Get("id").String()), Name: strings.Clone(t.names.Name(name))}, ToolcallStart
 			c.json[idx] = nil
+			if st := t.names.stream(name); st != nil {
+				if c.args == nil {
+					c.args = map[int]*renamed{}
+				}
+				c.args[idx] = &renamed{s: st}
+			}
 		default:
 			c.blocks[idx] = -1
 			return out
@@ -521,6 +539,11 @@ func (t *Translator) streamEvent(out []Event, ev string) []Event {
 			buf = appendJSONString(buf, text)
 			c.json[idx] = buf
 			d := unsafe.String(unsafe.SliceData(buf[n:]), len(buf)-n) // append-only: stays valid
+			if r := c.args[idx]; r != nil {
+				if d = r.write(d); d == "" {
+					return out // held (a key, a value to convert, an edit)
+				}
+			}
 			return append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: ToolcallDelta, ContentIndex: ci, Delta: d}))
 		}
 		return out // signature_delta, citations_delta: nothing to show
@@ -537,7 +560,13 @@ func (t *Translator) streamEvent(out []Event, ev string) []Event {
 			return append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: ThinkingEnd, ContentIndex: ci, Content: b.Thinking}))
 		case "toolCall":
 			if len(b.Arguments) == 0 { // no complete line came for it
-				b.Arguments = jsonObject(string(c.json[idx]))
+				b.Arguments = t.names.Args(t.names.CLIName(b.Name), jsonObject(string(c.json[idx])))
+			}
+			if r := c.args[idx]; r != nil {
+				// What the rename still held; an edit's arguments, whole.
+				if d := r.end(b.Arguments); d != "" {
+					out = append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: ToolcallDelta, ContentIndex: ci, Delta: d}))
+				}
 			}
 			call := *b
 			return append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: ToolcallEnd, ContentIndex: ci, ToolCall: &call}))
@@ -735,7 +764,7 @@ func (t *Translator) authoritative(out []Event, ci int, b *object) []Event {
 		return t.complete(out, ci, c.Thinking, b.raw("thinking"))
 	case c.Type == "toolCall":
 		if in := b.Get("input"); in.IsObject() {
-			c.Arguments = json.RawMessage(in.Raw)
+			c.Arguments = t.names.Args(t.names.CLIName(c.Name), json.RawMessage(in.Raw))
 		}
 	}
 	return out
@@ -774,8 +803,9 @@ func (t *Translator) wholeBlock(out []Event, b gjson.Result) []Event {
 		out = t.appendText(out, ci, s)
 		return append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: ThinkingEnd, ContentIndex: ci, Content: s}))
 	case "tool_use":
-		args := jsonObject(b.Get("input").Raw)
-		c.msg.Content = append(c.msg.Content, Content{Type: "toolCall", ID: b.Get("id").String(), Name: b.Get("name").String()})
+		name := b.Get("name").String()
+		args := t.names.Args(name, jsonObject(b.Get("input").Raw))
+		c.msg.Content = append(c.msg.Content, Content{Type: "toolCall", ID: b.Get("id").String(), Name: t.names.Name(name)})
 		out = append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: ToolcallStart, ContentIndex: ci}))
 		c.msg.Content[ci].Arguments = args
 		out = append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: ToolcallDelta, ContentIndex: ci, Delta: string(args)}))
@@ -859,10 +889,6 @@ type toolResultLine struct {
 // toolResult emits a tool's result: tool_execution_end and a toolResult
 // message.
 func (t *Translator) toolResult(out []Event, r toolResultLine) []Event {
-	var details json.RawMessage
-	if r.details.Exists() {
-		details = json.RawMessage(r.details.Raw)
-	}
 	id := r.block.Get("tool_use_id").String()
 	call, known := t.running[id]
 	if !known {
@@ -871,6 +897,7 @@ func (t *Translator) toolResult(out []Event, r toolResultLine) []Event {
 		return out
 	}
 	delete(t.running, id)
+	details := t.names.Details(t.names.CLIName(call.Name), r.details)
 	return t.emitToolResult(out, id, call.Name, toolContent(r.block.Get("content")), details, r.block.Get("is_error").Bool())
 }
 
