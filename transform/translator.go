@@ -200,7 +200,7 @@ type assistantState struct {
 	// args: stream block index → the renaming of a tool's input as it
 	// streams, with what it wrote so far, for tools shown in another shape
 	// (toolnames.go).
-	args map[int]*renamed
+	args     map[int]*renamed
 	text     map[int][]byte // content index → the text of a text or thinking block so far
 	esc      map[int]escBuf // content index → where that text has characters to escape
 	complete int            // complete assistant lines seen: the stream index they describe
