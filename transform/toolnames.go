@@ -212,102 +212,199 @@ func (n ToolNames) Details(cli string, result gjson.Result) json.RawMessage {
 }
 
 // editDetails builds pi's edit details, {diff, firstChangedLine}, from the
-// CLI's structured patch (hunks of " ", "-" and "+" lines, numbered from
-// oldStart and newStart): pi's display diff, each line its number padded
-// to the width of the longer file's line count, and " <pad> ..." for the
-// lines between hunks. The CLI's hunks carry its own context lines (pi
-// shows 4). nil when the result has no patch.
+// CLI's structured patch (hunks of " ", "-" and "+" lines numbered from
+// oldStart and newStart) and the original file: pi's display diff
+// (generateDiffString in pi's edit-diff.js), each line with its number
+// padded to the width of the longer file's line count, 4 lines of context
+// around each change taken from the original file (the CLI's hunks have
+// 3), and " <pad> ..." where lines are left out. Without the original
+// file, lines the hunks do not show are left out. nil when the result has
+// no patch.
 func editDetails(r gjson.Result) json.RawMessage {
 	hunks := r.Get("structuredPatch").Array()
 	if len(hunks) == 0 {
 		return nil
 	}
-	// The width: pi counts lines as split("\n") does, of the old and the
-	// new file; without the original file, the largest number shown.
-	oldLines, realOld, grow, maxNum := 0, 0, 0, 0
+	var orig []string // the original file's lines; unknown: nil
+	known := false
 	if of := r.Get("originalFile"); of.Type == gjson.String {
-		s := of.String()
-		oldLines = strings.Count(s, "\n") + 1
-		realOld = oldLines // the lines there are: a last "\n" ends the last line
-		if s == "" || strings.HasSuffix(s, "\n") {
-			realOld--
+		known = true
+		orig = strings.Split(of.String(), "\n")
+		if orig[len(orig)-1] == "" { // a last "\n" ends the last line
+			orig = orig[:len(orig)-1]
 		}
 	}
+	// The changes, as runs of removed or added lines, each where it
+	// starts in the old file; and, without the file, the context lines the
+	// hunks show.
+	type change struct {
+		sign  byte
+		at    int // the old line (1-based) the run starts at or is inserted before
+		lines []string
+	}
+	var changes []change
+	shown := map[int]string{}
+	grow, maxNum := 0, 0
 	for _, h := range hunks {
+		oldNum := int(h.Get("oldStart").Int())
+		if h.Get("oldLines").Int() == 0 {
+			oldNum++ // an empty side is numbered from the line before
+		}
 		grow += int(h.Get("newLines").Int() - h.Get("oldLines").Int())
 		maxNum = max(maxNum, int(h.Get("oldStart").Int()+h.Get("oldLines").Int()), int(h.Get("newStart").Int()+h.Get("newLines").Int()))
-	}
-	width := len(strconv.Itoa(max(oldLines, oldLines+grow)))
-	if oldLines == 0 {
-		width = len(strconv.Itoa(maxNum))
-	}
-	pad := strings.Repeat(" ", width)
-	skip := " " + pad + " ..."
-	var b strings.Builder
-	line := func(sign byte, num int, text string) {
-		if b.Len() > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteByte(sign)
-		s := strconv.Itoa(num)
-		b.WriteString(pad[min(len(s), width):])
-		b.WriteString(s)
-		b.WriteByte(' ')
-		b.WriteString(text)
-	}
-	first, lastOld := 0, 1
-	for _, h := range hunks {
-		oldNum, newNum := int(h.Get("oldStart").Int()), int(h.Get("newStart").Int())
-		if oldNum == 0 { // an empty side starts "at line 0"
-			oldNum = 1
-		}
-		if newNum == 0 {
-			newNum = 1
-		}
-		if oldNum > lastOld { // lines not shown before this hunk
-
-			if b.Len() > 0 {
-				b.WriteByte('\n')
-			}
-			b.WriteString(skip)
-		}
 		for _, l := range h.Get("lines").Array() {
 			s := l.String()
 			if s == "" {
 				continue
 			}
-			switch s[0] {
+			switch sign := s[0]; sign {
 			case ' ':
-				line(' ', oldNum, s[1:])
+				shown[oldNum] = s[1:]
 				oldNum++
-				newNum++
-			case '-':
-				if first == 0 {
-					first = newNum
+			case '-', '+':
+				if n := len(changes) - 1; n >= 0 && changes[n].sign == sign && changes[n].at+lenIf(sign == '-', len(changes[n].lines)) == oldNum {
+					changes[n].lines = append(changes[n].lines, s[1:])
+				} else {
+					changes = append(changes, change{sign: sign, at: oldNum, lines: []string{s[1:]}})
 				}
-				line('-', oldNum, s[1:])
+				if sign == '-' {
+					oldNum++
+				}
+			}
+		}
+	}
+	if len(changes) == 0 {
+		return nil
+	}
+	oldCount := len(orig)
+	width := len(strconv.Itoa(maxNum))
+	if known {
+		// pi counts lines as split("\n") does.
+		n := strings.Count(r.Get("originalFile").String(), "\n") + 1
+		width = len(strconv.Itoa(max(n, n+grow)))
+	} else {
+		oldCount = 0
+		for n := range shown {
+			oldCount = max(oldCount, n)
+		}
+		for _, c := range changes {
+			if c.sign == '-' {
+				oldCount = max(oldCount, c.at+len(c.lines)-1)
+			}
+		}
+	}
+	origLine := func(n int) (string, bool) {
+		if known {
+			if n >= 1 && n <= len(orig) {
+				return orig[n-1], true
+			}
+			return "", false
+		}
+		s, ok := shown[n]
+		return s, ok
+	}
+	pad := strings.Repeat(" ", width)
+	skip := " " + pad + " ..."
+	var b strings.Builder
+	lastSkip := false
+	emit := func(sign byte, num int, text string) {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		s := strconv.Itoa(num)
+		b.WriteByte(sign)
+		b.WriteString(pad[min(len(s), width):])
+		b.WriteString(s)
+		b.WriteByte(' ')
+		b.WriteString(text)
+		lastSkip = false
+	}
+	marker := func() {
+		if lastSkip {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(skip)
+		lastSkip = true
+	}
+	// context shows the unchanged old lines from..to (inclusive) at new
+	// line offset delta, as pi does: up to 4 after a change, up to 4
+	// before the next, a marker for the rest.
+	const contextLines = 4
+	context := func(from, to int, after, before bool) {
+		n := to - from + 1
+		if n <= 0 {
+			return
+		}
+		show := func(i int) {
+			if s, ok := origLine(i); ok {
+				emit(' ', i, s)
+			} else {
+				marker()
+			}
+		}
+		switch {
+		case after && before && n <= 2*contextLines:
+			for i := from; i <= to; i++ {
+				show(i)
+			}
+		case after && before:
+			for i := from; i < from+contextLines; i++ {
+				show(i)
+			}
+			marker()
+			for i := to - contextLines + 1; i <= to; i++ {
+				show(i)
+			}
+		case after:
+			for i := from; i <= min(to, from+contextLines-1); i++ {
+				show(i)
+			}
+			if n > contextLines {
+				marker()
+			}
+		case before:
+			if n > contextLines {
+				marker()
+			}
+			for i := max(from, to-contextLines+1); i <= to; i++ {
+				show(i)
+			}
+		}
+	}
+	oldNum, newNum, first := 1, 1, 0
+	for i, c := range changes {
+		context(oldNum, c.at-1, i > 0, true)
+		newNum += c.at - oldNum
+		oldNum = c.at
+		if first == 0 {
+			first = newNum
+		}
+		for _, l := range c.lines {
+			if c.sign == '-' {
+				emit('-', oldNum, l)
 				oldNum++
-			case '+':
-				if first == 0 {
-					first = newNum
-				}
-				line('+', newNum, s[1:])
+			} else {
+				emit('+', newNum, l)
 				newNum++
 			}
 		}
-		lastOld = oldNum
 	}
-	if lastOld <= realOld { // lines not shown after the last hunk
-		b.WriteByte('\n')
-		b.WriteString(skip)
-	}
+	context(oldNum, oldCount, true, false)
 	out := []byte(`{"diff":`)
 	out = appendQuoted(out, b.String())
-	if first > 0 {
-		out = append(out, `,"firstChangedLine":`...)
-		out = strconv.AppendInt(out, int64(first), 10)
-	}
+	out = append(out, `,"firstChangedLine":`...)
+	out = strconv.AppendInt(out, int64(first), 10)
 	return append(out, '}')
+}
+
+func lenIf(c bool, n int) int {
+	if c {
+		return n
+	}
+	return 0
 }
 
 // argStream renames the arguments of one tool call as their JSON streams
