@@ -278,7 +278,7 @@ var pi15Checks = map[string]func(t *testing.T, r pi15Run, tp string){
 		require.GreaterOrEqual(t, i, 0)
 		start := r.frames[i].Get("assistantMessageEvent")
 		assert.True(t, strings.HasPrefix(start.Get("id").String(), "toolu_"), "toolcall_start.id: %s", start.Raw)
-		assert.Equal(t, "Bash", start.Get("toolName").String(), "toolcall_start.toolName: %s", start.Raw)
+		assert.Equal(t, "bash", start.Get("toolName").String(), "toolcall_start.toolName, pi's: %s", start.Raw)
 		end := r.frames[r.index(0, isType("tool_execution_end"))]
 		assert.Equal(t, start.Get("id").String(), end.Get("toolCallId").String())
 		assert.False(t, end.Get("isError").Bool(), end.Raw)

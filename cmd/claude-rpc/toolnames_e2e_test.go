@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,7 +116,9 @@ func TestPiToolNames(t *testing.T) {
 	calls, order = toolCallsOf(t, frames)
 	require.Len(t, order, 1)
 	edit := calls[order[0]]
-	editArgs := `{"path":` + jsonString(notes) + `,"edits":[{"oldText":"line 07","newText":"line seven"}]}`
+	// The CLI's complete arguments add replace_all, which pi's edit has
+	// not: kept beside.
+	editArgs := `{"path":` + jsonString(notes) + `,"edits":[{"oldText":"line 07","newText":"line seven"}],"replace_all":false}`
 	assert.Equal(t, "edit", edit.start.Get("toolName").String())
 	assert.JSONEq(t, editArgs, edit.start.Get("args").Raw)
 	assert.JSONEq(t, editArgs, edit.deltas, "an edit's arguments come whole, as one delta")
@@ -132,7 +135,7 @@ func TestPiToolNames(t *testing.T) {
 	assert.Equal(t, strings.Replace(old, "line 07", "line seven", 1), string(got))
 
 	// get_messages, and the session read back from the CLI's transcript.
-	checkMessages := func(what string, msgs []gjson.Result) {
+	checkMessages := func(what string, msgs []gjson.Result, want []string) {
 		names := map[string]string{}
 		for _, m := range msgs {
 			for _, c := range m.Get("content").Array() {
@@ -151,25 +154,24 @@ func TestPiToolNames(t *testing.T) {
 			}
 		}
 		var got []string
-		for _, id := range append(order[:0:0], calls[order[0]].start.Get("toolCallId").String()) {
-			got = append(got, names[id])
+		for _, n := range names {
+			got = append(got, n)
 		}
-		assert.Equal(t, []string{"edit"}, got, what)
-		assert.Len(t, names, 6, "%s: every tool call", what)
-		for id, n := range names {
-			assert.Contains(t, []string{"read", "write", "bash", "grep", "find", "edit"}, n, "%s: %s", what, id)
-		}
+		assert.ElementsMatch(t, want, got, "%s: every tool call, by pi's names", what)
 	}
 	live := b.call(map[string]any{"type": "get_messages"})
 	require.True(t, live.Get("success").Bool(), live.Raw)
-	checkMessages("get_messages", live.Get("data.messages").Array())
+	checkMessages("get_messages", live.Get("data.messages").Array(), []string{"read", "write", "bash", "grep", "find", "edit"})
 
 	sid := b.call(map[string]any{"type": "get_state"}).Get("data.sessionId").String()
 	require.True(t, b.call(map[string]any{"type": "new_session"}).Get("success").Bool())
 	r := b.call(map[string]any{"type": "switch_session", "sessionPath": sid})
 	require.True(t, r.Get("success").Bool(), r.Raw)
 	reloaded := b.call(map[string]any{"type": "get_messages"})
-	checkMessages("the session read back", reloaded.Get("data.messages").Array())
+	// The CLI 2.1.328 has no Grep nor Glob: its transcript puts their
+	// calls, refused at once, on a side branch, which the conversation
+	// read back (the current branch) does not include.
+	checkMessages("the session read back", reloaded.Get("data.messages").Array(), []string{"read", "write", "bash", "edit"})
 
 	out := filepath.Join(t.TempDir(), "s.html")
 	r = b.call(map[string]any{"type": "export_html", "outputPath": out})
@@ -224,12 +226,15 @@ func TestClaudeToolNames(t *testing.T) {
 // config file) stops claude-rpc at start with exit status 2.
 func TestToolNamesFlagErrors(t *testing.T) {
 	t.Parallel()
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("tool-names: ruby\n"), 0o644))
 	for _, tc := range []struct {
 		env  []string
 		args []string
 	}{
 		{nil, []string{"--mode", "rpc", "--tool-names", "pascal"}},
 		{[]string{"CLAUDE_RPC_TOOL_NAMES=Claude"}, []string{"--mode", "rpc"}},
+		{nil, []string{"--mode", "rpc", "--config", cfg}},
 	} {
 		out, err := runBinary(t, tc.env, tc.args...)
 		var exitErr interface{ ExitCode() int }
@@ -241,15 +246,6 @@ func TestToolNamesFlagErrors(t *testing.T) {
 }
 
 func jsonString(s string) string {
-	b := []byte{}
-	b = append(b, '"')
-	for _, r := range s {
-		switch r {
-		case '"', '\\':
-			b = append(b, '\\', byte(r))
-		default:
-			b = append(b, string(r)...)
-		}
-	}
-	return string(append(b, '"'))
+	b, _ := json.Marshal(s)
+	return string(b)
 }
