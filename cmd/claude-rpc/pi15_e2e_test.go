@@ -662,10 +662,11 @@ var pi15Differences = []pi15Difference{
 		pi:   dropFrames(func(f gjson.Result) bool { return f.Get("type").String() == "tool_execution_update" }),
 	},
 	{
-		name:    "the CLI's tools",
-		why:     "the CLI's tools (Bash, Read, …) are not pi's (bash, read, …): their results carry the CLI's details, not pi's structuredContent",
+		name: "the CLI's tools",
+		why: "the CLI's tools are shown by pi's names and argument shapes (--tool-names pi), but they are the CLI's: their results carry the CLI's details, " +
+			"not pi's structuredContent, and the arguments pi's tools lack are kept beside pi's (Bash's description)",
 		missing: []string{"tool_execution_end result.*", "*details*"},
-		extra:   []string{"tool_execution_end result.*", "*details*", "tool_execution_start args*"},
+		extra:   []string{"tool_execution_end result.*", "*details*", "tool_execution_start args.description"},
 	},
 	{
 		name:  "messageId",
