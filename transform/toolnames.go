@@ -115,17 +115,32 @@ func CLIToolName(pi string) string {
 }
 
 // Args maps the CLI's arguments (a JSON object) of tool cli to the shape
-// the tool is shown with. Not an object: returned as it is.
+// the tool is shown with. Not an object, or nothing to change: returned
+// as it is.
 func (n ToolNames) Args(cli string, args json.RawMessage) json.RawMessage {
 	p := n.tool(cli)
 	if p == nil || len(args) == 0 {
 		return args
 	}
-	in := gjson.ParseBytes(args)
-	if !in.IsObject() {
+	in := gjson.Parse(unsafe.String(unsafe.SliceData(args), len(args))) // read during the call only
+	if !in.IsObject() || !p.changes(in) {
 		return args
 	}
 	return p.args(in)
+}
+
+// changes reports whether in (a JSON object) has a member p changes.
+func (p *PiTool) changes(in gjson.Result) bool {
+	if p.Edit {
+		return true
+	}
+	found := false
+	in.ForEach(func(k, _ gjson.Result) bool {
+		_, found = p.Keys[k.String()]
+		found = found || k.String() == p.Seconds
+		return !found
+	})
+	return found
 }
 
 // args writes in (a JSON object) in pi's shape: members in the CLI's order,
@@ -430,9 +445,10 @@ type argStream struct {
 	esc     bool
 	wantKey bool   // at depth 1 the next string is a key
 	inKey   bool   // reading a top-level key (held in key)
-	key     []byte // the key so far, without its quotes
-	conv    bool   // the value after the next ':' is to be converted
-	hold    bool   // holding a top-level value in val until it ends
+	key     []byte // the key so far, without its quotes (in keyBuf while short)
+	keyBuf  [32]byte
+	conv    bool // the value after the next ':' is to be converted
+	hold    bool // holding a top-level value in val until it ends
 	val     []byte
 }
 
@@ -490,6 +506,9 @@ func (s *argStream) write(dst []byte, chunk string) []byte {
 			s.inStr = true
 			if s.depth == 1 && s.wantKey {
 				s.inKey, s.wantKey = true, false
+				if s.key == nil {
+					s.key = s.keyBuf[:0]
+				}
 				continue
 			}
 		case '{', '[':
@@ -550,11 +569,11 @@ func (s *argStream) end(dst []byte) []byte {
 	return s.release(dst)
 }
 
-// stream returns the rewriter for a call of the CLI's tool cli, nil when
-// its arguments stream as they are.
-func (n ToolNames) stream(cli string) *argStream {
+// stream returns the renaming of the input of a call of the CLI's tool
+// cli, stream block idx; nil when its arguments stream as they are.
+func (n ToolNames) stream(cli string, idx int) *renamed {
 	if p := n.tool(cli); p != nil && (p.Edit || len(p.Keys) > 0 || p.Seconds != "") {
-		return &argStream{p: p}
+		return &renamed{s: argStream{p: p}, idx: idx}
 	}
 	return nil
 }
@@ -563,14 +582,29 @@ func (n ToolNames) stream(cli string) *argStream {
 // append-only buffer: the deltas are views of it, as the translator's
 // other deltas are of theirs.
 type renamed struct {
-	s   *argStream
+	s   argStream
+	idx int // the stream block index of the call
 	buf []byte
 }
 
-// write renames chunk and returns what it added ("" when all is held).
-func (r *renamed) write(chunk string) string {
+// write renames chunk, which must stay valid (a view of an append-only
+// buffer), and returns what it added ("" when all is held): chunk itself
+// when the renaming left it as it is (most pieces), else a view of the
+// buffer. scratch is reused between calls.
+func (r *renamed) write(chunk string, scratch *[]byte) string {
+	if *scratch == nil {
+		*scratch = make([]byte, 0, 256)
+	}
+	out := r.s.write((*scratch)[:0], chunk)
+	*scratch = out
+	if string(out) == chunk {
+		return chunk
+	}
+	if r.buf == nil {
+		r.buf = make([]byte, 0, max(128, 2*len(out)))
+	}
 	n := len(r.buf)
-	r.buf = r.s.write(r.buf, chunk)
+	r.buf = append(r.buf, out...)
 	return unsafe.String(unsafe.SliceData(r.buf[n:]), len(r.buf)-n)
 }
 

@@ -82,25 +82,25 @@ func TestToolArgs(t *testing.T) {
 func TestToolArgStream(t *testing.T) {
 	for _, tc := range toolArgCases {
 		for size := 1; size <= len(tc.in); size++ {
-			r := ToolNamesPi.stream(tc.cli)
-			if r == nil {
+			rn := ToolNamesPi.stream(tc.cli, 0)
+			if rn == nil {
 				continue // streams as it is
 			}
-			rn := &renamed{s: r}
 			var got string
+			var scratch []byte
 			for i := 0; i < len(tc.in); i += size {
-				got += rn.write(tc.in[i:min(i+size, len(tc.in))])
+				got += rn.write(tc.in[i:min(i+size, len(tc.in))], &scratch)
 			}
 			final := ToolNamesPi.Args(tc.cli, json.RawMessage(tc.in))
 			got += rn.end(final)
 			require.JSONEq(t, tc.out, got, "%s in pieces of %d", tc.cli, size)
-			if r.whole() {
+			if rn.s.whole() {
 				require.Equal(t, string(final), got, "an edit comes whole")
 			}
 		}
 	}
-	assert.Nil(t, ToolNamesClaude.stream("Read"), "claude mode streams the CLI's text")
-	assert.Nil(t, ToolNamesPi.stream("Glob"), "nothing to rename")
+	assert.Nil(t, ToolNamesClaude.stream("Read", 0), "claude mode streams the CLI's text")
+	assert.Nil(t, ToolNamesPi.stream("Glob", 0), "nothing to rename")
 }
 
 // TestEditDetails builds pi's details for the CLI's structured patches of

@@ -116,6 +116,8 @@ type Translator struct {
 
 	// Reused indexes of the line being read, its message and a block.
 	top, msg, block object
+	// scratch is reused to rename each piece of a tool's streamed input.
+	scratch []byte
 }
 
 // HoldResults makes a result line end the CLI turn but not the run: after
@@ -190,6 +192,17 @@ func (t *Translator) End() []Event {
 	return t.endRun(nil, StopAborted, AbortedMessage)
 }
 
+// renamed returns the renaming of stream block idx's tool input, nil
+// when it streams as it is.
+func (a *assistantState) renamed(idx int) *renamed {
+	for _, r := range a.args {
+		if r.idx == idx {
+			return r
+		}
+	}
+	return nil
+}
+
 // assistantState is an assistant message being built from the CLI's lines.
 type assistantState struct {
 	msg      Message
@@ -200,7 +213,7 @@ type assistantState struct {
 	// args: stream block index → the renaming of a tool's input as it
 	// streams, with what it wrote so far, for tools shown in another shape
 	// (toolnames.go).
-	args     map[int]*renamed
+	args     []*renamed
 	text     map[int][]byte // content index → the text of a text or thinking block so far
 	esc      map[int]escBuf // content index → where that text has characters to escape
 	complete int            // complete assistant lines seen: the stream index they describe
@@ -502,11 +515,8 @@ func (t *Translator) streamEvent(out []Event, ev string) []Event {
 			name := cb.Get("name").String()
 			b, kind = Content{Type: "toolCall", ID: strings.Clone(cb.Get("id").String()), Name: strings.Clone(t.names.Name(name))}, ToolcallStart
 			c.json[idx] = nil
-			if st := t.names.stream(name); st != nil {
-				if c.args == nil {
-					c.args = map[int]*renamed{}
-				}
-				c.args[idx] = &renamed{s: st}
+			if r := t.names.stream(name, idx); r != nil {
+				c.args = append(c.args, r)
 			}
 		default:
 			c.blocks[idx] = -1
@@ -539,8 +549,8 @@ func (t *Translator) streamEvent(out []Event, ev string) []Event {
 			buf = appendJSONString(buf, text)
 			c.json[idx] = buf
 			d := unsafe.String(unsafe.SliceData(buf[n:]), len(buf)-n) // append-only: stays valid
-			if r := c.args[idx]; r != nil {
-				if d = r.write(d); d == "" {
+			if r := c.renamed(idx); r != nil {
+				if d = r.write(d, &t.scratch); d == "" {
 					return out // held (a key, a value to convert, an edit)
 				}
 			}
@@ -562,7 +572,7 @@ func (t *Translator) streamEvent(out []Event, ev string) []Event {
 			if len(b.Arguments) == 0 { // no complete line came for it
 				b.Arguments = t.names.Args(t.names.CLIName(b.Name), jsonObject(string(c.json[idx])))
 			}
-			if r := c.args[idx]; r != nil {
+			if r := c.renamed(idx); r != nil {
 				// What the rename still held; an edit's arguments, whole.
 				if d := r.end(b.Arguments); d != "" {
 					out = append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: ToolcallDelta, ContentIndex: ci, Delta: d}))
