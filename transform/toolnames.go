@@ -466,12 +466,15 @@ func (s *argStream) write(dst []byte, chunk string) []byte {
 		if s.inStr {
 			if !s.inKey && !s.hold && !s.esc {
 				// A value's string: copy up to its next quote or escape.
-				j := strings.IndexAny(chunk[i:], `"\`)
-				if j < 0 {
+				j := i
+				for j < len(chunk) && chunk[j] != '"' && chunk[j] != '\\' {
+					j++
+				}
+				if j == len(chunk) {
 					return append(dst, chunk[i:]...)
 				}
-				dst = append(dst, chunk[i:i+j]...)
-				i += j
+				dst = append(dst, chunk[i:j]...)
+				i = j
 				c = chunk[i]
 			}
 			switch {

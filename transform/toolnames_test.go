@@ -1,6 +1,7 @@
 package transform
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -131,4 +132,22 @@ func TestEditDetails(t *testing.T) {
 	noPatch := gjson.Parse(`{"filePath":"/f","structuredPatch":[]}`)
 	assert.JSONEq(t, noPatch.Raw, string(ToolNamesPi.Details("Edit", noPatch)), "no patch: the CLI's details")
 	assert.Nil(t, ToolNamesPi.Details("Edit", gjson.Result{}))
+}
+
+// BenchmarkToolArgStream renames a Write call's input (10 KB of content)
+// as it streams in 20-byte pieces, as input_json_delta brings it: the cost
+// pi's names add to each toolcall_delta.
+func BenchmarkToolArgStream(b *testing.B) {
+	content, err := json.Marshal(string(bytes.Repeat([]byte("some text \"quoted\" and\n"), 450)))
+	require.NoError(b, err)
+	in := `{"file_path":"/tmp/some/file.txt","content":` + string(content) + `}`
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	var scratch []byte
+	for b.Loop() {
+		r := ToolNamesPi.stream("Write", 0)
+		for i := 0; i < len(in); i += 20 {
+			r.write(in[i:min(i+20, len(in))], &scratch)
+		}
+	}
 }
