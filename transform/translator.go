@@ -47,6 +47,9 @@ const StreamCutMessage = "The API response broke off before the message ended"
 // message streams as message_update; at its message_end, tool_execution_start
 // for each tool call; each tool result as tool_execution_end and a toolResult
 // message; turn_end; and at the end agent_end with the run's messages.
+//
+// Tool calls are shown with the names and argument shapes [ToolNames]
+// says (pi's by default, toolnames.go), in every event and message.
 type Translator struct {
 	now func() int64
 
@@ -513,7 +516,11 @@ func (t *Translator) streamEvent(out []Event, ev string) []Event {
 			b, kind = Content{Type: "thinking"}, ThinkingStart
 		case "tool_use", "server_tool_use":
 			name := cb.Get("name").String()
-			b, kind = Content{Type: "toolCall", ID: strings.Clone(cb.Get("id").String()), Name: strings.Clone(t.names.Name(name))}, ToolcallStart
+			shown := t.names.Name(name) // pi's name: a constant
+			if shown == name {
+				shown = strings.Clone(name) // a view of the line
+			}
+			b, kind = Content{Type: "toolCall", ID: strings.Clone(cb.Get("id").String()), Name: shown}, ToolcallStart
 			c.json[idx] = nil
 			if r := t.names.stream(name, idx); r != nil {
 				c.args = append(c.args, r)
