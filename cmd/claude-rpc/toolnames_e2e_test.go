@@ -69,9 +69,10 @@ func toolCallsOf(t *testing.T, frames []gjson.Result) (map[string]*toolCallFrame
 // toolResult message, get_messages, the session read back from the CLI's
 // transcript and export_html; an edit's result carries pi's details (its
 // diff, firstChangedLine).
-func TestPiToolNames(t *testing.T) {
-	t.Parallel()
-	b := startBridge(t, "--transport", "stream", "--permission-mode", "acceptEdits", "--message-updates", "delta")
+func TestPiToolNames(t *testing.T) { forEachTransport(t, testPiToolNames) }
+
+func testPiToolNames(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp, "--permission-mode", "acceptEdits", "--message-updates", "delta")
 	notes := filepath.Join(b.dir, "notes.txt")
 	var lines []string
 	for i := 1; i <= 12; i++ {
