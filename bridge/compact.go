@@ -89,6 +89,7 @@ func (s *server) compactTurn(r *run, text string) (*transform.Compaction, error)
 	}
 	s.attach(r, turn) // a compaction takes no steering (handOver)
 	tr := transform.NewTranslator(nowMillis)
+	tr.SetToolNames(s.opts.ToolNames)
 	tr.Start(transform.UserMessage([]transform.Content{transform.TextContent(text)}, nowMillis()))
 	var failure, reply string
 	for {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
+	"github.com/claude-rpc/claude-rpc/transform"
 )
 
 // Options configures [Serve].
@@ -78,6 +79,11 @@ type Options struct {
 	// calls no API and writes nothing until a prompt comes; it costs the
 	// memory of a CLI process while the host does not prompt).
 	Prewarm bool
+
+	// ToolNames is how tool calls are shown: under pi's names and
+	// argument shapes where pi has the tool (the default), or as the CLI
+	// printed them (transform.ToolNames).
+	ToolNames transform.ToolNames
 
 	// Idle, when set, is called each time a run ends and nothing more
 	// runs (its last frames, session_settled among them, are queued), and

@@ -321,6 +321,7 @@ func (s *server) newRun(compact bool) *run {
 func (s *server) runPrompt(r *run, m message) {
 	defer s.wg.Done()
 	tr := transform.NewTranslator(nowMillis)
+	tr.SetToolNames(s.opts.ToolNames)
 	tr.HoldResults()
 	s.st.mu.Lock()
 	tr.SetThinkingLevel(s.st.thinkingLevel())

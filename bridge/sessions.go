@@ -43,7 +43,7 @@ func (s *server) loadSession(idOrPath string) (*loaded, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &loaded{id: tr.SessionID(), path: path, messages: transform.FromTranscript(raws(tr.Conversation()))}
+	l := &loaded{id: tr.SessionID(), path: path, messages: transform.FromTranscript(raws(tr.Conversation()), s.opts.ToolNames)}
 	for _, e := range tr.Entries {
 		if e.Type == "custom-title" {
 			l.name = gjson.GetBytes(e.Raw, "customTitle").String()
@@ -238,7 +238,7 @@ func (s *server) fork(c *call) (any, error) {
 	if at > 0 { // else nothing came before it: a fresh session
 		f = &fork{from: source, at: conv[at-1].UUID}
 	}
-	s.switchTo(c, &loaded{id: sessions.NewID(), messages: transform.FromTranscript(raws(conv[:at]))}, f)
+	s.switchTo(c, &loaded{id: sessions.NewID(), messages: transform.FromTranscript(raws(conv[:at]), s.opts.ToolNames)}, f)
 	return forkData{Text: text, Cancelled: false}, nil
 }
 

@@ -162,7 +162,7 @@ func (s *server) getSubagentMessages(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return readSubagentTranscript(file, from)
+	return readSubagentTranscript(file, from, s.opts.ToolNames)
 }
 
 // resolve finds the transcript a get_subagent_messages call names.
@@ -189,7 +189,7 @@ func (g *subagentRegistry) resolve(id, file string) (string, error) {
 // readSubagentTranscript reads the whole lines of file from byte from on;
 // from past the end (the file was replaced) reads it from the start,
 // with reset set. A file not written yet reads as empty.
-func readSubagentTranscript(file string, from int64) (*subagentMessagesData, error) {
+func readSubagentTranscript(file string, from int64, names transform.ToolNames) (*subagentMessagesData, error) {
 	d := &subagentMessagesData{SessionFile: file, FromByte: from, NextByte: from, Entries: []json.RawMessage{}, Messages: []transform.Message{}}
 	f, err := os.Open(file)
 	if errors.Is(err, os.ErrNotExist) {
@@ -221,7 +221,7 @@ func readSubagentTranscript(file string, from int64) (*subagentMessagesData, err
 		lines = append(lines, line)
 		d.Entries = append(d.Entries, json.RawMessage(line))
 	}
-	if msgs := transform.FromTranscriptPart(lines); msgs != nil {
+	if msgs := transform.FromTranscriptPart(lines, names); msgs != nil {
 		d.Messages = msgs
 	}
 	return d, nil

@@ -75,9 +75,12 @@ type toolExecutionStartJSON struct {
 	Type string `json:"type"`
 	// ToolCallID is the toolCall block's id.
 	ToolCallID string `json:"toolCallId"`
-	// ToolName is the CLI's name for the tool (Bash, Read, mcp__server__tool, …).
+	// ToolName is the tool's name: with --tool-names pi (the default) pi's
+	// for the CLI's tools pi has (read, write, edit, bash, grep, find, ls),
+	// else the CLI's (Bash, Read, mcp__server__tool, …).
 	ToolName string `json:"toolName"`
-	// Args are the call's arguments, a JSON object.
+	// Args are the call's arguments, a JSON object: in pi's shape for a
+	// tool shown by pi's name (the CLI's arguments pi lacks kept beside).
 	Args json.RawMessage `json:"args"`
 }
 
@@ -207,7 +210,8 @@ type toolResultJSON struct {
 	ToolName   string    `json:"toolName"`
 	Content    []Content `json:"content"`
 	// Details are the CLI's structured result when it gives one (Bash:
-	// stdout, stderr, interrupted).
+	// stdout, stderr, interrupted); for pi's edit, pi's {diff,
+	// firstChangedLine} instead.
 	Details json.RawMessage `json:"details,omitempty"`
 	IsError bool            `json:"isError"`
 	// DurationMs is how long the tool ran, as its tool_execution_end's.
@@ -242,9 +246,11 @@ type thinkingJSON struct {
 type toolCallJSON struct {
 	Type string `json:"type"`
 	// ID is the API's tool_use id.
-	ID   string `json:"id"`
+	ID string `json:"id"`
+	// Name is the tool's name, as tool_execution_start's toolName.
 	Name string `json:"name"`
-	// Arguments are the call's input, a JSON object.
+	// Arguments are the call's input, a JSON object, as
+	// tool_execution_start's args.
 	Arguments json.RawMessage `json:"arguments"`
 }
 

@@ -234,7 +234,7 @@ func (t *Translator) taskLine(out []Event, sub string, v *object) []Event {
 			Task: strings.Clone(v.Get("prompt").String()), Description: s.life.Description,
 			RecentTools: []RecentTool{}, RecentOutput: []string{}}
 		s.tr = NewTranslator(t.now)
-		s.tr.parent, s.tr.model = s.life.ParentToolCallID, t.model
+		s.tr.parent, s.tr.model, s.tr.names = s.life.ParentToolCallID, t.model, t.names
 		if t.subagents == nil {
 			t.subagents = map[string]*subagent{}
 		}

@@ -38,15 +38,20 @@ func TranscriptPrompt(entry []byte) (string, bool) {
 // FromTranscript rebuilds pi messages from a session's conversation entries
 // (user and assistant lines of its current branch, oldest first), shaped as
 // the live events showed them: each prompt and what followed it are run
-// through a [Translator] as the CLI's lines would be.
-func FromTranscript(entries [][]byte) []Message { return fromTranscript(entries, false) }
+// through a [Translator] as the CLI's lines would be, its tool calls shown
+// with names.
+func FromTranscript(entries [][]byte, names ToolNames) []Message {
+	return fromTranscript(entries, names, false)
+}
 
 // FromTranscriptPart is [FromTranscript] for a part of a transcript, read
 // from a byte offset (a sub-agent's, read as it grows): what comes before
 // the part's first prompt is shown as the continuation of a conversation.
-func FromTranscriptPart(entries [][]byte) []Message { return fromTranscript(entries, true) }
+func FromTranscriptPart(entries [][]byte, names ToolNames) []Message {
+	return fromTranscript(entries, names, true)
+}
 
-func fromTranscript(entries [][]byte, part bool) []Message {
+func fromTranscript(entries [][]byte, names ToolNames, part bool) []Message {
 	var out []Message
 	var ts int64
 	var tr *Translator
@@ -64,6 +69,7 @@ func fromTranscript(entries [][]byte, part bool) []Message {
 		if text, ok := TranscriptPrompt(e); ok {
 			end()
 			tr = NewTranslator(func() int64 { return ts })
+			tr.SetToolNames(names)
 			content := []Content{}
 			if text != "" {
 				content = append(content, TextContent(text))
@@ -84,6 +90,7 @@ func fromTranscript(entries [][]byte, part bool) []Message {
 				continue // before the first prompt (a fork's copy)
 			}
 			tr = NewTranslator(func() int64 { return ts })
+			tr.SetToolNames(names)
 		}
 		tr.Line(cliLine(v))
 	}

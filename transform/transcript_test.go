@@ -28,7 +28,7 @@ func conversation(t *testing.T, name string) [][]byte {
 }
 
 func TestFromTranscript(t *testing.T) {
-	msgs := FromTranscript(conversation(t, "transcript"))
+	msgs := FromTranscript(conversation(t, "transcript"), ToolNamesClaude)
 	var roles []string
 	for _, m := range msgs {
 		roles = append(roles, m.Role)
@@ -70,8 +70,8 @@ func TestFromTranscriptTolerance(t *testing.T) {
 	// Entries from before the first prompt (a fork's copy starts mid-way)
 	// and kinds it does not know are passed over.
 	odd := append([][]byte{conv[len(conv)-1], []byte(`{"type":"user","message":{"role":"user","content":[{"type":"mystery"}]}}`)}, conv...)
-	assert.Len(t, FromTranscript(odd), 6)
-	assert.Empty(t, FromTranscript(nil))
+	assert.Len(t, FromTranscript(odd, ToolNamesPi), 6)
+	assert.Empty(t, FromTranscript(nil, ToolNamesPi))
 	text, ok := TranscriptPrompt(conv[0])
 	assert.True(t, ok)
 	assert.Equal(t, "first [[think:Let me see.]][[say:one]]", text)

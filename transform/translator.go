@@ -47,6 +47,9 @@ const StreamCutMessage = "The API response broke off before the message ended"
 // message streams as message_update; at its message_end, tool_execution_start
 // for each tool call; each tool result as tool_execution_end and a toolResult
 // message; turn_end; and at the end agent_end with the run's messages.
+//
+// Tool calls are shown with the names and argument shapes [ToolNames]
+// says (pi's by default, toolnames.go), in every event and message.
 type Translator struct {
 	now func() int64
 
@@ -111,8 +114,13 @@ type Translator struct {
 	subagentCount int
 	keepDetached  bool
 
+	// names: the names and argument shapes tool calls are shown with.
+	names ToolNames
+
 	// Reused indexes of the line being read, its message and a block.
 	top, msg, block object
+	// scratch is reused to rename each piece of a tool's streamed input.
+	scratch []byte
 }
 
 // HoldResults makes a result line end the CLI turn but not the run: after
@@ -187,6 +195,17 @@ func (t *Translator) End() []Event {
 	return t.endRun(nil, StopAborted, AbortedMessage)
 }
 
+// renamed returns the renaming of stream block idx's tool input, nil
+// when it streams as it is.
+func (a *assistantState) renamed(idx int) *renamed {
+	for _, r := range a.args {
+		if r.idx == idx {
+			return r
+		}
+	}
+	return nil
+}
+
 // assistantState is an assistant message being built from the CLI's lines.
 type assistantState struct {
 	msg      Message
@@ -194,6 +213,10 @@ type assistantState struct {
 	streamed bool           // built from stream_event lines (else from complete assistant lines)
 	blocks   map[int]int    // stream block index → index in msg.Content (-1: a kind not shown)
 	json     map[int][]byte // stream block index → the tool input JSON so far
+	// args: stream block index → the renaming of a tool's input as it
+	// streams, with what it wrote so far, for tools shown in another shape
+	// (toolnames.go).
+	args     []*renamed
 	text     map[int][]byte // content index → the text of a text or thinking block so far
 	esc      map[int]escBuf // content index → where that text has characters to escape
 	complete int            // complete assistant lines seen: the stream index they describe
@@ -205,6 +228,10 @@ type assistantState struct {
 func NewTranslator(now func() int64) *Translator {
 	return &Translator{now: now, turnAssistant: -1, pending: -1, running: map[string]Content{}}
 }
+
+// SetToolNames sets the names and argument shapes tool calls are shown
+// with (default [ToolNamesPi]); call it before the first line.
+func (t *Translator) SetToolNames(n ToolNames) { t.names = n }
 
 // SetThinkingLevel names the thinking level the run's model calls are made
 // with, for its assistant messages (pi's level names).
@@ -488,8 +515,16 @@ func (t *Translator) streamEvent(out []Event, ev string) []Event {
 		case "redacted_thinking":
 			b, kind = Content{Type: "thinking"}, ThinkingStart
 		case "tool_use", "server_tool_use":
-			b, kind = Content{Type: "toolCall", ID: strings.Clone(cb.Get("id").String()), Name: strings.Clone(cb.Get("name").String())}, ToolcallStart
+			name := cb.Get("name").String()
+			shown := t.names.Name(name) // pi's name: a constant
+			if shown == name {
+				shown = strings.Clone(name) // a view of the line
+			}
+			b, kind = Content{Type: "toolCall", ID: strings.Clone(cb.Get("id").String()), Name: shown}, ToolcallStart
 			c.json[idx] = nil
+			if r := t.names.stream(name, idx); r != nil {
+				c.args = append(c.args, r)
+			}
 		default:
 			c.blocks[idx] = -1
 			return out
@@ -521,6 +556,11 @@ func (t *Translator) streamEvent(out []Event, ev string) []Event {
 			buf = appendJSONString(buf, text)
 			c.json[idx] = buf
 			d := unsafe.String(unsafe.SliceData(buf[n:]), len(buf)-n) // append-only: stays valid
+			if r := c.renamed(idx); r != nil {
+				if d = r.write(d, &t.scratch); d == "" {
+					return out // held (a key, a value to convert, an edit)
+				}
+			}
 			return append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: ToolcallDelta, ContentIndex: ci, Delta: d}))
 		}
 		return out // signature_delta, citations_delta: nothing to show
@@ -537,7 +577,13 @@ func (t *Translator) streamEvent(out []Event, ev string) []Event {
 			return append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: ThinkingEnd, ContentIndex: ci, Content: b.Thinking}))
 		case "toolCall":
 			if len(b.Arguments) == 0 { // no complete line came for it
-				b.Arguments = jsonObject(string(c.json[idx]))
+				b.Arguments = t.names.Args(t.names.CLIName(b.Name), jsonObject(string(c.json[idx])))
+			}
+			if r := c.renamed(idx); r != nil {
+				// What the rename still held; an edit's arguments, whole.
+				if d := r.end(b.Arguments); d != "" {
+					out = append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: ToolcallDelta, ContentIndex: ci, Delta: d}))
+				}
 			}
 			call := *b
 			return append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: ToolcallEnd, ContentIndex: ci, ToolCall: &call}))
@@ -736,7 +782,7 @@ func (t *Translator) authoritative(out []Event, ci int, b *object) []Event {
 		return t.complete(out, ci, c.Thinking, b.raw("thinking"))
 	case c.Type == "toolCall":
 		if in := b.Get("input"); in.IsObject() {
-			c.Arguments = json.RawMessage(in.Raw)
+			c.Arguments = t.names.Args(t.names.CLIName(c.Name), json.RawMessage(in.Raw))
 		}
 	}
 	return out
@@ -775,8 +821,9 @@ func (t *Translator) wholeBlock(out []Event, b gjson.Result) []Event {
 		out = t.appendText(out, ci, s)
 		return append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: ThinkingEnd, ContentIndex: ci, Content: s}))
 	case "tool_use":
-		args := jsonObject(b.Get("input").Raw)
-		c.msg.Content = append(c.msg.Content, Content{Type: "toolCall", ID: b.Get("id").String(), Name: b.Get("name").String()})
+		name := b.Get("name").String()
+		args := t.names.Args(name, jsonObject(b.Get("input").Raw))
+		c.msg.Content = append(c.msg.Content, Content{Type: "toolCall", ID: b.Get("id").String(), Name: t.names.Name(name)})
 		out = append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: ToolcallStart, ContentIndex: ci}))
 		c.msg.Content[ci].Arguments = args
 		out = append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: ToolcallDelta, ContentIndex: ci, Delta: string(args)}))
@@ -860,10 +907,6 @@ type toolResultLine struct {
 // toolResult emits a tool's result: tool_execution_end and a toolResult
 // message.
 func (t *Translator) toolResult(out []Event, r toolResultLine) []Event {
-	var details json.RawMessage
-	if r.details.Exists() {
-		details = json.RawMessage(r.details.Raw)
-	}
 	id := r.block.Get("tool_use_id").String()
 	call, known := t.running[id]
 	if !known {
@@ -872,6 +915,7 @@ func (t *Translator) toolResult(out []Event, r toolResultLine) []Event {
 		return out
 	}
 	delete(t.running, id)
+	details := t.names.Details(t.names.CLIName(call.Name), r.details)
 	return t.emitToolResult(out, id, call.Name, toolContent(r.block.Get("content")), details, r.block.Get("is_error").Bool())
 }
 

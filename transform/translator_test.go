@@ -3,6 +3,7 @@ package transform
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -60,11 +61,18 @@ func clock() func() int64 {
 	return func() int64 { t++; return t }
 }
 
-// translate runs a recording's lines through a translator, ending the run
-// with end (Finish, Abort, ...) when the lines did not.
+// translate runs a recording's lines through a translator showing the
+// CLI's tool names, ending the run with end (Finish, Abort, ...) when the
+// lines did not.
 func translate(rec recording, lines [][]byte, end func(*Translator) []Event) []Event {
+	return translateAs(rec, lines, end, ToolNamesClaude)
+}
+
+// translateAs is translate with tool calls shown with names.
+func translateAs(rec recording, lines [][]byte, end func(*Translator) []Event, names ToolNames) []Event {
 	now := clock()
 	tr := NewTranslator(now)
+	tr.SetToolNames(names)
 	held := rec.steer != ""
 	if held {
 		// As the bridge does: the run goes on while the CLI holds the
@@ -145,39 +153,91 @@ func encode(t testing.TB, evs []Event) []byte {
 }
 
 // TestGolden translates every recording and compares with its golden file
-// (go test ./transform -update rewrites them).
+// (go test ./transform -update rewrites them): NAME.golden.jsonl with the
+// CLI's tool names, NAME.pi.golden.jsonl with pi's where that differs (a
+// recording without one shows no tool pi has: the same events).
 func TestGolden(t *testing.T) {
 	for _, rec := range recordings(t) {
 		t.Run(rec.name, func(t *testing.T) {
-			evs := translate(rec, rec.lines, finish)
-			checkGrammar(t, evs)
-			for i := range evs {
-				evs[i] = abbreviate(evs[i])
-			}
-			got := encode(t, evs)
-			golden := filepath.Join("testdata", rec.name+".golden.jsonl")
-			if *update {
-				require.NoError(t, os.MkdirAll("testdata", 0o755))
-				require.NoError(t, os.WriteFile(golden, got, 0o644))
+			claude := goldenEvents(t, rec, ToolNamesClaude)
+			compareGolden(t, filepath.Join("testdata", rec.name+".golden.jsonl"), claude)
+			pi := goldenEvents(t, rec, ToolNamesPi)
+			golden := filepath.Join("testdata", rec.name+".pi.golden.jsonl")
+			if bytes.Equal(pi, claude) {
+				if *update {
+					if err := os.Remove(golden); !errors.Is(err, os.ErrNotExist) {
+						require.NoError(t, err)
+					}
+					return
+				}
+				require.NoFileExists(t, golden, "the same events in both modes: go test ./transform -update")
 				return
 			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "run go test ./transform -update")
-			wantLines := strings.Split(string(want), "\n")
-			gotLines := strings.Split(string(got), "\n")
-			for i := range max(len(wantLines), len(gotLines)) {
-				var w, g string
-				if i < len(wantLines) {
-					w = wantLines[i]
-				}
-				if i < len(gotLines) {
-					g = gotLines[i]
-				}
-				if w != g {
-					t.Fatalf("event %d differs from %s:\nwant %s\ngot  %s", i+1, golden, w, g)
-				}
-			}
+			compareGolden(t, golden, pi)
 		})
+	}
+}
+
+// goldenEvents translates rec showing tools with names, checks the events'
+// grammar and that each tool call's deltas make its arguments, and
+// encodes them abbreviated.
+func goldenEvents(t *testing.T, rec recording, names ToolNames) []byte {
+	t.Helper()
+	evs := translateAs(rec, rec.lines, finish, names)
+	checkGrammar(t, evs)
+	checkToolDeltas(t, evs)
+	for i := range evs {
+		evs[i] = abbreviate(evs[i])
+	}
+	return encode(t, evs)
+}
+
+// compareGolden compares got with the golden file, or rewrites it.
+func compareGolden(t *testing.T, golden string, got []byte) {
+	t.Helper()
+	if *update {
+		require.NoError(t, os.MkdirAll("testdata", 0o755))
+		require.NoError(t, os.WriteFile(golden, got, 0o644))
+		return
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err, "run go test ./transform -update")
+	wantLines := strings.Split(string(want), "\n")
+	gotLines := strings.Split(string(got), "\n")
+	for i := range max(len(wantLines), len(gotLines)) {
+		var w, g string
+		if i < len(wantLines) {
+			w = wantLines[i]
+		}
+		if i < len(gotLines) {
+			g = gotLines[i]
+		}
+		if w != g {
+			t.Fatalf("event %d differs from %s:\nwant %s\ngot  %s", i+1, golden, w, g)
+		}
+	}
+}
+
+// checkToolDeltas checks that each tool call's toolcall_delta texts,
+// concatenated, are its final arguments (as JSON values: the CLI's spacing
+// may differ).
+func checkToolDeltas(t testing.TB, evs []Event) {
+	t.Helper()
+	deltas := map[string]string{}
+	for _, e := range evs {
+		if e.Type != EventMessageUpdate {
+			continue
+		}
+		switch e.Update.Type {
+		case ToolcallDelta:
+			id := e.Message.Content[e.Update.ContentIndex].ID
+			deltas[id] += e.Update.Delta
+		case ToolcallEnd:
+			call := e.Update.ToolCall
+			if d, ok := deltas[call.ID]; ok && gjson.Valid(d) {
+				assert.JSONEq(t, string(call.Arguments), d, "the deltas of %s (%s) make its arguments", call.ID, call.Name)
+			}
+		}
 	}
 }
 
@@ -461,6 +521,12 @@ func FuzzTranslator(f *testing.F) {
 // reader reuses its buffer): the events must not change, so nothing kept
 // views a line, also of the lines read in place.
 func TestLinesAreOnlyReadDuringTheCall(t *testing.T) {
+	for _, names := range []ToolNames{ToolNamesClaude, ToolNamesPi} {
+		t.Run(names.String(), func(t *testing.T) { linesOnlyReadDuringTheCall(t, names) })
+	}
+}
+
+func linesOnlyReadDuringTheCall(t *testing.T, names ToolNames) {
 	for _, rec := range recordings(t) {
 		short := func(evs []Event) []byte { // the 2 MB reply in full, 2000 times, is too much to compare
 			for i := range evs {
@@ -468,9 +534,10 @@ func TestLinesAreOnlyReadDuringTheCall(t *testing.T) {
 			}
 			return encode(t, evs)
 		}
-		want := short(translate(rec, rec.lines, finish))
+		want := short(translateAs(rec, rec.lines, finish, names))
 		now := clock()
 		tr := NewTranslator(now)
+		tr.SetToolNames(names)
 		if rec.steer != "" {
 			continue // steering needs the bridge's callbacks (TestGolden covers it)
 		}

@@ -75,6 +75,12 @@ func (s Script) Text() string {
 //	[[slow:N]]           reply with N words, one delta every [SlowDelay] (default 100)
 //	[[tool:Name:{json}]] end the reply with a call of tool Name (repeatable)
 //	[[bash:command]]     shorthand for [[tool:Bash:{"command":"command","description":"…"}]]
+//	[[read:path]]        shorthand for [[tool:Read:{"file_path":"path"}]]
+//	[[write:path|text]]  shorthand for [[tool:Write:{"file_path":"path","content":"text"}]]
+//	[[edit:path|old|new]] shorthand for [[tool:Edit:{"file_path":"path","old_string":"old","new_string":"new"}]]
+//	[[grep:pattern]]     shorthand for [[tool:Grep:{"pattern":"pattern"}]]
+//	[[glob:pattern]]     shorthand for [[tool:Glob:{"pattern":"pattern"}]]
+//	                     (in these, \n stands for a line break)
 //	[[agent:prompt]]     a call of the CLI's Agent tool (a sub-agent, in the foreground) with
 //	                     this prompt, where {{ and }} stand for [[ and ]]: the sub-agent's
 //	                     own requests then follow the markers inside
@@ -86,7 +92,7 @@ func (s Script) Text() string {
 //
 // After the CLI ran tools (the last user message carries tool results, and
 // no text), the reply is "tool said: " followed by the results' text.
-var markerRE = regexp.MustCompile(`\[\[(error|flaky|think|say|huge|slow|tool|bash|agent|agentbg|stop|chunk|stall|reset)(?::(.*?))?\]\]`)
+var markerRE = regexp.MustCompile(`\[\[(error|flaky|think|say|huge|slow|tool|bash|read|write|edit|grep|glob|agent|agentbg|stop|chunk|stall|reset)(?::(.*?))?\]\]`)
 
 // SlowDelay is the pause between deltas of a [[slow]] reply.
 const SlowDelay = 50 * time.Millisecond
@@ -136,6 +142,8 @@ func ParseScript(userText string) Script {
 		case "bash":
 			input, _ := json.Marshal(map[string]string{"command": arg, "description": "Run " + arg})
 			tools = append(tools, Block{Type: "tool_use", Name: "Bash", Input: string(input)})
+		case "read", "write", "edit", "grep", "glob":
+			tools = append(tools, fileTool(name, strings.ReplaceAll(arg, `\n`, "\n")))
 		case "agent", "agentbg":
 			prompt := strings.NewReplacer("{{", "[[", "}}", "]]").Replace(arg)
 			input, _ := json.Marshal(map[string]any{"description": "Sub-agent task", "prompt": prompt,
@@ -355,4 +363,32 @@ func (s Script) stream(ctx context.Context, stop <-chan struct{}, w *sseWriter, 
 		return err
 	}
 	return emit("message_stop", map[string]any{})
+}
+
+// fileTool is the call of a [[read]], [[write]], [[edit]], [[grep]] or
+// [[glob]] marker with its argument: the CLI's tool and its input.
+func fileTool(marker, arg string) Block {
+	parts := strings.Split(arg, "|")
+	at := func(i int) string {
+		if i < len(parts) {
+			return parts[i]
+		}
+		return ""
+	}
+	var name string
+	var in map[string]string
+	switch marker {
+	case "read":
+		name, in = "Read", map[string]string{"file_path": arg}
+	case "write":
+		name, in = "Write", map[string]string{"file_path": at(0), "content": strings.Join(parts[min(1, len(parts)):], "|")}
+	case "edit":
+		name, in = "Edit", map[string]string{"file_path": at(0), "old_string": at(1), "new_string": at(2)}
+	case "grep":
+		name, in = "Grep", map[string]string{"pattern": arg}
+	default:
+		name, in = "Glob", map[string]string{"pattern": arg}
+	}
+	input, _ := json.Marshal(in)
+	return Block{Type: "tool_use", Name: name, Input: string(input)}
 }

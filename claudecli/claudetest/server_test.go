@@ -85,6 +85,12 @@ func TestParseScript(t *testing.T) {
 			{Type: "text", Text: "running"},
 			{Type: "tool_use", Name: "Bash", Input: `{"command":"echo [x","description":"Run echo [x"}`},
 			{Type: "tool_use", Name: "Read", Input: `{"file_path":"/a"}`}}, Chunk: 1000}},
+		{`[[read:/a]][[write:/b|x|y\nz]][[edit:/c|old|new]][[grep:fo+]][[glob:*.go]]`, claudetest.Script{Blocks: []claudetest.Block{
+			{Type: "tool_use", Name: "Read", Input: `{"file_path":"/a"}`},
+			{Type: "tool_use", Name: "Write", Input: `{"content":"x|y\nz","file_path":"/b"}`},
+			{Type: "tool_use", Name: "Edit", Input: `{"file_path":"/c","new_string":"new","old_string":"old"}`},
+			{Type: "tool_use", Name: "Grep", Input: `{"pattern":"fo+"}`},
+			{Type: "tool_use", Name: "Glob", Input: `{"pattern":"*.go"}`}}, Chunk: 1000}},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, claudetest.ParseScript(tt.in), tt.in)

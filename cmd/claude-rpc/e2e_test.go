@@ -544,7 +544,7 @@ func testBashToolCall(t *testing.T, tp string) {
 			}
 		}
 	}
-	assert.Equal(t, "Bash", start.Get("toolName").String())
+	assert.Equal(t, "bash", start.Get("toolName").String(), "pi's name (--tool-names pi, the default)")
 	assert.Equal(t, "echo hello-from-bash", start.Get("args.command").String())
 	assert.Equal(t, start.Get("toolCallId").String(), end.Get("toolCallId").String())
 	assert.False(t, end.Get("isError").Bool())

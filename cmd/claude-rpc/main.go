@@ -38,6 +38,7 @@ import (
 	"github.com/claude-rpc/claude-rpc/bridge"
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/jsonl"
+	"github.com/claude-rpc/claude-rpc/transform"
 )
 
 // Values the CLI accepts for --permission-mode ("default" is the CLI's
@@ -151,6 +152,7 @@ func loadConfig(args []string) (*viper.Viper, error) {
 	fs.Bool("ask", true, "ask the host (extension_ui_request) before tools that need permission, and pass AskUserQuestion on (stream transport; --ask=false refuses those tools instead)")
 	fs.Duration("ask-timeout", DefaultAskTimeout, "how long to wait for the host's answer before denying; sent as the dialog's timeout (0: as long as the turn)")
 	fs.String("message-updates", bridge.UpdatesFull, "message_update frames: full (each carries the message so far; pi 0.73 hosts) or delta (the change only, as pi 1.5 writes them)")
+	fs.String("tool-names", "pi", "how tool calls are shown: pi (the CLI's tools pi has under pi's names and argument shapes: read, write, edit, bash, grep, find, ls) or claude (the CLI's names and arguments, as it prints them)")
 	fs.Bool("prewarm", true, "stream transport: start the CLI when the bridge starts and after a session change, so the first prompt does not wait for it (costs a CLI process while idle)")
 	fs.Duration("coalesce", bridge.DefaultCoalesce, "merge text deltas that come within this window into one message_update (0: one frame per delta)")
 	definePiFlags(fs) // piflags.go
@@ -268,6 +270,9 @@ func bridgeOptions(v *viper.Viper, log *slog.Logger) (bridge.Options, error) {
 	case bridge.UpdatesFull, bridge.UpdatesDelta:
 	default:
 		return opts, fmt.Errorf("--message-updates %q: choose full or delta", opts.MessageUpdates)
+	}
+	if opts.ToolNames, err = transform.ParseToolNames(v.GetString("tool-names")); err != nil {
+		return opts, fmt.Errorf("--tool-names: %w", err)
 	}
 	if err := applyPiFlags(v, &opts, log); err != nil {
 		return opts, err

@@ -279,7 +279,7 @@ var pi15Checks = map[string]func(t *testing.T, r pi15Run, tp string){
 		require.GreaterOrEqual(t, i, 0)
 		start := r.frames[i].Get("assistantMessageEvent")
 		assert.True(t, strings.HasPrefix(start.Get("id").String(), "toolu_"), "toolcall_start.id: %s", start.Raw)
-		assert.Equal(t, "Bash", start.Get("toolName").String(), "toolcall_start.toolName: %s", start.Raw)
+		assert.Equal(t, "bash", start.Get("toolName").String(), "toolcall_start.toolName, pi's: %s", start.Raw)
 		end := r.frames[r.index(0, isType("tool_execution_end"))]
 		assert.Equal(t, start.Get("id").String(), end.Get("toolCallId").String())
 		assert.False(t, end.Get("isError").Bool(), end.Raw)
@@ -664,10 +664,11 @@ var pi15Differences = []pi15Difference{
 		pi:   dropFrames(func(f gjson.Result) bool { return f.Get("type").String() == "tool_execution_update" }),
 	},
 	{
-		name:    "the CLI's tools",
-		why:     "the CLI's tools (Bash, Read, …) are not pi's (bash, read, …): their results carry the CLI's details, not pi's structuredContent",
+		name: "the CLI's tools",
+		why: "the CLI's tools are shown by pi's names and argument shapes (--tool-names pi), but they are the CLI's: their results carry the CLI's details, " +
+			"not pi's structuredContent, and the arguments pi's tools lack are kept beside pi's (Bash's description)",
 		missing: []string{"tool_execution_end result.*", "*details*"},
-		extra:   []string{"tool_execution_end result.*", "*details*", "tool_execution_start args*"},
+		extra:   []string{"tool_execution_end result.*", "*details*", "tool_execution_start args.description"},
 	},
 	{
 		name:  "messageId",

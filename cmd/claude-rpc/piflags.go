@@ -19,6 +19,7 @@ import (
 	"github.com/claude-rpc/claude-rpc/bridge"
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/sessions"
+	"github.com/claude-rpc/claude-rpc/transform"
 )
 
 // pi 1.5.2's startup flags (its `pi --help` and docs/cli.md). A pi host
@@ -189,9 +190,16 @@ func splitPiModel(pattern string) (provider, model, level string) {
 	return provider, model, level
 }
 
-// piTools maps pi's built-in tool names to the CLI's. pi's grep, find and
-// ls have no CLI tool of their own (the CLI searches with Bash).
-var piTools = map[string]string{"read": "Read", "bash": "Bash", "edit": "Edit", "write": "Write"}
+// piTool maps pi's built-in tool name to the CLI's (transform.PiTools),
+// for the tools the CLI offers: pi's grep, find and ls have no tool in the
+// CLI (2.1.328 searches with Bash).
+func piTool(name string) (string, bool) {
+	cli := transform.CLIToolName(name)
+	return cli, slices.Contains(cliBuiltinTools, cli)
+}
+
+// cliBuiltinTools are the tools of transform.PiTools the CLI has.
+var cliBuiltinTools = []string{"Read", "Bash", "Edit", "Write"}
 
 // applyPiFlags sets opts (and the CLI's config in it) from pi's flags and
 // warns, on log, about each one given that has no effect.
@@ -459,7 +467,7 @@ func piToolArgs(v *viper.Viper, log *slog.Logger) ([]string, error) {
 			} else {
 				plain++
 			}
-			cli, ok := piTools[name]
+			cli, ok := piTool(name)
 			switch {
 			case !ok:
 				log.Warn("--tools: tool ignored: the CLI has no tool of that name (it searches with Bash)", "tool", name)
@@ -491,7 +499,7 @@ func piToolArgs(v *viper.Viper, log *slog.Logger) ([]string, error) {
 		for _, name := range splitList(list) {
 			if strings.HasPrefix(name, "mcp__") {
 				deny = append(deny, name)
-			} else if cli, ok := piTools[name]; ok {
+			} else if cli, ok := piTool(name); ok {
 				deny = append(deny, cli)
 			} else {
 				log.Warn("--exclude-tools: tool ignored: the CLI has no tool of that name", "tool", name)

@@ -575,7 +575,7 @@ const scenarios: Scenario[] = [
 				check(prog.at(-1).progress.status === "completed", `last progress status ${prog.at(-1).progress.status}`);
 				const types = evs.map(e => e.event?.type);
 				check(types[0] === "agent_start" && types.at(-1) === "agent_end", `the sub-agent's events: ${types.join(",")}`);
-				check(evs.some(e => e.event?.type === "tool_execution_end" && e.event.toolName === "Bash"), "no Bash tool_execution_end in the sub-agent's events");
+				check(evs.some(e => e.event?.type === "tool_execution_end" && e.event.toolName === "bash"), "no bash tool_execution_end in the sub-agent's events (pi's name, --tool-names pi)");
 				const msgs = await within(c.getSubagentMessages({ subagentId: id }), ctx.timeoutMs, "get_subagent_messages");
 				const said = JSON.stringify(msgs.messages);
 				check(msgs.messages.some((m: any) => m.role === "toolResult") && said.includes("from-sub"), `transcript messages: ${said.slice(0, 400)}`);
