@@ -35,13 +35,19 @@ type runner struct {
 	steerQ, followQ []message
 	steering        string // steering mode
 	followUp        string // follow-up mode
+	// offered is a turn the CLI began by itself while a run was under way
+	// (it waits for the bridge to be idle, unless a turn of that run takes
+	// its lines over); closed: shutting down, no run starts by itself.
+	offered claudecli.OwnTurn
+	closed  bool
 }
 
 func newRunner() *runner {
 	return &runner{steering: modeOneAtATime, followUp: modeOneAtATime}
 }
 
-// run is one prompt from agent_start to agent_end, or a compaction.
+// run is one prompt from agent_start to agent_end, a turn the CLI ran by
+// itself (and what was queued during it), or a compaction.
 type run struct {
 	gen      uint64         // the session generation it works in
 	turn     claudecli.Turn // the CLI turn, nil until started
@@ -107,6 +113,7 @@ func (r *run) interrupt() {
 func (rn *runner) interruptAll() {
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
+	rn.closed = true
 	if rn.cur != nil {
 		rn.cur.interrupt()
 	}
@@ -320,17 +327,7 @@ func (s *server) newRun(compact bool) *run {
 // prints for the turn.
 func (s *server) runPrompt(r *run, m message) {
 	defer s.wg.Done()
-	tr := transform.NewTranslator(nowMillis)
-	tr.HoldResults()
-	s.st.mu.Lock()
-	tr.SetThinkingLevel(s.st.thinkingLevel())
-	s.st.mu.Unlock()
-	if s.transport.Name() == claudecli.TransportStream {
-		// The process goes on after the turn, and background sub-agents
-		// with it: their lines come in a later run.
-		tr.KeepDetached()
-		tr.Adopt(s.subs.take())
-	}
+	tr := s.translator()
 	s.out.events(tr.Start(m.userMessage()))
 	// Steering messages that waited while idle go to the model with the
 	// prompt, in the same model call (pi 1.5's order: the prompt, then
@@ -348,8 +345,29 @@ func (s *server) runPrompt(r *run, m message) {
 	if len(with) > 0 {
 		m = joined(append([]message{m}, with...))
 	}
-	for s.runTurn(r, tr, m) {
-		// The CLI turn ended and the run goes on with what was queued.
+	s.goOn(r, tr, s.runTurn(r, tr, m))
+}
+
+// translator makes a run's translator.
+func (s *server) translator() *transform.Translator {
+	tr := transform.NewTranslator(nowMillis)
+	tr.HoldResults()
+	s.st.mu.Lock()
+	tr.SetThinkingLevel(s.st.thinkingLevel())
+	s.st.mu.Unlock()
+	if s.transport.Name() == claudecli.TransportStream {
+		// The process goes on after the turn, and background sub-agents
+		// with it: their lines come in a later run.
+		tr.KeepDetached()
+		tr.Adopt(s.subs.take())
+	}
+	return tr
+}
+
+// goOn runs a turn for what was queued, while the last CLI turn ended
+// with the run going on (more).
+func (s *server) goOn(r *run, tr *transform.Translator, more bool) {
+	for more {
 		s.runs.mu.Lock()
 		next := s.runs.dequeue()
 		s.runs.mu.Unlock()
@@ -360,8 +378,50 @@ func (s *server) runPrompt(r *run, m message) {
 		for i, q := range next {
 			s.delivered(tr.Inject(q.userMessage()), i == 0)
 		}
-		m = joined(next)
+		more = s.runTurn(r, tr, joined(next))
 	}
+}
+
+// ownTurn takes a turn the CLI began by itself (the stream transport's
+// [claudecli.OwnTurns]): when idle, it becomes a run of its own at once;
+// while a run is under way it waits until the bridge is idle ([server.ended]),
+// unless a CLI turn of that run takes its lines first (they then show in
+// that run, before its prompt's turn).
+func (s *server) ownTurn(t claudecli.OwnTurn) {
+	s.runs.mu.Lock()
+	defer s.runs.mu.Unlock()
+	if s.runs.closed {
+		return
+	}
+	if s.runs.cur != nil {
+		s.runs.offered = t
+		return
+	}
+	s.startOwn(t)
+}
+
+// startOwn claims t and runs it as a run of its own. It reports false when
+// t was taken over meanwhile. Called with runs.mu held, while idle.
+func (s *server) startOwn(t claudecli.OwnTurn) bool {
+	if !t.Claim() {
+		return false
+	}
+	r := s.newRun(false)
+	s.wg.Add(1)
+	go s.runOwn(r, t)
+	return true
+}
+
+// runOwn runs a turn the CLI began by itself as a run: agent_start, the
+// turn's events, agent_end, with no prompt. It is a run like a prompt's:
+// what the host queues during it goes on in it, abort interrupts it.
+func (s *server) runOwn(r *run, turn claudecli.Turn) {
+	defer s.wg.Done()
+	tr := s.translator()
+	s.out.events(tr.StartOwn())
+	s.log.Debug("claude began a turn by itself", "pid", turn.Pid())
+	s.attach(r, turn)
+	s.goOn(r, tr, s.readTurn(r, tr, turn))
 }
 
 // runTurn runs one CLI turn of the run for m. It reports whether the run
@@ -404,6 +464,13 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 		r.outstanding[uuid], r.prompt = true, uuid
 		s.runs.mu.Unlock()
 	}
+	return s.readTurn(r, tr, turn)
+}
+
+// readTurn reads r's CLI turn to its end, feeding the translator and
+// writing the events. It reports whether the run goes on with a queued
+// message; otherwise the run is finished.
+func (s *server) readTurn(r *run, tr *transform.Translator, turn claudecli.Turn) bool {
 	wd := s.watchdog(r, turn)
 	defer wd.Stop()
 
@@ -416,7 +483,7 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 			wd.Reset(s.opts.IdleTimeout)
 		}
 		s.runs.mu.Lock()
-		aborted = r.aborted
+		aborted := r.aborted
 		s.runs.mu.Unlock()
 		if !tr.Ended() {
 			switch {
@@ -483,7 +550,7 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 		return false
 	case tr.Between() && err == nil:
 		s.runs.mu.Lock()
-		aborted = r.aborted
+		aborted := r.aborted
 		s.runs.mu.Unlock()
 		if aborted {
 			s.finish(r, tr, tr.Abort())
@@ -714,7 +781,16 @@ func (s *server) ended(r *run, msgs []transform.Message) {
 	}
 	if next != nil {
 		s.launch(*next).prompts = carried
-	} else if s.runs.cur == nil && s.opts.Idle != nil {
+		return
+	}
+	if o := s.runs.offered; s.runs.cur == nil && o != nil {
+		// A turn the CLI began by itself during r: its run comes now.
+		s.runs.offered = nil
+		if !s.runs.closed && s.startOwn(o) {
+			return
+		}
+	}
+	if s.runs.cur == nil && s.opts.Idle != nil {
 		s.opts.Idle()
 	}
 }
