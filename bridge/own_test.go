@@ -52,8 +52,9 @@ func TestOwnRunShownWhileIdle(t *testing.T) {
 			kinds = append(kinds, k)
 		}
 	}
-	assert.Equal(t, []string{"agent_start", "turn_start", "subagent_lifecycle", "message_start", "message_end", "turn_end",
-		"agent_end", "agent_settled", "session_settled"}, kinds, "a run of its own, no prompt_result")
+	assert.Equal(t, []string{"subagent_lifecycle", "agent_start", "turn_start", "message_start", "message_end", "turn_end",
+		"agent_end", "agent_settled", "session_settled"}, kinds,
+		"the sub-agent's end as it comes, then the CLI's turn as a run of its own (no prompt_result)")
 	var end, life gjson.Result
 	for _, f := range r.seen[from:] {
 		switch f.Get("type").String() {
@@ -181,4 +182,31 @@ func TestOwnRunAbort(t *testing.T) {
 	// The next prompt runs as usual.
 	r.sendf(`{"type":"prompt","message":"again"}`)
 	assert.Equal(t, "stop", r.event("agent_end").Get("messages.1.stopReason").String())
+}
+
+// TestOwnLinesBeforeATurnAreNoRun: what the CLI prints while idle that
+// begins no turn of its own (a background sub-agent's lines, its task
+// reports) shows as sub-agent frames only: the bridge stays idle, and a
+// prompt then runs as usual, its run adopting the sub-agent.
+func TestOwnLinesBeforeATurnAreNoRun(t *testing.T) {
+	r, own := promptThenIdle(t, replay(recording(t, "text")))
+	opens := 0
+	for i, l := range own {
+		if gjson.GetBytes(l, "subtype").String() == "task_progress" || gjson.GetBytes(l, "parent_tool_use_id").String() != "" {
+			opens = i + 1
+		}
+	}
+	require.Positive(t, opens)
+	r.fake.Own(func(t *claudetest.Turn) { t.Emit(own[:opens]...); <-t.Released() })
+	progress := r.event("subagent_progress")
+	assert.Equal(t, "running", progress.Get("payload.progress.status").String())
+	st := r.call(map[string]any{"type": "get_state"})
+	assert.False(t, st.Get("data.isStreaming").Bool(), "no run")
+	assert.NotContains(t, r.kinds()[len(r.kinds())-3:], "agent_start")
+	p := r.call(map[string]any{"type": "prompt", "message": "now"})
+	assert.Equal(t, "started", p.Get("data.disposition").String())
+	end := r.event("agent_end")
+	assert.Equal(t, "user:now", texts(end.Get("messages"))[0])
+	list := r.call(map[string]any{"type": "get_subagents"}).Get("data.subagents")
+	assert.Len(t, list.Array(), 1, "still running, the prompt's run has it: %s", list.Raw)
 }

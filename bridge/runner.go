@@ -35,11 +35,27 @@ type runner struct {
 	steerQ, followQ []message
 	steering        string // steering mode
 	followUp        string // follow-up mode
-	// offered is a turn the CLI began by itself while a run was under way
-	// (it waits for the bridge to be idle, unless a turn of that run takes
-	// its lines over); closed: shutting down, no run starts by itself.
+	// quiet is the CLI's own turn read while idle, before it is a run;
+	// offered is one the CLI began while a run was under way (it waits
+	// for the bridge to be idle, unless a turn of that run takes its lines
+	// over); closed: shutting down, nothing starts by itself.
+	quiet   *quietTurn
 	offered claudecli.OwnTurn
 	closed  bool
+}
+
+// quietTurn is a turn the CLI began by itself, read while the bridge is
+// idle: what the CLI prints that begins no turn of its own (a background
+// sub-agent's lines, its task reports) shows as sub-agent frames only; the
+// first line that begins one ([claudecli.OpensTurn]) makes it a run. A
+// prompt's run that starts meanwhile stops it ([server.quietStop]) and
+// reads the CLI from there.
+type quietTurn struct {
+	turn claudecli.OwnTurn
+	done chan struct{} // closed when its reader stopped
+	// carry is a line that began a turn, read when a prompt's run had
+	// started: the first line of that run's turn. Set before done closes.
+	carry []byte
 }
 
 func newRunner() *runner {
@@ -61,6 +77,9 @@ type run struct {
 	// prompt_result waits for this run (or the runs it goes on with).
 	prompts []*call
 	done    chan struct{}
+	// carry is a line the CLI printed by itself, read before the run's
+	// first CLI turn began: that turn's first line (quietTurn.carry).
+	carry []byte
 
 	// Steering messages handed to the CLI and not yet started by it (for
 	// the queue, should the run end first), and the uuids the CLI has not
@@ -327,6 +346,7 @@ func (s *server) newRun(compact bool) *run {
 // prints for the turn.
 func (s *server) runPrompt(r *run, m message) {
 	defer s.wg.Done()
+	r.carry = s.quietStop()
 	tr := s.translator()
 	s.out.events(tr.Start(m.userMessage()))
 	// Steering messages that waited while idle go to the model with the
@@ -383,45 +403,109 @@ func (s *server) goOn(r *run, tr *transform.Translator, more bool) {
 }
 
 // ownTurn takes a turn the CLI began by itself (the stream transport's
-// [claudecli.OwnTurns]): when idle, it becomes a run of its own at once;
-// while a run is under way it waits until the bridge is idle ([server.ended]),
-// unless a CLI turn of that run takes its lines first (they then show in
-// that run, before its prompt's turn).
+// [claudecli.OwnTurns]): when idle, it is read at once ([server.startOwn]);
+// while a run is under way it waits until the bridge is idle
+// ([server.ended]), unless a CLI turn of that run takes its lines first
+// (they then show in that run, before its prompt's turn).
 func (s *server) ownTurn(t claudecli.OwnTurn) {
 	s.runs.mu.Lock()
 	defer s.runs.mu.Unlock()
 	if s.runs.closed {
 		return
 	}
-	if s.runs.cur != nil {
+	if s.runs.cur != nil || s.runs.quiet != nil {
 		s.runs.offered = t
 		return
 	}
 	s.startOwn(t)
 }
 
-// startOwn claims t and runs it as a run of its own. It reports false when
-// t was taken over meanwhile. Called with runs.mu held, while idle.
+// startOwn claims t and reads it as a quiet turn. It reports false when t
+// was taken over meanwhile. Called with runs.mu held, while idle.
 func (s *server) startOwn(t claudecli.OwnTurn) bool {
 	if !t.Claim() {
 		return false
 	}
-	r := s.newRun(false)
+	q := &quietTurn{turn: t, done: make(chan struct{})}
+	s.runs.quiet = q
 	s.wg.Add(1)
-	go s.runOwn(r, t)
+	go s.readQuiet(q)
 	return true
 }
 
-// runOwn runs a turn the CLI began by itself as a run: agent_start, the
-// turn's events, agent_end, with no prompt. It is a run like a prompt's:
-// what the host queues during it goes on in it, abort interrupts it.
-func (s *server) runOwn(r *run, turn claudecli.Turn) {
+// readQuiet reads q until a line begins a turn of the CLI's own, which
+// makes q a run (runOwn), or until a run of the host's stops it. The
+// background sub-agents it was shown go back for the next run to adopt.
+func (s *server) readQuiet(q *quietTurn) {
 	defer s.wg.Done()
 	tr := s.translator()
+	for {
+		line, err := q.turn.Next()
+		s.out.lineRead()
+		if errors.Is(err, jsonl.ErrLineTooLong) {
+			continue
+		}
+		if err != nil {
+			break // stopped, or the process ended
+		}
+		if len(line) == 0 || line[0] != '{' {
+			continue
+		}
+		if claudecli.OpensTurn(line) {
+			s.runs.mu.Lock()
+			if s.runs.quiet == q && s.runs.cur == nil {
+				s.runs.quiet = nil
+				r := s.newRun(false)
+				s.runs.mu.Unlock()
+				close(q.done)
+				s.runOwn(r, tr, q.turn, line)
+				return
+			}
+			// A run of the host's has started and will stop q: the line
+			// is the first of its turn.
+			q.carry = bytes.Clone(line)
+			s.runs.mu.Unlock()
+			break
+		}
+		evs := tr.Append(nil, line)
+		out := evs[:0]
+		for _, ev := range evs {
+			if ev.Subagent != nil {
+				out = append(out, ev)
+			}
+		}
+		s.out.events(s.subs.observe(out, s.subagentFile(tr)))
+	}
+	s.subs.keep(tr.Running())
+	close(q.done)
+}
+
+// quietStop stops reading the CLI's own turn that is not a run, if any (a
+// run of the host's starts: its turn reads the CLI from here, and adopts
+// the sub-agents), and returns the line that began a turn if the reader
+// held one.
+func (s *server) quietStop() []byte {
+	s.runs.mu.Lock()
+	q := s.runs.quiet
+	s.runs.quiet = nil
+	s.runs.mu.Unlock()
+	if q == nil {
+		return nil
+	}
+	q.turn.Release()
+	<-q.done
+	return q.carry
+}
+
+// runOwn runs a turn the CLI began by itself as a run: agent_start, the
+// turn's events from first on, agent_end, with no prompt. It is a run like
+// a prompt's: what the host queues during it goes on in it, abort
+// interrupts it.
+func (s *server) runOwn(r *run, tr *transform.Translator, turn claudecli.Turn, first []byte) {
 	s.out.events(tr.StartOwn())
 	s.log.Debug("claude began a turn by itself", "pid", turn.Pid())
 	s.attach(r, turn)
-	s.goOn(r, tr, s.readTurn(r, tr, turn))
+	s.goOn(r, tr, s.readTurn(r, tr, turn, first))
 }
 
 // runTurn runs one CLI turn of the run for m. It reports whether the run
@@ -464,20 +548,28 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 		r.outstanding[uuid], r.prompt = true, uuid
 		s.runs.mu.Unlock()
 	}
-	return s.readTurn(r, tr, turn)
+	first := r.carry
+	r.carry = nil
+	return s.readTurn(r, tr, turn, first)
 }
 
-// readTurn reads r's CLI turn to its end, feeding the translator and
-// writing the events. It reports whether the run goes on with a queued
-// message; otherwise the run is finished.
-func (s *server) readTurn(r *run, tr *transform.Translator, turn claudecli.Turn) bool {
+// readTurn reads r's CLI turn to its end (first, if any, is its first
+// line, read already), feeding the translator and writing the events. It
+// reports whether the run goes on with a queued message; otherwise the
+// run is finished.
+func (s *server) readTurn(r *run, tr *transform.Translator, turn claudecli.Turn, first []byte) bool {
 	wd := s.watchdog(r, turn)
 	defer wd.Stop()
 
 	sawSession := false
 	var evs []transform.Event // reused: the writer encodes each event before the next line
 	for {
-		line, err := turn.Next()
+		line, err := first, error(nil)
+		if first != nil {
+			first = nil
+		} else {
+			line, err = turn.Next()
+		}
 		s.out.lineRead()
 		if s.opts.IdleTimeout > 0 {
 			wd.Reset(s.opts.IdleTimeout)
@@ -784,10 +876,10 @@ func (s *server) ended(r *run, msgs []transform.Message) {
 		return
 	}
 	if o := s.runs.offered; s.runs.cur == nil && o != nil {
-		// A turn the CLI began by itself during r: its run comes now.
+		// A turn the CLI began by itself during r: read it now.
 		s.runs.offered = nil
-		if !s.runs.closed && s.startOwn(o) {
-			return
+		if !s.runs.closed {
+			s.startOwn(o)
 		}
 	}
 	if s.runs.cur == nil && s.opts.Idle != nil {

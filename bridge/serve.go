@@ -401,6 +401,7 @@ func (s *server) setEventFilter(c *call) (any, error) {
 // its transcript.
 func (s *server) shutdown() {
 	s.runs.interruptAll()
+	s.quietStop()
 	s.bashJ.stop()
 	s.wg.Wait()
 	s.transport.Close(s.opts.FlushWait)

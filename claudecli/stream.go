@@ -9,6 +9,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -246,6 +247,25 @@ type OwnTurns interface {
 	// caller claims the turn (or a turn of the caller's takes it over),
 	// its lines wait.
 	OnOwnTurn(f func(OwnTurn))
+}
+
+// OpensTurn reports whether a line the CLI printed while idle begins a
+// turn of its own: a line of the session's conversation, not a
+// sub-agent's (parent_tool_use_id) nor a report on its background tasks
+// (system task_started, task_progress, task_updated, task_notification,
+// background_tasks_changed), which come while the CLI runs no turn
+// (checked on 2.1.328: testdata/cli/subagent-background-idle; the turn it
+// runs by itself begins with system init).
+func OpensTurn(line []byte) bool {
+	v := gjson.GetManyBytes(line, "type", "subtype", "parent_tool_use_id")
+	if v[2].String() != "" {
+		return false
+	}
+	if v[0].String() == "system" {
+		sub := v[1].String()
+		return !strings.HasPrefix(sub, "task_") && sub != "background_tasks_changed"
+	}
+	return true
 }
 
 // OnOwnTurn implements [OwnTurns].
