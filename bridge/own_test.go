@@ -210,3 +210,27 @@ func TestOwnLinesBeforeATurnAreNoRun(t *testing.T) {
 	list := r.call(map[string]any{"type": "get_subagents"}).Get("data.subagents")
 	assert.Len(t, list.Array(), 1, "still running, the prompt's run has it: %s", list.Raw)
 }
+
+// TestOwnRunLeavesTheIdleQueue: messages queued while idle wait for the
+// next prompt (as pi), through a run of the CLI's own: it neither hands
+// nor runs them, and they stay listed and counted.
+func TestOwnRunLeavesTheIdleQueue(t *testing.T) {
+	text := recording(t, "text")
+	r, own := promptThenIdle(t, replay(text))
+	r.call(map[string]any{"type": "steer", "message": "for the prompt"})
+	r.call(map[string]any{"type": "follow_up", "message": "after the prompt"})
+	r.fake.Own(func(t *claudetest.Turn) { t.Emit(own...); <-t.Released() })
+	end := r.event("agent_end")
+	assert.Equal(t, []string{"assistant:echo: "}, texts(end.Get("messages")), "not run by the CLI's run")
+	assert.True(t, end.Get("isTerminal").Bool())
+	r.event("session_settled")
+	st := r.call(map[string]any{"type": "get_state"})
+	assert.EqualValues(t, 2, st.Get("data.pendingMessageCount").Int())
+	assert.Len(t, r.fake.Inputs(), 1, "nothing handed to the CLI")
+	r.sendf(`{"type":"prompt","message":"the prompt"}`)
+	end = r.event("agent_end")
+	got := texts(end.Get("messages"))
+	require.Len(t, got, 5, "%v", got)
+	assert.Equal(t, []string{"user:the prompt", "user:for the prompt"}, got[:2])
+	assert.Equal(t, "user:after the prompt", got[3])
+}

@@ -33,8 +33,12 @@ type runner struct {
 	// turns of that run (or, after an abort, of the next one), as pi keeps
 	// them.
 	steerQ, followQ []message
-	steering        string // steering mode
-	followUp        string // follow-up mode
+	// held are the messages that waited when a run of the CLI's own
+	// began: they wait on for the next prompt (as while idle), and go back
+	// to the front of the queues when that run ends.
+	heldSteer, heldFollow []message
+	steering              string // steering mode
+	followUp              string // follow-up mode
 	// quiet is the CLI's own turn read while idle, before it is a run;
 	// offered is one the CLI began while a run was under way (it waits
 	// for the bridge to be idle, unless a turn of that run takes its lines
@@ -68,6 +72,7 @@ type run struct {
 	gen      uint64         // the session generation it works in
 	turn     claudecli.Turn // the CLI turn, nil until started
 	compact  bool           // a compact command's turn, not a prompt
+	own      bool           // a turn the CLI began by itself, no prompt
 	aborted  bool
 	released bool // the CLI turn is released: nothing more is handed to it
 	then     *message
@@ -108,7 +113,7 @@ type handedMsg struct {
 func (rn *runner) status() (pending int, steering, followUp string, streaming, compacting bool) {
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
-	pending = len(rn.steerQ) + len(rn.followQ)
+	pending = len(rn.steerQ) + len(rn.followQ) + len(rn.heldSteer) + len(rn.heldFollow)
 	if r := rn.cur; r != nil {
 		pending += len(r.handed)
 		streaming, compacting = !r.compact, r.compact
@@ -242,10 +247,10 @@ func (s *server) queueChanged() {
 			q.Steering = append(q.Steering, h.m.text)
 		}
 	}
-	for _, m := range s.runs.steerQ {
+	for _, m := range append(s.runs.heldSteer, s.runs.steerQ...) {
 		q.Steering = append(q.Steering, m.text)
 	}
-	for _, m := range s.runs.followQ {
+	for _, m := range append(s.runs.heldFollow, s.runs.followQ...) {
 		q.FollowUp = append(q.FollowUp, m.text)
 	}
 	s.out.send(q)
@@ -258,10 +263,10 @@ func (s *server) clearQueue(*call) (any, error) {
 	s.runs.mu.Lock()
 	defer s.runs.mu.Unlock()
 	d := clearQueueData{Steering: []string{}, FollowUp: []string{}}
-	for _, m := range s.runs.steerQ {
+	for _, m := range append(s.runs.heldSteer, s.runs.steerQ...) {
 		d.Steering = append(d.Steering, m.text)
 	}
-	for _, m := range s.runs.followQ {
+	for _, m := range append(s.runs.heldFollow, s.runs.followQ...) {
 		d.FollowUp = append(d.FollowUp, m.text)
 	}
 	if r := s.runs.cur; r != nil {
@@ -269,7 +274,7 @@ func (s *server) clearQueue(*call) (any, error) {
 			d.Kept = append(d.Kept, h.m.text)
 		}
 	}
-	s.runs.steerQ, s.runs.followQ = nil, nil
+	s.runs.steerQ, s.runs.followQ, s.runs.heldSteer, s.runs.heldFollow = nil, nil, nil, nil
 	s.queueChanged()
 	return d, nil
 }
@@ -456,6 +461,10 @@ func (s *server) readQuiet(q *quietTurn) {
 			if s.runs.quiet == q && s.runs.cur == nil {
 				s.runs.quiet = nil
 				r := s.newRun(false)
+				r.own = true
+				// What waited is for the next prompt, not for this run.
+				s.runs.heldSteer, s.runs.heldFollow = s.runs.steerQ, s.runs.followQ
+				s.runs.steerQ, s.runs.followQ = nil, nil
 				s.runs.mu.Unlock()
 				close(q.done)
 				s.runOwn(r, tr, q.turn, line)
@@ -855,6 +864,11 @@ func (s *server) ended(r *run, msgs []transform.Message) {
 			next = &m
 			s.queueChanged()
 			carried = r.prompts // they report when that run settles
+		}
+		if r.own { // what waited for the next prompt is queued again
+			s.runs.steerQ = append(s.runs.heldSteer, s.runs.steerQ...)
+			s.runs.followQ = append(s.runs.heldFollow, s.runs.followQ...)
+			s.runs.heldSteer, s.runs.heldFollow = nil, nil
 		}
 	}
 	if !r.compact && (next == nil || r.then != nil) {

@@ -9,7 +9,6 @@ import (
 	"io"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -250,22 +249,26 @@ type OwnTurns interface {
 }
 
 // OpensTurn reports whether a line the CLI printed while idle begins a
-// turn of its own: a line of the session's conversation, not a
-// sub-agent's (parent_tool_use_id) nor a report on its background tasks
-// (system task_started, task_progress, task_updated, task_notification,
-// background_tasks_changed), which come while the CLI runs no turn
-// (checked on 2.1.328: testdata/cli/subagent-background-idle; the turn it
-// runs by itself begins with system init).
+// turn of its own: a line of the session's conversation (system init or
+// status, stream_event, assistant, user, result), not a sub-agent's
+// (parent_tool_use_id), nor a report on its background tasks (system
+// task_*, background_tasks_changed) or on a user line it was given
+// (command_lifecycle, which may follow the result of the turn it ended),
+// which come while it runs no turn. Checked on 2.1.328
+// (testdata/cli/subagent-background-idle): the turn it runs by itself
+// begins with system init.
 func OpensTurn(line []byte) bool {
 	v := gjson.GetManyBytes(line, "type", "subtype", "parent_tool_use_id")
 	if v[2].String() != "" {
 		return false
 	}
-	if v[0].String() == "system" {
-		sub := v[1].String()
-		return !strings.HasPrefix(sub, "task_") && sub != "background_tasks_changed"
+	switch v[0].String() {
+	case "system":
+		return v[1].String() == "init" || v[1].String() == "status"
+	case "stream_event", "assistant", "user", "result":
+		return true
 	}
-	return true
+	return false
 }
 
 // OnOwnTurn implements [OwnTurns].
