@@ -13,7 +13,9 @@ import (
 // ownCLI stands in for the CLI on the stream transport: it answers each
 // user line with a turn (init, result), and 300 ms after the first one's
 // result runs a turn by itself (init, result marked "own"), as the CLI
-// does when a background task ends while it is idle.
+// does when a background task ends while it is idle. Its two lines are one
+// write, so the next turn's lines never come between them (the CLI's
+// turns are serial).
 const ownCLI = `n=0
 while IFS= read -r line; do
   case "$line" in
@@ -21,7 +23,7 @@ while IFS= read -r line; do
     n=$((n+1))
     echo '{"type":"system","subtype":"init","turn":'$n'}'
     echo '{"type":"result","subtype":"success","turn":'$n'}'
-    if [ $n = 1 ]; then (sleep 0.3; echo '{"type":"system","subtype":"init","own":true}'; echo '{"type":"result","subtype":"success","own":true}') & fi
+    if [ $n = 1 ]; then (sleep 0.3; printf '%s\n%s\n' '{"type":"system","subtype":"init","own":true}' '{"type":"result","subtype":"success","own":true}') & fi
     ;;
   esac
 done
