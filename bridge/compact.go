@@ -59,6 +59,7 @@ func (s *server) startCompact(c *call, instructions, busy string, answer func(*t
 
 func (s *server) runCompact(r *run, c *call, text string, answer func(*transform.Compaction) any) {
 	defer s.wg.Done()
+	r.carry = s.quietStop()
 	s.out.events([]transform.Event{{Type: transform.EventCompactionStart, Reason: "manual"}})
 	res, err := s.compactTurn(r, text)
 	s.runs.mu.Lock()
@@ -92,8 +93,15 @@ func (s *server) compactTurn(r *run, text string) (*transform.Compaction, error)
 	tr.SetToolNames(s.opts.ToolNames)
 	tr.Start(transform.UserMessage([]transform.Content{transform.TextContent(text)}, nowMillis()))
 	var failure, reply string
+	first := r.carry // a line the CLI printed by itself before: the turn's first
+	r.carry = nil
 	for {
-		line, err := turn.Next()
+		line, err := first, error(nil)
+		if first != nil {
+			first = nil
+		} else {
+			line, err = turn.Next()
+		}
 		if errors.Is(err, jsonl.ErrLineTooLong) {
 			continue
 		}

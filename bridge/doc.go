@@ -27,6 +27,41 @@
 // message ids, set_event_filter, encoding, rpc_chunk framing) and sink
 // (stdout, the pipe's size, the trace); run holds the rules between them.
 //
+// The stream transport's CLI is read at all times: its process's stdout
+// has one reader (claudecli's streamProc.read), which hands each line to
+// the turn that is open. A line that comes while none is open begins a
+// turn of the CLI's own ([claudecli.OwnTurn]: a background sub-agent or
+// task ended while idle, and the CLI answers it by itself), offered to
+// the bridge ([server.ownTurn]). When idle, the bridge claims it and reads
+// it quietly ([server.readQuiet]): what begins no turn (a background
+// sub-agent's lines, its task reports; [claudecli.OpensTurn]) shows as
+// sub-agent frames only, and the bridge stays idle; the first line of a
+// turn (system init) makes it a run of its own ([server.runOwn]):
+// agent_start, the turn's events, agent_end, agent_settled,
+// session_settled (no prompt_result: there is no prompt), driven by the
+// same code as a prompt's run (readTurn, goOn), so get_state, get_messages,
+// queues, abort and sub-agent frames are as in one. A prompt or compaction
+// that starts while the turn is read quietly stops that reader
+// ([server.quietStop]), adopts its sub-agents and reads the CLI from
+// there. An offer made while a run is under way waits until the bridge is
+// idle ([server.ended]), unless that run's next CLI turn takes its lines
+// over: the prompt's user line carries a uuid, and its turn begins where
+// the CLI reports that line started (command_lifecycle); lines before
+// that are of a turn the CLI ran by itself and show as a turn of that
+// run. That report is the one thing that separates a prompt's turn from
+// one of the CLI's own.
+//
+// During a run of the CLI's own, commands follow pi's rules for a run in
+// progress: prompt is refused ("Agent is already processing") unless it
+// has streamingBehavior; steer (or a steer prompt) is handed to the CLI's
+// turn; follow_up (or a followUp prompt) runs as the next turn of that
+// run; abort interrupts the CLI's turn (its interrupt request) and ends the
+// run aborted. Messages queued while idle, before that run began, are not
+// its: they wait for the next prompt, as while idle. Why: the CLI is
+// working and will answer; refusing a bare prompt keeps one run at a time
+// (the host knows whose frames it sees), and pi's hosts already queue with
+// streamingBehavior while isStreaming.
+//
 // # Who owns what
 //
 //   - state (state.go): the session (id, name, file, messages, fork), the
@@ -34,8 +69,10 @@
 //     thinking level, fast mode, flags, host tools and URI schemes), todos
 //     and bash context. One
 //     mutex, short sections, no I/O under it.
-//   - runner (runner.go): the run, the queues, handed steering messages.
-//     Its mutex may be held while taking state's, never the reverse.
+//   - runner (runner.go): the run, the queues (and those held aside
+//     during a run of the CLI's own), handed steering messages, the turn
+//     of the CLI's own read quietly or offered. Its mutex may be held
+//     while taking state's, never the reverse.
 //   - hostLink (host.go): the requests waiting for the host's answer.
 //   - cliInfo (models.go): the CLI's models and commands, from the running
 //     CLI when the stream transport has one, else one query process shared
@@ -45,10 +82,6 @@
 //     and the background ones a stream run left running for the next run
 //     to adopt. Its lock is taken last.
 //   - frameWriter: stdout.
-//
-// A stream run's turn begins where the CLI reports its prompt line
-// started (command_lifecycle): lines before that are of a turn the CLI ran
-// by itself while the bridge was idle, and show as a turn of the run.
 //
 // # Ordering rules (what a host may rely on)
 //

@@ -33,19 +33,46 @@ type runner struct {
 	// turns of that run (or, after an abort, of the next one), as pi keeps
 	// them.
 	steerQ, followQ []message
-	steering        string // steering mode
-	followUp        string // follow-up mode
+	// held are the messages that waited when a run of the CLI's own
+	// began: they wait on for the next prompt (as while idle), and go back
+	// to the front of the queues when that run ends.
+	heldSteer, heldFollow []message
+	steering              string // steering mode
+	followUp              string // follow-up mode
+	// quiet is the CLI's own turn read while idle, before it is a run;
+	// offered is one the CLI began while a run was under way (it waits
+	// for the bridge to be idle, unless a turn of that run takes its lines
+	// over); closed: shutting down, nothing starts by itself.
+	quiet   *quietTurn
+	offered claudecli.OwnTurn
+	closed  bool
+}
+
+// quietTurn is a turn the CLI began by itself, read while the bridge is
+// idle: what the CLI prints that begins no turn of its own (a background
+// sub-agent's lines, its task reports) shows as sub-agent frames only; the
+// first line that begins one ([claudecli.OpensTurn]) makes it a run. A
+// prompt's run that starts meanwhile stops it ([server.quietStop]) and
+// reads the CLI from there.
+type quietTurn struct {
+	turn claudecli.OwnTurn
+	done chan struct{} // closed when its reader stopped
+	// carry is a line that began a turn, read when a prompt's run had
+	// started: the first line of that run's turn. Set before done closes.
+	carry []byte
 }
 
 func newRunner() *runner {
 	return &runner{steering: modeOneAtATime, followUp: modeOneAtATime}
 }
 
-// run is one prompt from agent_start to agent_end, or a compaction.
+// run is one prompt from agent_start to agent_end, a turn the CLI ran by
+// itself (and what was queued during it), or a compaction.
 type run struct {
 	gen      uint64         // the session generation it works in
 	turn     claudecli.Turn // the CLI turn, nil until started
 	compact  bool           // a compact command's turn, not a prompt
+	own      bool           // a turn the CLI began by itself, no prompt
 	aborted  bool
 	released bool // the CLI turn is released: nothing more is handed to it
 	then     *message
@@ -55,6 +82,9 @@ type run struct {
 	// prompt_result waits for this run (or the runs it goes on with).
 	prompts []*call
 	done    chan struct{}
+	// carry is a line the CLI printed by itself, read before the run's
+	// first CLI turn began: that turn's first line (quietTurn.carry).
+	carry []byte
 
 	// Steering messages handed to the CLI and not yet started by it (for
 	// the queue, should the run end first), and the uuids the CLI has not
@@ -83,7 +113,7 @@ type handedMsg struct {
 func (rn *runner) status() (pending int, steering, followUp string, streaming, compacting bool) {
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
-	pending = len(rn.steerQ) + len(rn.followQ)
+	pending = len(rn.steerQ) + len(rn.followQ) + len(rn.heldSteer) + len(rn.heldFollow)
 	if r := rn.cur; r != nil {
 		pending += len(r.handed)
 		streaming, compacting = !r.compact, r.compact
@@ -107,6 +137,7 @@ func (r *run) interrupt() {
 func (rn *runner) interruptAll() {
 	rn.mu.Lock()
 	defer rn.mu.Unlock()
+	rn.closed = true
 	if rn.cur != nil {
 		rn.cur.interrupt()
 	}
@@ -216,10 +247,10 @@ func (s *server) queueChanged() {
 			q.Steering = append(q.Steering, h.m.text)
 		}
 	}
-	for _, m := range s.runs.steerQ {
+	for _, m := range append(s.runs.heldSteer, s.runs.steerQ...) {
 		q.Steering = append(q.Steering, m.text)
 	}
-	for _, m := range s.runs.followQ {
+	for _, m := range append(s.runs.heldFollow, s.runs.followQ...) {
 		q.FollowUp = append(q.FollowUp, m.text)
 	}
 	s.out.send(q)
@@ -232,10 +263,10 @@ func (s *server) clearQueue(*call) (any, error) {
 	s.runs.mu.Lock()
 	defer s.runs.mu.Unlock()
 	d := clearQueueData{Steering: []string{}, FollowUp: []string{}}
-	for _, m := range s.runs.steerQ {
+	for _, m := range append(s.runs.heldSteer, s.runs.steerQ...) {
 		d.Steering = append(d.Steering, m.text)
 	}
-	for _, m := range s.runs.followQ {
+	for _, m := range append(s.runs.heldFollow, s.runs.followQ...) {
 		d.FollowUp = append(d.FollowUp, m.text)
 	}
 	if r := s.runs.cur; r != nil {
@@ -243,7 +274,7 @@ func (s *server) clearQueue(*call) (any, error) {
 			d.Kept = append(d.Kept, h.m.text)
 		}
 	}
-	s.runs.steerQ, s.runs.followQ = nil, nil
+	s.runs.steerQ, s.runs.followQ, s.runs.heldSteer, s.runs.heldFollow = nil, nil, nil, nil
 	s.queueChanged()
 	return d, nil
 }
@@ -320,18 +351,8 @@ func (s *server) newRun(compact bool) *run {
 // prints for the turn.
 func (s *server) runPrompt(r *run, m message) {
 	defer s.wg.Done()
-	tr := transform.NewTranslator(nowMillis)
-	tr.SetToolNames(s.opts.ToolNames)
-	tr.HoldResults()
-	s.st.mu.Lock()
-	tr.SetThinkingLevel(s.st.thinkingLevel())
-	s.st.mu.Unlock()
-	if s.transport.Name() == claudecli.TransportStream {
-		// The process goes on after the turn, and background sub-agents
-		// with it: their lines come in a later run.
-		tr.KeepDetached()
-		tr.Adopt(s.subs.take())
-	}
+	r.carry = s.quietStop()
+	tr := s.translator()
 	s.out.events(tr.Start(m.userMessage()))
 	// Steering messages that waited while idle go to the model with the
 	// prompt, in the same model call (pi 1.5's order: the prompt, then
@@ -349,8 +370,30 @@ func (s *server) runPrompt(r *run, m message) {
 	if len(with) > 0 {
 		m = joined(append([]message{m}, with...))
 	}
-	for s.runTurn(r, tr, m) {
-		// The CLI turn ended and the run goes on with what was queued.
+	s.goOn(r, tr, s.runTurn(r, tr, m))
+}
+
+// translator makes a run's translator.
+func (s *server) translator() *transform.Translator {
+	tr := transform.NewTranslator(nowMillis)
+	tr.SetToolNames(s.opts.ToolNames)
+	tr.HoldResults()
+	s.st.mu.Lock()
+	tr.SetThinkingLevel(s.st.thinkingLevel())
+	s.st.mu.Unlock()
+	if s.transport.Name() == claudecli.TransportStream {
+		// The process goes on after the turn, and background sub-agents
+		// with it: their lines come in a later run.
+		tr.KeepDetached()
+		tr.Adopt(s.subs.take())
+	}
+	return tr
+}
+
+// goOn runs a turn for what was queued, while the last CLI turn ended
+// with the run going on (more).
+func (s *server) goOn(r *run, tr *transform.Translator, more bool) {
+	for more {
 		s.runs.mu.Lock()
 		next := s.runs.dequeue()
 		s.runs.mu.Unlock()
@@ -361,8 +404,118 @@ func (s *server) runPrompt(r *run, m message) {
 		for i, q := range next {
 			s.delivered(tr.Inject(q.userMessage()), i == 0)
 		}
-		m = joined(next)
+		more = s.runTurn(r, tr, joined(next))
 	}
+}
+
+// ownTurn takes a turn the CLI began by itself (the stream transport's
+// [claudecli.OwnTurns]): when idle, it is read at once ([server.startOwn]);
+// while a run is under way it waits until the bridge is idle
+// ([server.ended]), unless a CLI turn of that run takes its lines first
+// (they then show in that run, before its prompt's turn).
+func (s *server) ownTurn(t claudecli.OwnTurn) {
+	s.runs.mu.Lock()
+	defer s.runs.mu.Unlock()
+	if s.runs.closed {
+		return
+	}
+	if s.runs.cur != nil || s.runs.quiet != nil {
+		s.runs.offered = t
+		return
+	}
+	s.startOwn(t)
+}
+
+// startOwn claims t and reads it as a quiet turn. It reports false when t
+// was taken over meanwhile. Called with runs.mu held, while idle.
+func (s *server) startOwn(t claudecli.OwnTurn) bool {
+	if !t.Claim() {
+		return false
+	}
+	q := &quietTurn{turn: t, done: make(chan struct{})}
+	s.runs.quiet = q
+	s.wg.Add(1)
+	go s.readQuiet(q)
+	return true
+}
+
+// readQuiet reads q until a line begins a turn of the CLI's own, which
+// makes q a run (runOwn), or until a run of the host's stops it. The
+// background sub-agents it was shown go back for the next run to adopt.
+func (s *server) readQuiet(q *quietTurn) {
+	defer s.wg.Done()
+	tr := s.translator()
+	for {
+		line, err := q.turn.Next()
+		s.out.lineRead()
+		if errors.Is(err, jsonl.ErrLineTooLong) {
+			continue
+		}
+		if err != nil {
+			break // stopped, or the process ended
+		}
+		if len(line) == 0 || line[0] != '{' {
+			continue
+		}
+		if claudecli.OpensTurn(line) {
+			s.runs.mu.Lock()
+			if s.runs.quiet == q && s.runs.cur == nil {
+				s.runs.quiet = nil
+				r := s.newRun(false)
+				r.own = true
+				// What waited is for the next prompt, not for this run.
+				s.runs.heldSteer, s.runs.heldFollow = s.runs.steerQ, s.runs.followQ
+				s.runs.steerQ, s.runs.followQ = nil, nil
+				s.runs.mu.Unlock()
+				close(q.done)
+				s.runOwn(r, tr, q.turn, line)
+				return
+			}
+			// A run of the host's has started and will stop q: the line
+			// is the first of its turn.
+			q.carry = bytes.Clone(line)
+			s.runs.mu.Unlock()
+			break
+		}
+		evs := tr.Append(nil, line)
+		out := evs[:0]
+		for _, ev := range evs {
+			if ev.Subagent != nil {
+				out = append(out, ev)
+			}
+		}
+		s.out.events(s.subs.observe(out, s.subagentFile(tr)))
+	}
+	s.subs.keep(tr.Running())
+	close(q.done)
+}
+
+// quietStop stops reading the CLI's own turn that is not a run, if any (a
+// run of the host's starts: its turn reads the CLI from here, and adopts
+// the sub-agents), and returns the line that began a turn if the reader
+// held one.
+func (s *server) quietStop() []byte {
+	s.runs.mu.Lock()
+	q := s.runs.quiet
+	s.runs.quiet = nil
+	s.runs.mu.Unlock()
+	if q == nil {
+		return nil
+	}
+	q.turn.Release()
+	<-q.done
+	return q.carry
+}
+
+// runOwn runs a turn the CLI began by itself as a run: agent_start, the
+// turn's events from first on, agent_end, with no prompt. It is a run like
+// a prompt's: what the host queues during it goes on in it, abort
+// interrupts it.
+func (s *server) runOwn(r *run, tr *transform.Translator, turn claudecli.Turn, first []byte) {
+	s.out.events(tr.StartOwn())
+	s.log.Debug("claude began a turn by itself", "pid", turn.Pid())
+	s.attach(r, turn)
+	s.goOn(r, tr, s.readTurn(r, tr, turn, first))
 }
 
 // runTurn runs one CLI turn of the run for m. It reports whether the run
@@ -405,19 +558,34 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 		r.outstanding[uuid], r.prompt = true, uuid
 		s.runs.mu.Unlock()
 	}
+	first := r.carry
+	r.carry = nil
+	return s.readTurn(r, tr, turn, first)
+}
+
+// readTurn reads r's CLI turn to its end (first, if any, is its first
+// line, read already), feeding the translator and writing the events. It
+// reports whether the run goes on with a queued message; otherwise the
+// run is finished.
+func (s *server) readTurn(r *run, tr *transform.Translator, turn claudecli.Turn, first []byte) bool {
 	wd := s.watchdog(r, turn)
 	defer wd.Stop()
 
 	sawSession := false
 	var evs []transform.Event // reused: the writer encodes each event before the next line
 	for {
-		line, err := turn.Next()
+		line, err := first, error(nil)
+		if first != nil {
+			first = nil
+		} else {
+			line, err = turn.Next()
+		}
 		s.out.lineRead()
 		if s.opts.IdleTimeout > 0 {
 			wd.Reset(s.opts.IdleTimeout)
 		}
 		s.runs.mu.Lock()
-		aborted = r.aborted
+		aborted := r.aborted
 		s.runs.mu.Unlock()
 		if !tr.Ended() {
 			switch {
@@ -484,7 +652,7 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 		return false
 	case tr.Between() && err == nil:
 		s.runs.mu.Lock()
-		aborted = r.aborted
+		aborted := r.aborted
 		s.runs.mu.Unlock()
 		if aborted {
 			s.finish(r, tr, tr.Abort())
@@ -698,6 +866,11 @@ func (s *server) ended(r *run, msgs []transform.Message) {
 			s.queueChanged()
 			carried = r.prompts // they report when that run settles
 		}
+		if r.own { // what waited for the next prompt is queued again
+			s.runs.steerQ = append(s.runs.heldSteer, s.runs.steerQ...)
+			s.runs.followQ = append(s.runs.heldFollow, s.runs.followQ...)
+			s.runs.heldSteer, s.runs.heldFollow = nil, nil
+		}
 	}
 	if !r.compact && (next == nil || r.then != nil) {
 		status, failure := promptStatus(msgs)
@@ -715,7 +888,16 @@ func (s *server) ended(r *run, msgs []transform.Message) {
 	}
 	if next != nil {
 		s.launch(*next).prompts = carried
-	} else if s.runs.cur == nil && s.opts.Idle != nil {
+		return
+	}
+	if o := s.runs.offered; s.runs.cur == nil && o != nil {
+		// A turn the CLI began by itself during r: read it now.
+		s.runs.offered = nil
+		if !s.runs.closed {
+			s.startOwn(o)
+		}
+	}
+	if s.runs.cur == nil && s.opts.Idle != nil {
 		s.opts.Idle()
 	}
 }

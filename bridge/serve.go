@@ -125,6 +125,9 @@ func newServer(opts Options, out io.Writer) (*server, error) {
 	transport.SetConfig(s.cliConfig()) // with the host's side of the control protocol
 	// Last: nothing above may fail and leave the writer's goroutine behind.
 	s.out = newFrameWriter(out, opts)
+	if o, ok := transport.(claudecli.OwnTurns); ok {
+		o.OnOwnTurn(s.ownTurn) // the CLI's turns of its own become runs
+	}
 	s.prewarm()
 	s.out.send(readyJSON{Type: "ready", ProtocolVersion: 1, SupportedProtocolVersions: []int{1, 2},
 		MaxFrameBytes: rpcframe.MaxFrameBytes, MaxReassembledFrameBytes: rpcframe.MaxReassembledBytes})
@@ -398,6 +401,7 @@ func (s *server) setEventFilter(c *call) (any, error) {
 // its transcript.
 func (s *server) shutdown() {
 	s.runs.interruptAll()
+	s.quietStop()
 	s.bashJ.stop()
 	s.wg.Wait()
 	s.transport.Close(s.opts.FlushWait)

@@ -66,13 +66,14 @@ func raws(entries []sessions.Entry) [][]byte {
 // detached: it ends as an abort, its queue is dropped, and what it learns
 // stays out of the new session (state.gen).
 func (s *server) switchTo(c *call, l *loaded, f *fork) {
+	s.quietStop() // the old session's CLI: what it prints by itself is not the new one's
 	s.runs.mu.Lock()
 	r := s.runs.cur
 	if r != nil {
 		r.interrupt()
 		s.runs.cur = nil
 	}
-	s.runs.steerQ, s.runs.followQ = nil, nil
+	s.runs.steerQ, s.runs.followQ, s.runs.heldSteer, s.runs.heldFollow = nil, nil, nil, nil
 	s.st.mu.Lock()
 	s.st.use(l)
 	s.st.fork = f

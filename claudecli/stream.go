@@ -35,11 +35,16 @@ type stream struct {
 	cfg     Config
 	maxLine int
 
-	mu     sync.Mutex // guards proc, turn, cfg, stale, live and closed
+	mu     sync.Mutex // guards proc, cfg, stale, live and closed
 	closed bool
 	proc   *streamProc
-	turn   *streamTurn // the current turn, until its result
-	stale  bool        // cfg changed since proc started
+	stale  bool // cfg changed since proc started
+
+	// tmu guards turn and onOwn; it is never held while waiting for the
+	// CLI, since the process's reader takes it for each line (lineFrom).
+	tmu   sync.Mutex
+	turn  *streamTurn // the current turn, the caller's or the CLI's own, until it is over
+	onOwn func(OwnTurn)
 	// live are control requests that bring the running process in step
 	// with cfg (a new model or effort) before the next turn, instead of a
 	// new process.
@@ -94,9 +99,11 @@ type streamProc struct {
 	session string
 	name    string // the session's display name it was started with
 	stdin   *inbox
-	lines   chan []byte   // the CLI's output lines that are not control messages
-	free    chan []byte   // line buffers to read into again ([streamProc.recycle])
-	dead    chan struct{} // closed when stdout ended
+	lines   chan []byte       // the CLI's output lines that are not control messages
+	onLine  func(*streamProc) // told before each such line is queued
+	retired atomic.Bool       // replaced or closed: its lines begin no turn
+	free    chan []byte       // line buffers to read into again ([streamProc.recycle])
+	dead    chan struct{}     // closed when stdout ended
 	seq     atomic.Int64
 
 	host Host // answers the CLI's control requests; nil refuses them
@@ -124,9 +131,12 @@ type Warmer interface {
 
 // Warm implements [Warmer].
 func (s *stream) Warm(session Session) {
+	s.tmu.Lock()
+	busy := s.turn != nil && !s.turn.isOver()
+	s.tmu.Unlock()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || s.turn != nil && !s.turn.isOver() {
+	if s.closed || busy {
 		return
 	}
 	sp := s.proc
@@ -135,6 +145,7 @@ func (s *stream) Warm(session Session) {
 	}
 	if sp != nil {
 		s.proc = nil
+		sp.retired.Store(true)
 		go sp.shutdown(flushWait)
 		<-sp.p.Done() // it writes its transcript before the next one reads it
 	}
@@ -145,12 +156,9 @@ func (s *stream) Warm(session Session) {
 }
 
 func (s *stream) Turn(session Session, input []byte) (Turn, error) {
-	s.mu.Lock()
-	prev := s.turn
-	s.mu.Unlock()
-	if prev != nil {
-		prev.waitEnded()
-	}
+	s.tmu.Lock()
+	s.waitTurnOver()
+	s.tmu.Unlock()
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -172,6 +180,7 @@ func (s *stream) Turn(session Session, input []byte) (Turn, error) {
 	}
 	if replace {
 		s.proc = nil
+		sp.retired.Store(true)
 		go sp.shutdown(flushWait)
 		<-sp.p.Done()
 		sp = nil
@@ -186,11 +195,108 @@ func (s *stream) Turn(session Session, input []byte) (Turn, error) {
 		s.proc = sp
 	}
 	t := &streamTurn{sp: sp, ended: make(chan struct{})}
+	// From here on the process's lines are this turn's: a turn the CLI
+	// began by itself meanwhile and nobody claimed is taken over (its
+	// lines come first, before the CLI reports this input started).
+	s.tmu.Lock()
+	s.waitTurnOver()
+	s.turn = t
+	s.tmu.Unlock()
 	// A process that dies before reading the line ends the turn through
 	// Next, with how it died.
 	sp.stdin.send(input)
-	s.turn = t
 	return t, nil
+}
+
+// waitTurnOver waits, with tmu held (released while it waits), until no
+// turn is open: the current one is over, or it is a turn of the CLI's own
+// that was offered and not claimed, which it takes.
+func (s *stream) waitTurnOver() {
+	for {
+		prev := s.turn
+		if prev == nil || prev.isOver() || prev.own && prev.take() {
+			return
+		}
+		s.tmu.Unlock()
+		prev.waitEnded()
+		s.tmu.Lock()
+	}
+}
+
+// OwnTurn is a turn the CLI began by itself, while none of the caller's
+// was open (a background sub-agent or command ended, a scheduled
+// wake-up): [OwnTurns] offers it.
+type OwnTurn interface {
+	Turn
+	// Claim makes the turn the caller's to read and release. It reports
+	// false when a turn the caller started since took its lines over:
+	// they come first in that turn, before the CLI reports its input
+	// started ([Lifecycle]).
+	Claim() bool
+}
+
+// OwnTurns is a transport whose CLI runs turns by itself between the
+// caller's (the stream transport: its process goes on after a turn).
+// What it relies on (the CLI 2.1.328; testdata/cli/subagent-background-idle
+// records it): with no user line pending, the CLI prints nothing unless
+// something it runs in the background moves (a background sub-agent's
+// lines, task_* system lines, then a turn of its own: init … result).
+type OwnTurns interface {
+	// OnOwnTurn sets f, which the transport calls on a goroutine of its
+	// own with each turn the CLI begins by itself: the CLI printed a line
+	// while no turn was open. The process is read at all times: until f's
+	// caller claims the turn (or a turn of the caller's takes it over),
+	// its lines wait.
+	OnOwnTurn(f func(OwnTurn))
+}
+
+// OpensTurn reports whether a line the CLI printed while idle begins a
+// turn of its own: a line of the session's conversation (system init or
+// status, stream_event, assistant, user, result), not a sub-agent's
+// (parent_tool_use_id), nor a report on its background tasks (system
+// task_*, background_tasks_changed) or on a user line it was given
+// (command_lifecycle, which may follow the result of the turn it ended),
+// which come while it runs no turn. Checked on 2.1.328
+// (testdata/cli/subagent-background-idle): the turn it runs by itself
+// begins with system init.
+func OpensTurn(line []byte) bool {
+	v := gjson.GetManyBytes(line, "type", "subtype", "parent_tool_use_id")
+	if v[2].String() != "" {
+		return false
+	}
+	switch v[0].String() {
+	case "system":
+		return v[1].String() == "init" || v[1].String() == "status"
+	case "stream_event", "assistant", "user", "result":
+		return true
+	}
+	return false
+}
+
+// OnOwnTurn implements [OwnTurns].
+func (s *stream) OnOwnTurn(f func(OwnTurn)) {
+	s.tmu.Lock()
+	defer s.tmu.Unlock()
+	s.onOwn = f
+}
+
+// lineFrom is called by sp's reader before it hands on a line that is not
+// a control message: when no turn is open on the process in use, the line
+// begins a turn of the CLI's own, offered to the caller.
+func (s *stream) lineFrom(sp *streamProc) {
+	if sp.retired.Load() {
+		return
+	}
+	s.tmu.Lock()
+	if s.onOwn == nil || s.turn != nil && !s.turn.isOver() {
+		s.tmu.Unlock()
+		return
+	}
+	t := &streamTurn{sp: sp, ended: make(chan struct{}), own: true}
+	s.turn = t
+	f := s.onOwn
+	s.tmu.Unlock()
+	go f(t)
 }
 
 // warmups are the control requests a warmed process is sent after
@@ -219,7 +325,7 @@ func (s *stream) startProc(session Session, warm bool) (*streamProc, error) {
 		p: p, session: session.ID, name: session.Name, stdin: newInbox(stdin),
 		lines: make(chan []byte, 64), free: make(chan []byte, 128), dead: make(chan struct{}),
 		pending: map[string]chan gjson.Result{}, inflight: map[string]context.CancelFunc{},
-		host: s.cfg.Host, infoDone: make(chan struct{}),
+		host: s.cfg.Host, infoDone: make(chan struct{}), onLine: s.lineFrom,
 	}
 	go sp.read(s.maxLine)
 	// The SDKs open with initialize; the answer (commands, models) is not
@@ -274,6 +380,7 @@ func (sp *streamProc) read(maxLine int) {
 		case bytes.HasPrefix(line, []byte(`{"type":"control_cancel_request"`)):
 			sp.cancel(gjson.GetBytes(line, "request_id").String())
 		default:
+			sp.onLine(sp)
 			sp.lines <- line
 			continue
 		}
@@ -453,6 +560,7 @@ func (s *stream) Close(flush time.Duration) {
 	s.proc, s.closed = nil, true
 	s.mu.Unlock()
 	if sp != nil {
+		sp.retired.Store(true)
 		sp.shutdown(flush)
 	}
 }
@@ -466,7 +574,35 @@ type streamTurn struct {
 	endOnce     sync.Once
 	dead        bool // the process died during the turn
 	interrupted atomic.Bool
-	mu          sync.Mutex // orders Steer against Interrupt and Release
+	mu          sync.Mutex // orders Steer against Interrupt and Release; guards claim
+	// own: a turn the CLI began by itself ([OwnTurn]); claim is where its
+	// offer stands: 0 offered, 1 claimed by the caller, 2 taken over by a
+	// turn of the caller's.
+	own   bool
+	claim int
+}
+
+// Claim implements [OwnTurn].
+func (t *streamTurn) Claim() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.claim == 0 {
+		t.claim = 1
+	}
+	return t.claim == 1
+}
+
+// take takes an own turn nobody claimed over for a turn of the caller's:
+// it is over, its lines the new turn's.
+func (t *streamTurn) take() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.claim != 0 {
+		return false
+	}
+	t.claim = 2
+	t.markEnded()
+	return true
 }
 
 func (t *streamTurn) markEnded() { t.endOnce.Do(func() { close(t.ended) }) }

@@ -405,6 +405,16 @@ func (t *Translator) Detached() *Subagents {
 	return &Subagents{subs: t.subagents, count: t.subagentCount}
 }
 
+// Running returns the sub-agents the translator holds, for another to
+// adopt: a translator that showed the CLI's lines between runs hands them
+// on without ending. Nil when none.
+func (t *Translator) Running() *Subagents {
+	if len(t.subagents) == 0 {
+		return nil
+	}
+	return &Subagents{subs: t.subagents, count: t.subagentCount}
+}
+
 // Adopt takes over sub-agents an earlier run left running: their lines,
 // progress and end show in this run.
 func (t *Translator) Adopt(s *Subagents) {

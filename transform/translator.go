@@ -280,6 +280,15 @@ func (t *Translator) Start(user Message) []Event {
 	}
 }
 
+// StartOwn begins a run the CLI began by itself, with no prompt (it
+// answers a background task that ended while idle): agent_start and
+// turn_start; the turn's lines follow.
+func (t *Translator) StartOwn() []Event {
+	t.callStart = t.now()
+	t.turnOpen = true
+	return []Event{{Type: EventAgentStart}, {Type: EventTurnStart}}
+}
+
 // With shows another user message in the turn just started, before the
 // model's answer: one the model gets with the prompt (a steering message
 // queued while idle, delivered with the next prompt, as pi 1.5 does).

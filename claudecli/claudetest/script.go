@@ -89,10 +89,13 @@ func (s Script) Text() string {
 //	[[chunk:N]]          send text and tool input in deltas of N bytes (default 1000)
 //	[[stall:MS]]         wait MS milliseconds before the first event
 //	[[reset:N]]          cut the connection mid-stream in the first N attempts (default 1)
+//	[[notified:script]]  no effect on this reply: the reply to a background task's
+//	                     notification (the turn the CLI runs by itself when a background
+//	                     sub-agent ends) is script, where {{ and }} stand for [[ and ]]
 //
 // After the CLI ran tools (the last user message carries tool results, and
 // no text), the reply is "tool said: " followed by the results' text.
-var markerRE = regexp.MustCompile(`\[\[(error|flaky|think|say|huge|slow|tool|bash|read|write|edit|grep|glob|agent|agentbg|stop|chunk|stall|reset)(?::(.*?))?\]\]`)
+var markerRE = regexp.MustCompile(`\[\[(error|flaky|think|say|huge|slow|tool|bash|read|write|edit|grep|glob|agent|agentbg|stop|chunk|stall|reset|notified)(?::(.*?))?\]\]`)
 
 // SlowDelay is the pause between deltas of a [[slow]] reply.
 const SlowDelay = 50 * time.Millisecond
@@ -120,6 +123,7 @@ func ParseScript(userText string) Script {
 			if s.Flaky, _ = strconv.Atoi(times); s.Flaky <= 0 {
 				s.Flaky = 1
 			}
+		case "notified": // for the notification's reply (notifiedScript)
 		case "think":
 			thinking = append(thinking, Block{Type: "thinking", Text: arg})
 		case "say":

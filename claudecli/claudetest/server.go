@@ -207,6 +207,8 @@ func (s *Server) serveMessages(w http.ResponseWriter, hr *http.Request, req *Req
 	var script Script
 	if results, ok := lastToolResults(req.Body); ok {
 		script = afterTools(results)
+	} else if n, ok := notifiedScript(req.Body); ok {
+		script = n
 	} else {
 		script = ParseScript(lastUserText(req.Body))
 	}
@@ -405,6 +407,49 @@ const (
 )
 
 // midTurnText returns the user's text of a mid-turn system message.
+// notifiedScript is the reply to a request that answers a background
+// task's notification (the CLI's turn of its own: its last message is a
+// user message whose text is a system-reminder holding a
+// <task-notification>, as 2.1.328 sends it): the last [[notified:…]]
+// marker the user typed, with {{ and }} standing for [[ and ]]. ok is
+// false when the request is no such answer or no marker says.
+func notifiedScript(body []byte) (Script, bool) {
+	msgs := gjson.GetBytes(body, "messages").Array()
+	if len(msgs) == 0 || msgs[len(msgs)-1].Get("role").String() != "user" {
+		return Script{}, false
+	}
+	// The notification is the message's last block (after an interrupted
+	// turn the CLI sends the next prompt in the same message, after it).
+	blocks := msgs[len(msgs)-1].Get("content").Array()
+	if len(blocks) == 0 || !strings.Contains(blocks[len(blocks)-1].Get("text").String(), "<task-notification>") {
+		return Script{}, false
+	}
+	arg := ""
+	for _, m := range msgs {
+		if m.Get("role").String() != "user" {
+			continue
+		}
+		for _, b := range m.Get("content").Array() {
+			for _, mk := range markerRE.FindAllStringSubmatch(b.Get("text").String(), -1) {
+				if mk[1] == "notified" {
+					arg = mk[2]
+				}
+			}
+		}
+		if m.Get("content").Type == gjson.String {
+			for _, mk := range markerRE.FindAllStringSubmatch(m.Get("content").String(), -1) {
+				if mk[1] == "notified" {
+					arg = mk[2]
+				}
+			}
+		}
+	}
+	if arg == "" {
+		return Script{}, false
+	}
+	return ParseScript(strings.NewReplacer("{{", "[[", "}}", "]]").Replace(arg)), true
+}
+
 func midTurnText(m gjson.Result) (string, bool) {
 	if m.Get("role").String() != "system" {
 		return "", false

@@ -43,6 +43,7 @@ type Transport struct {
 	inputs [][]byte
 	turns  []*Turn
 	closed bool
+	onOwn  func(claudecli.OwnTurn)
 }
 
 // Scenario plays one CLI turn.
@@ -98,7 +99,7 @@ func (f *Transport) Turn(session claudecli.Session, input []byte) (claudecli.Tur
 	f.mu.Lock()
 	prev := f.last
 	f.mu.Unlock()
-	if prev != nil {
+	if prev != nil && !(prev.own && prev.take()) {
 		<-prev.over
 	}
 	f.mu.Lock()
@@ -111,13 +112,74 @@ func (f *Transport) Turn(session claudecli.Session, input []byte) (claudecli.Tur
 	}
 	sc := f.Scenarios[min(f.n, len(f.Scenarios)-1)]
 	f.n++
-	t := &Turn{f: f, Session: session, Input: input, lines: make(chan []byte), steers: make(chan Steer, 16),
-		interrupted: make(chan struct{}), released: make(chan struct{}), over: make(chan struct{}), played: make(chan struct{})}
+	t := newTurn(f, session, input)
 	f.last = t
 	f.inputs = append(f.inputs, input)
 	f.turns = append(f.turns, t)
 	go t.play(sc)
 	return t, nil
+}
+
+func newTurn(f *Transport, session claudecli.Session, input []byte) *Turn {
+	return &Turn{f: f, Session: session, Input: input, lines: make(chan []byte), steers: make(chan Steer, 16),
+		interrupted: make(chan struct{}), released: make(chan struct{}), over: make(chan struct{}), played: make(chan struct{})}
+}
+
+// OnOwnTurn implements [claudecli.OwnTurns]: f gets the turns [Transport.Own]
+// plays.
+func (f *Transport) OnOwnTurn(fn func(claudecli.OwnTurn)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.onOwn = fn
+}
+
+// Own plays sc as a turn the CLI begins by itself while idle, as the
+// stream transport offers one ([claudecli.OwnTurns]): once the previous
+// turn is over, the turn is offered to OnOwnTurn's function (on a
+// goroutine) and sc plays. Unlike the stream transport, a turn that takes
+// it over unclaimed does not get its lines (they are dropped).
+func (f *Transport) Own(sc Scenario) *Turn {
+	f.mu.Lock()
+	prev := f.last
+	f.mu.Unlock()
+	if prev != nil {
+		<-prev.over
+	}
+	f.mu.Lock()
+	t := newTurn(f, claudecli.Session{}, nil)
+	t.own = true
+	f.last = t
+	f.turns = append(f.turns, t)
+	fn := f.onOwn
+	f.mu.Unlock()
+	go t.play(sc)
+	if fn != nil {
+		go fn(t)
+	}
+	return t
+}
+
+// Claim implements [claudecli.OwnTurn].
+func (t *Turn) Claim() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.claim == 0 {
+		t.claim = 1
+	}
+	return t.claim == 1
+}
+
+// take takes an own turn nobody claimed over for a new turn.
+func (t *Turn) take() bool {
+	t.mu.Lock()
+	if t.claim != 0 {
+		t.mu.Unlock()
+		return false
+	}
+	t.claim = 2
+	t.mu.Unlock()
+	t.Release()
+	return true
 }
 
 // Close ends the transport: the turn still playing is interrupted, and
@@ -152,6 +214,8 @@ type Turn struct {
 	intOnce, relOnce, overOnce sync.Once
 	mu                         sync.Mutex
 	steered                    []Steer
+	own                        bool // played by Own
+	claim                      int  // an own turn's offer: 0 offered, 1 claimed, 2 taken over
 }
 
 // Steer is a steering line the caller handed to the turn.

@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -147,11 +149,12 @@ func TestOmpBadChunks(t *testing.T) {
 // TestBackgroundSubagent: a sub-agent the model starts in the background.
 // On stream the CLI answers the turn at once and the sub-agent goes on in
 // the process: the run ends with it still running (get_subagents lists
-// it, nothing says it was aborted); when it ends, the CLI runs a turn of
-// its own about it, whose lines come with the next prompt, before the
-// prompt's own turn, which alone ends that run. On pipe the CLI holds the
-// turn's result until the sub-agent ended, and answers it in the same run
-// (pty alike).
+// it, nothing says it was aborted). What the CLI prints after that while
+// idle (the sub-agent's lines, its end, the turn the CLI runs by itself
+// about it) reaches the host as it happens, as a run of its own, within a
+// second of the CLI printing it; the next prompt's run holds only its own
+// turn. On pipe the CLI holds the turn's result until the sub-agent ended,
+// and answers it in the same run (pty alike).
 func TestBackgroundSubagent(t *testing.T) {
 	forEachTransport(t, func(t *testing.T, tp string) {
 		b := startBridge(t, "--transport", tp)
@@ -164,7 +167,7 @@ func TestBackgroundSubagent(t *testing.T) {
 			}
 			return ss
 		}
-		first := b.runPrompt("[[agentbg:look around {{bash:sleep 1; echo from-sub}}]]")
+		first := b.runPrompt("[[agentbg:look around {{bash:sleep 1; echo from-sub}}]] start it")
 		if tp != "stream" { // a process per turn
 			assert.Equal(t, []string{"started", "completed"}, lifecycle(first))
 			return
@@ -173,12 +176,160 @@ func TestBackgroundSubagent(t *testing.T) {
 		running := b.call(map[string]any{"type": "get_subagents"}).Get("data.subagents")
 		require.Len(t, running.Array(), 1, running.Raw)
 		assert.Equal(t, "running", running.Get("0.status").String())
-		time.Sleep(2500 * time.Millisecond) // it ends, and the CLI answers its notification by itself
+
+		// The CLI's own run, with nothing sent: when the fake API finished
+		// the reply of the CLI's own turn, and when its agent_end came.
+		apiDone := watchLastReply(t, b.srv)
+		own := b.until(15*time.Second, isType("agent_end"))
+		ended := time.Now()
+		settledOwn := b.until(10*time.Second, isType("session_settled"))
+		var kinds []string
+		for _, f := range own {
+			if k := f.Get("type").String(); k != "message_update" && k != "subagent_progress" {
+				kinds = append(kinds, k)
+			}
+		}
+		assert.Equal(t, []string{"completed"}, lifecycle(own), "the sub-agent's end, as it comes (before the CLI's run or in it)")
+		kinds = slices.DeleteFunc(kinds, func(k string) bool { return k == "subagent_lifecycle" })
+		assert.Equal(t, []string{"agent_start", "turn_start", "message_start", "message_end", "turn_end", "agent_end"}, kinds,
+			"the CLI's turn about it as a run of its own")
+		assert.Empty(t, b.held, "nothing more")
+		assert.Equal(t, []string{"agent_settled", "session_settled"}, shape(settledOwn), "no prompt_result: no prompt")
+		for _, f := range own {
+			if f.Get("type").String() == "message_start" {
+				assert.NotEqual(t, "user", f.Get("message.role").String(), "no user message: the CLI began it")
+			}
+		}
+		ownReply := last(own, "message_end", "assistant").Get("message.content.0.text").String()
+		assert.NotEmpty(t, ownReply)
+		lag := ended.Sub(apiDone())
+		t.Logf("the CLI's own turn reached the host %v after the fake API finished its reply", lag)
+		assert.Less(t, lag, time.Second, "live")
+		assert.False(t, b.call(map[string]any{"type": "get_state"}).Get("data.isStreaming").Bool())
+
 		next := b.runPrompt("next [[say:fine]]")
-		assert.Equal(t, []string{"completed"}, lifecycle(next))
-		last := last(next, "message_end", "assistant")
-		assert.Equal(t, "fine", last.Get("message.content.0.text").String(), "the run ends with the prompt's own reply")
+		assert.Empty(t, lifecycle(next))
+		end := next[len(next)-1]
+		msgs := end.Get("messages").Array()
+		require.Len(t, msgs, 2, "only the prompt's own turn: %s", end.Raw)
+		assert.Equal(t, "fine", msgs[1].Get("content.0.text").String())
+		all := b.call(map[string]any{"type": "get_messages"}).Get("data.messages").Array()
+		var order []string
+		for _, m := range all {
+			order = append(order, m.Get("role").String())
+		}
+		assert.Equal(t, []string{"user", "assistant", "toolResult", "assistant", "assistant", "user", "assistant"}, order,
+			"the prompt's run, the CLI's own reply, the next prompt's run: in the order they happened")
+		assert.Equal(t, ownReply, all[4].Get("content.0.text").String())
 		assert.JSONEq(t, `[]`, b.call(map[string]any{"type": "get_subagents"}).Get("data.subagents").Raw)
-		assert.Equal(t, "again", deltaText(b.runPrompt("[[say:again]]")), "the next prompt's reply is its own")
 	})
+}
+
+// watchLastReply notes, from now on, when the fake API finished writing
+// each Messages reply; the returned function gives the time the last one
+// finished (the CLI printed its lines then).
+func watchLastReply(t *testing.T, srv *claudetest.Server) func() time.Time {
+	var mu sync.Mutex
+	var done []time.Time
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			reqs := srv.MessagesRequests()
+			now := time.Now()
+			mu.Lock()
+			for len(done) < len(reqs) {
+				done = append(done, time.Time{})
+			}
+			for i, r := range reqs {
+				if r.Completed && done[i].IsZero() {
+					done[i] = now
+				}
+			}
+			mu.Unlock()
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}()
+	t.Cleanup(func() { close(stop); wg.Wait() })
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		for i := len(done) - 1; i >= 0; i-- {
+			if !done[i].IsZero() {
+				return done[i]
+			}
+		}
+		return time.Time{}
+	}
+}
+
+// TestOwnRunCommands (stream): while the CLI runs a turn by itself (its
+// answer to a background sub-agent's notification, made slow here), the
+// bridge is busy with that run, as pi is during a run: a prompt is refused
+// unless it says streamingBehavior; a followUp prompt runs as the next turn
+// of that run and gets its prompt_result; a steer is handed to the CLI's
+// turn; abort interrupts the CLI and ends the run aborted.
+func TestOwnRunCommands(t *testing.T) {
+	b := startBridge(t, "--transport", "stream")
+	b.runPrompt("[[agentbg:{{say:bg done}}]] [[notified:{{slow:40}}]] start it")
+	start := b.until(10*time.Second, isType("agent_start"))
+	assert.NotContains(t, shape(start[:len(start)-1]), "agent_end")
+	assert.True(t, b.call(map[string]any{"type": "get_state"}).Get("data.isStreaming").Bool())
+	refused := b.call(map[string]any{"type": "prompt", "message": "now [[say:no]]"})
+	assert.False(t, refused.Get("success").Bool())
+	assert.Contains(t, refused.Get("error").String(), "Agent is already processing")
+	queued := b.call(map[string]any{"type": "prompt", "message": "after it [[say:queued reply]]", "streamingBehavior": "followUp"})
+	require.True(t, queued.Get("success").Bool(), queued.Raw)
+	assert.Equal(t, "queued", queued.Get("data.disposition").String())
+	run := b.until(20*time.Second, isType("agent_end"))
+	end := run[len(run)-1]
+	var texts []string
+	for _, m := range end.Get("messages").Array() {
+		texts = append(texts, m.Get("role").String()+":"+m.Get("content.0.text").String())
+	}
+	require.Len(t, texts, 3, "%v", texts)
+	assert.True(t, strings.HasPrefix(texts[0], "assistant:word word"), texts[0])
+	assert.Equal(t, []string{"user:after it [[say:queued reply]]", "assistant:queued reply"}, texts[1:],
+		"the follow-up is the next turn of the CLI's run")
+	assert.NotContains(t, shape(run), "agent_start", "one run")
+	settled := b.until(10*time.Second, isType("session_settled"))
+	assert.Equal(t, []string{"prompt_result", "agent_settled", "session_settled"}, shape(settled))
+	assert.Equal(t, queued.Get("id").String(), settled[0].Get("id").String())
+
+	// A steer during it is handed to the CLI's turn: the CLI runs it right
+	// after its reply, in the same run.
+	b.runPrompt("[[agentbg:{{say:bg done}}]] [[notified:{{slow:30}}]] once more")
+	b.until(10*time.Second, isType("agent_start"))
+	steer := b.call(map[string]any{"type": "steer", "message": "steered [[say:steer reply]]"})
+	require.True(t, steer.Get("success").Bool(), steer.Raw)
+	run = b.until(20*time.Second, isType("agent_end"))
+	texts = texts[:0]
+	for _, m := range run[len(run)-1].Get("messages").Array() {
+		texts = append(texts, m.Get("role").String()+":"+m.Get("content.0.text").String())
+	}
+	require.Len(t, texts, 3, "%v", texts)
+	assert.Equal(t, []string{"user:steered [[say:steer reply]]", "assistant:steer reply"}, texts[1:])
+	assert.NotContains(t, shape(run), "agent_start", "one run")
+	assert.Equal(t, []string{"agent_settled", "session_settled"}, shape(b.until(10*time.Second, isType("session_settled"))))
+
+	// abort during such a run interrupts the CLI and ends it aborted.
+	b.runPrompt("[[agentbg:{{say:bg done}}]] [[notified:{{slow:200}}]] again")
+	b.until(10*time.Second, isType("agent_start"))
+	b.until(10*time.Second, isType("message_update"))
+	began := time.Now()
+	abort := b.call(map[string]any{"type": "abort"})
+	assert.True(t, abort.Get("success").Bool(), abort.Raw)
+	t.Logf("abort answered in %v", time.Since(began))
+	assert.Equal(t, []string{"agent_end", "agent_settled", "session_settled"}, shape(b.held[len(b.held)-3:]), "before abort's answer")
+	assert.True(t, b.held[len(b.held)-2].Get("aborted").Bool())
+	assert.Equal(t, "aborted", last(b.held, "message_end", "assistant").Get("message.stopReason").String())
+	b.held = nil
+	assert.False(t, b.call(map[string]any{"type": "get_state"}).Get("data.isStreaming").Bool())
+	assert.Equal(t, "fine", deltaText(b.runPrompt("[[say:fine]]")), "the next prompt runs as usual, on the same process")
 }

@@ -65,6 +65,11 @@ type scenario struct {
 	// transport's steering) once the CLI printed a line containing
 	// steerAt; stdin is closed at the first result after the CLI started it.
 	steer, steerAt string
+	// results, when set, keeps stdin open as the stream transport does
+	// and closes it at the results-th result line: the CLI's turns of its
+	// own after the prompt's (a background sub-agent's notification) are
+	// recorded as it prints them while idle.
+	results int
 }
 
 // steerUUID is the uuid the recorded steering messages carry.
@@ -105,6 +110,10 @@ var scenarios = []scenario{
 	// its own).
 	{name: "subagent", prompt: "[[say:Delegating.]][[agent:look around {{bash:echo from-sub}}]][[chunk:8]]"},
 	{name: "subagent-background", prompt: "[[agentbg:look around {{bash:sleep 1; echo from-sub}}]]"},
+	// The same with stdin open (the stream transport): the CLI answers the
+	// prompt at once; the sub-agent's lines, its end and the turn the CLI
+	// runs by itself about it come after that result, while idle.
+	{name: "subagent-background-idle", prompt: "[[agentbg:look around {{bash:sleep 1; echo from-sub}}]]", results: 2},
 	// The CLI's todo tools (on with CLAUDE_CODE_ENABLE_TODO_TOOLS=1, which
 	// the bridge sets): tasks created, updated, renamed and deleted, an
 	// update of a task that does not exist and one the CLI refuses, then a
@@ -209,7 +218,7 @@ func record(srv *claudetest.Server, cli, out string, sc scenario) error {
 	cfg := claudecli.Config{Path: cli, Dir: home, Env: append(srv.CLIEnv(home), sc.env...), PermissionMode: "default", ExtraArgs: sc.args}
 	var session claudecli.Session
 	if sc.setup != "" {
-		stdout, err := runCLI(cfg, session, false, claudecli.UserLine(sc.setup, nil), "", "", nil)
+		stdout, err := runCLI(cfg, session, false, claudecli.UserLine(sc.setup, nil), "", "", nil, 0)
 		if err != nil {
 			return fmt.Errorf("setup: %w", err)
 		}
@@ -224,7 +233,7 @@ func record(srv *claudetest.Server, cli, out string, sc scenario) error {
 	if sc.steer != "" {
 		steer = claudecli.UserLineID(sc.steer, nil, steerUUID)
 	}
-	stdout, err := runCLI(cfg, session, sc.noPartial, input, sc.killAt, sc.steerAt, steer)
+	stdout, err := runCLI(cfg, session, sc.noPartial, input, sc.killAt, sc.steerAt, steer, sc.results)
 	if err != nil {
 		return err
 	}
@@ -250,8 +259,9 @@ func record(srv *claudetest.Server, cli, out string, sc scenario) error {
 
 // runCLI runs one CLI process the way the pipe transport does and returns
 // its stdout. With steer, stdin stays open as in the stream transport: steer
-// is sent once a line contains steerAt.
-func runCLI(cfg claudecli.Config, session claudecli.Session, noPartial bool, input []byte, killAt, steerAt string, steer []byte) ([]byte, error) {
+// is sent once a line contains steerAt. With results > 0, stdin stays open
+// until the CLI printed that many result lines.
+func runCLI(cfg claudecli.Config, session claudecli.Session, noPartial bool, input []byte, killAt, steerAt string, steer []byte, results int) ([]byte, error) {
 	args := cfg.TurnArgs(session)
 	if noPartial {
 		args = slicesDelete(args, "--include-partial-messages")
@@ -260,7 +270,7 @@ func runCLI(cfg claudecli.Config, session claudecli.Session, noPartial bool, inp
 	cmd.Dir, cmd.Env = cfg.Dir, cfg.Environ()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var stdin io.WriteCloser
-	if steer == nil {
+	if steer == nil && results == 0 {
 		cmd.Stdin = bytes.NewReader(input)
 	} else {
 		var err error
@@ -292,8 +302,17 @@ func runCLI(cfg claudecli.Config, session claudecli.Session, noPartial bool, inp
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 			killAt = ""
 		}
+		isResult := gjson.GetBytes(line, "type").String() == "result"
+		if isResult {
+			results--
+		}
 		switch {
 		case stdin == nil:
+		case steer == nil:
+			if isResult && results == 0 {
+				stdin.Close()
+				stdin = nil
+			}
 		case steerAt != "" && bytes.Contains(line, []byte(steerAt)):
 			if _, err := stdin.Write(steer); err != nil {
 				return nil, err
@@ -301,7 +320,7 @@ func runCLI(cfg claudecli.Config, session claudecli.Session, noPartial bool, inp
 			steerAt = ""
 		case bytes.Contains(line, []byte(`"command_uuid":"`+steerUUID+`","state":"started"`)):
 			steerStarted = true
-		case steerStarted && gjson.GetBytes(line, "type").String() == "result":
+		case steerStarted && isResult:
 			stdin.Close()
 			stdin = nil
 		}
