@@ -2,6 +2,39 @@
 // flags, environment and stream-json input format, and owns the lifecycle of
 // its processes (process groups, the stop ladder, stderr); it knows nothing
 // of the pi RPC protocol.
+//
+// # What ends with a CLI process
+//
+// When a CLI process ends, however it ends (its own exit, an abort, SIGKILL
+// from outside, the bridge stopping it), what it started ends too, before
+// [Process.Done] is closed (within a bounded time, 2 s), as far as the OS
+// allows:
+//
+//   - Linux, once [EnableReaper] has run (claude-rpc's rpc mode): the bridge
+//     is a child subreaper, so what the CLI leaves (its Bash commands, each
+//     in a session of its own, and whatever they started) is re-parented to
+//     it; the reaper SIGKILLs every such orphan whose [OwnerEnv] names a
+//     child that has ended, with its process group, and reaps it, and so on
+//     down (their own children come to the bridge in turn). The reaper is
+//     the one owner of orphans: it never waits for a child os/exec started
+//     (a registry, kept under a lock that a sweep takes, tells them apart),
+//     so every child must be started by a [Transport] or [RunCommand]. The
+//     host's bash command is started with [KeepOrphans]: what it puts in the
+//     background runs on, as in pi, and is reaped when it exits. A process
+//     that removed [OwnerEnv] from its environment is taken for an orphan of
+//     an ended CLI.
+//   - Every Unix: the CLI's process group is SIGKILLed when it has exited.
+//     On macOS a command that left the group (the CLI's Bash commands all do)
+//     escapes: nothing re-parents it to the bridge.
+//   - Windows: each CLI runs in a Job Object that kills every process in it
+//     when the job closes, which it does when the CLI has exited.
+//
+// When the bridge itself is SIGKILLed, Linux ends each CLI process
+// (PR_SET_PDEATHSIG), but what the CLI started is then re-parented to pid 1
+// (or the host's subreaper) and runs on: nothing the bridge leaves behind
+// is alive to end it. On Windows the Job Object's last handle closes with
+// the bridge, which ends every CLI process tree. On macOS nothing ends the
+// CLI but its own reaction to its stdin closing.
 package claudecli
 
 import (

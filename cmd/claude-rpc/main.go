@@ -114,6 +114,15 @@ func serve(opts bridge.Options, stdin io.Reader, stdout io.Writer) int {
 		}
 	}()
 	opts.Idle = releaseWhenIdle(memoryLimit) // memlimit.go
+	// What a CLI process leaves when it ends is ended with it (Linux; the
+	// package doc of claudecli says what other systems allow).
+	switch err := claudecli.EnableReaper(log); {
+	case errors.Is(err, claudecli.ErrNoReaper):
+		log.Debug("the bridge cannot adopt its CLI processes' orphans here", "err", err)
+	case err != nil:
+		log.Warn("the bridge cannot adopt its CLI processes' orphans", "err", err)
+	}
+	defer claudecli.SettleOrphans(2 * time.Second)
 	log.Debug("serving", "claude", opts.CLI.Path, "cwd", opts.CLI.Dir, "version", buildVersion())
 	if err := bridge.Serve(ctx, stdin, stdout, opts); err != nil {
 		log.Error("serving", "err", err)

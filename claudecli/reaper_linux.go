@@ -1,0 +1,281 @@
+package claudecli
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// reaper is the owner of the bridge's orphans: the processes its children
+// started whose parent ended, re-parented to the bridge because it is a
+// child subreaper. It tells them from the bridge's own children (which
+// os/exec waits for) by a registry of those, and attributes each orphan to
+// the child it descends from by the [OwnerEnv] in its environment.
+type reaper struct {
+	self, pgid int
+	log        *slog.Logger
+	seq        atomic.Int64
+
+	// startMu is held for reading while a child is started and
+	// registered, and for writing by a sweep: a sweep never sees a child
+	// of the bridge that is not registered yet.
+	startMu sync.RWMutex
+
+	mu   sync.Mutex         // guards own and keep
+	own  map[int]ownedChild // the children os/exec owns (waits for), by pid: never touched
+	keep map[string]bool    // owner tokens whose orphans run on: live children's, KeepOrphans ones
+}
+
+// ownedChild is a child of the bridge's own: its owner token and what
+// becomes of its orphans.
+type ownedChild struct {
+	token   string
+	orphans Orphans
+}
+
+// theReaper is set once by EnableReaper.
+var theReaper atomic.Pointer[reaper]
+
+// EnableReaper makes the bridge a child subreaper (Linux's
+// PR_SET_CHILD_SUBREAPER): what a CLI process leaves when it ends, however
+// it ends, is re-parented to the bridge, which ends it (SIGKILL, its process
+// group too) and reaps it. Call it once, before starting any child; from
+// then on every child must be started by a [Transport] or [RunCommand].
+func EnableReaper(log *slog.Logger) error {
+	if theReaper.Load() != nil {
+		return nil
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("becoming a child subreaper: %w", err)
+	}
+	r := &reaper{self: os.Getpid(), pgid: unix.Getpgrp(), log: log,
+		own: map[int]ownedChild{}, keep: map[string]bool{}}
+	for _, c := range r.children() {
+		r.own[c.pid] = ownedChild{orphans: KeepOrphans} // started before: someone else's to wait for
+	}
+	theReaper.Store(r)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, unix.SIGCHLD)
+	go func() {
+		for range sigs {
+			r.sweep()
+		}
+	}()
+	return nil
+}
+
+func startChild(cmd *exec.Cmd, orphans Orphans) (string, error) {
+	r := theReaper.Load()
+	if r == nil {
+		return "", cmd.Start()
+	}
+	token := strconv.Itoa(r.self) + "." + strconv.FormatInt(r.seq.Add(1), 10)
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(slices.Clip(cmd.Env), OwnerEnv+"="+token)
+	r.startMu.RLock()
+	defer r.startMu.RUnlock()
+	r.mu.Lock()
+	r.keep[token] = true
+	r.mu.Unlock()
+	if err := cmd.Start(); err != nil {
+		r.mu.Lock()
+		delete(r.keep, token)
+		r.mu.Unlock()
+		return "", err
+	}
+	r.mu.Lock()
+	r.own[cmd.Process.Pid] = ownedChild{token: token, orphans: orphans}
+	r.mu.Unlock()
+	if orphans == EndOrphans {
+		r.watch(cmd.Process.Pid, token) // not waited for yet: the pid is still its
+	}
+	return token, nil
+}
+
+// watch ends what the child pid leaves as soon as it exits, before its Wait
+// returns: os/exec's Wait also waits until the child's output pipes close,
+// which an orphan holding them would keep from happening. It waits on a
+// pidfd of its own with WNOWAIT, so os/exec still collects the exit status.
+// Without pidfds (Linux before 5.4) orphans are ended when a sweep finds the
+// child a zombie, and when its Wait returns.
+func (r *reaper) watch(pid int, token string) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return
+	}
+	go func() {
+		defer unix.Close(fd)
+		var info unix.Siginfo
+		for {
+			// It returns when the child exits, or with ECHILD once
+			// os/exec has collected it: either way it ended.
+			err := unix.Waitid(unix.P_PIDFD, fd, &info, unix.WEXITED|unix.WNOWAIT, nil)
+			if err != unix.EINTR {
+				break
+			}
+		}
+		r.mu.Lock()
+		delete(r.keep, token)
+		r.mu.Unlock()
+		r.settle(orphanSettle)
+	}()
+}
+
+// childEnded is called when cmd's Wait has returned: its pid is no longer
+// the bridge's to leave alone and, for EndOrphans, what it left is ended
+// before this returns (up to orphanSettle). A sweep may have ended them
+// already: one that finds the child exited (a zombie, not yet waited for)
+// ends its orphans then, so that one holding the child's output pipe does
+// not keep its Wait from returning.
+func childEnded(cmd *exec.Cmd, token string, orphans Orphans) {
+	r := theReaper.Load()
+	if r == nil || token == "" {
+		return
+	}
+	r.mu.Lock()
+	delete(r.own, cmd.Process.Pid)
+	if orphans == EndOrphans {
+		delete(r.keep, token)
+	}
+	r.mu.Unlock()
+	if orphans == EndOrphans {
+		r.settle(orphanSettle)
+	}
+}
+
+func settleOrphans(d time.Duration) {
+	if r := theReaper.Load(); r != nil {
+		r.settle(d)
+	}
+}
+
+// settle sweeps until no orphan to end is alive, for at most d.
+func (r *reaper) settle(d time.Duration) {
+	deadline := time.Now().Add(d)
+	for r.sweep() > 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// sweep reaps the orphans that have exited and SIGKILLs the live ones no
+// live child keeps, with their process group; it returns how many of those
+// it found. The children they leave in turn come to the bridge, for the
+// next sweep.
+func (r *reaper) sweep() int {
+	r.startMu.Lock()
+	defer r.startMu.Unlock()
+	ending := 0
+	children := r.children()
+	r.mu.Lock()
+	for _, c := range children {
+		if o, ok := r.own[c.pid]; ok && c.state == 'Z' && o.orphans == EndOrphans {
+			delete(r.keep, o.token) // it exited: what it left is no longer its
+		}
+	}
+	r.mu.Unlock()
+	for _, c := range children {
+		r.mu.Lock()
+		_, own := r.own[c.pid]
+		r.mu.Unlock()
+		switch {
+		case own:
+		case c.state == 'Z':
+			var ws unix.WaitStatus
+			_, _ = unix.Wait4(c.pid, &ws, unix.WNOHANG, nil) // an orphan's: only the reaper waits for it
+		case r.kept(c.pid):
+		default:
+			ending++
+			r.log.Debug("ending an orphan of an ended child", "pid", c.pid, "pgid", c.pgid, "cmdline", cmdline(c.pid))
+			// Its group, unless it is the bridge's own (a CLI on the
+			// pipe transport is a group leader; its children share it).
+			if c.pgid > 1 && c.pgid != r.pgid {
+				_ = unix.Kill(-c.pgid, unix.SIGKILL)
+			}
+			_ = unix.Kill(c.pid, unix.SIGKILL)
+		}
+	}
+	return ending
+}
+
+// kept tells whether the orphan pid descends from a child whose orphans run
+// on. One whose environment says nothing (or cannot be read) is not kept.
+func (r *reaper) kept(pid int) bool {
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	token := ""
+	for kv := range bytes.SplitSeq(env, []byte{0}) {
+		if v, ok := bytes.CutPrefix(kv, []byte(OwnerEnv+"=")); ok {
+			token = string(v) // the last one is what a getenv sees
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.keep[token]
+}
+
+// procStat is what a sweep reads of a process in /proc/<pid>/stat.
+type procStat struct {
+	pid, pgid int
+	state     byte
+}
+
+// children lists the bridge's child processes (its threads' children,
+// orphans re-parented to it included).
+func (r *reaper) children() []procStat {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	names, _ := d.Readdirnames(-1)
+	_ = d.Close()
+	var out []procStat
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + name + "/stat")
+		if err != nil {
+			continue // gone
+		}
+		// pid (comm) state ppid pgrp ...; comm may hold anything.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := bytes.Fields(b[i+1:])
+		if len(f) < 3 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(string(f[1]))
+		if ppid != r.self {
+			continue
+		}
+		pgid, _ := strconv.Atoi(string(f[2]))
+		out = append(out, procStat{pid: pid, pgid: pgid, state: f[0][0]})
+	}
+	return out
+}
+
+// cmdline is a process's command line, for logs.
+func cmdline(pid int) string {
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	return string(bytes.TrimRight(bytes.ReplaceAll(b, []byte{0}, []byte{' '}), " "))
+}
