@@ -29,12 +29,20 @@
 //   - Windows: each CLI runs in a Job Object that kills every process in it
 //     when the job closes, which it does when the CLI has exited.
 //
-// When the bridge itself is SIGKILLed, Linux ends each CLI process
-// (PR_SET_PDEATHSIG), but what the CLI started is then re-parented to pid 1
-// (or the host's subreaper) and runs on: nothing the bridge leaves behind
-// is alive to end it. On Windows the Job Object's last handle closes with
-// the bridge, which ends every CLI process tree. On macOS nothing ends the
-// CLI but its own reaction to its stdin closing.
+// When the bridge itself is SIGKILLed, Linux ends each CLI process (its
+// parent-death signal), and what the CLI started is re-parented to pid 1
+// (or the host's subreaper): nothing the dead bridge holds can end it. Its
+// watchdog ([StartWatchdog], Linux) can: a small process of the bridge's
+// own executable, in a process group of its own, whose stdin reaches EOF
+// when the bridge's process ends; it then SIGKILLs every process whose
+// [OwnerEnv] names one of the bridge's children (within 3 s), the host's
+// bash command's background jobs aside (they run on). What is left
+// then: a process that removed [OwnerEnv] from its environment; everything,
+// if the watchdog was killed too (a kill of the whole process tree, or of
+// every process of the user). On Windows the Job Object's last handle
+// closes with the bridge, which ends every CLI process tree. On macOS
+// nothing ends the CLI but its own reaction to its stdin closing, and
+// nothing ends what it started.
 package claudecli
 
 import (

@@ -3,6 +3,7 @@ package claudecli
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -83,6 +84,9 @@ func startChild(cmd *exec.Cmd, orphans Orphans) (string, error) {
 		return "", cmd.Start()
 	}
 	token := strconv.Itoa(r.self) + "." + strconv.FormatInt(r.seq.Add(1), 10)
+	if orphans == KeepOrphans {
+		token += keepSuffix
+	}
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
@@ -278,4 +282,118 @@ func (r *reaper) children() []procStat {
 func cmdline(pid int) string {
 	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	return string(bytes.TrimRight(bytes.ReplaceAll(b, []byte{0}, []byte{' '}), " "))
+}
+
+// keepSuffix ends the owner token of a KeepOrphans child.
+const keepSuffix = ".keep"
+
+// watchdogStdin is the write end of the watchdog's stdin: never written,
+// held (here, so no finalizer closes it) until the bridge's process ends.
+var watchdogStdin *os.File
+
+// StartWatchdog starts exe (the bridge's own executable) with
+// [WatchdogArg] as its first argument, in a process group of its own,
+// after [EnableReaper]. When the bridge's process ends, however it ends
+// (SIGKILL included), the watchdog's stdin reaches EOF and it ends what
+// the bridge's children left (see [RunWatchdog]).
+func StartWatchdog(exe string) error {
+	r := theReaper.Load()
+	if r == nil {
+		return ErrNoReaper
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("starting the watchdog: %w", err)
+	}
+	cmd := exec.Command(exe, WatchdogArg, strconv.Itoa(r.self), strconv.Itoa(r.pgid))
+	cmd.Stdin = pr
+	cmd.Env = []string{} // nothing of the host's: it is no host process's
+	cmd.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
+	token, err := startChild(cmd, KeepOrphans)
+	_ = pr.Close()
+	if err != nil {
+		_ = pw.Close()
+		return fmt.Errorf("starting the watchdog: %w", err)
+	}
+	watchdogStdin = pw
+	go func() {
+		err := cmd.Wait()
+		childEnded(cmd, token, KeepOrphans)
+		r.log.Debug("the watchdog ended", "err", err) // the bridge serves on without it
+	}()
+	return nil
+}
+
+// RunWatchdog is the watchdog's process (args: the bridge's pid and process
+// group): it waits until stdin ends, which happens when the bridge's process
+// ends, then SIGKILLs every process whose [OwnerEnv] names a child of that
+// bridge (those of [KeepOrphans] children aside), with its process group,
+// until none is left (at most 3 s). When the bridge ended normally there is
+// none; when it was SIGKILLed these are its CLI processes (Linux ends them
+// too, by their parent-death signal) and everything they started, which
+// Linux gave to pid 1. It returns the exit status.
+func RunWatchdog(args []string, stdin io.Reader) int {
+	if len(args) != 2 {
+		return 2
+	}
+	bridge, err1 := strconv.Atoi(args[0])
+	bridgePgid, err2 := strconv.Atoi(args[1])
+	if err1 != nil || err2 != nil {
+		return 2
+	}
+	signal.Ignore(unix.SIGINT, unix.SIGHUP, unix.SIGPIPE)
+	return watchdog(bridge, bridgePgid, stdin)
+}
+
+// watchdog is RunWatchdog once its arguments are read.
+func watchdog(bridge, bridgePgid int, stdin io.Reader) int {
+	_, _ = io.Copy(io.Discard, stdin)
+	prefix := []byte(OwnerEnv + "=" + strconv.Itoa(bridge) + ".")
+	spare := map[int]bool{bridgePgid: true, unix.Getpgrp(): true, 0: true, 1: true}
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		left := 0
+		for _, pid := range ownedBy(prefix) {
+			left++
+			if pgid, err := unix.Getpgid(pid); err == nil && !spare[pgid] {
+				_ = unix.Kill(-pgid, unix.SIGKILL)
+			}
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+		if left == 0 {
+			return 0
+		}
+	}
+	return 1
+}
+
+// ownedBy lists the live processes whose environment holds an owner token
+// starting with prefix (OwnerEnv=<bridge pid>.), KeepOrphans ones aside.
+func ownedBy(prefix []byte) []int {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	names, _ := d.Readdirnames(-1)
+	_ = d.Close()
+	var out []int
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + name + "/environ") // a zombie's reads empty
+		if err != nil {
+			continue
+		}
+		var token []byte
+		for kv := range bytes.SplitSeq(env, []byte{0}) {
+			if bytes.HasPrefix(kv, []byte(OwnerEnv+"=")) {
+				token = kv // the last one is what a getenv sees
+			}
+		}
+		if bytes.HasPrefix(token, prefix) && !bytes.HasSuffix(token, []byte(keepSuffix)) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package claudecli
 import (
 	"bytes"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"strconv"
@@ -119,6 +120,49 @@ func TestReaper(t *testing.T) {
 			t.Errorf("a child's own exit status: got %v", err)
 		}
 	})
+}
+
+func TestWatchdog(t *testing.T) {
+	// A bridge pid above Linux's pid_max: no real bridge's tokens match.
+	const bridge = 4194399
+	start := func(token string) *exec.Cmd {
+		cmd := exec.Command("sleep", "1000")
+		cmd.Env = []string{OwnerEnv + "=" + token}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		require.NoError(t, cmd.Start())
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		return cmd
+	}
+	cli := start("4194399.3")
+	job := start("4194399.4" + keepSuffix)
+	other := start("41943990.3") // another bridge's
+	ended := make(chan *os.ProcessState, 1)
+	go func() { st, _ := cli.Process.Wait(); ended <- st }()
+
+	stdin, w := io.Pipe()
+	done := make(chan int, 1)
+	go func() { done <- watchdog(bridge, syscall.Getpgrp(), stdin) }()
+	time.Sleep(100 * time.Millisecond)
+	select {
+	case <-ended:
+		t.Fatal("the watchdog acted before its stdin ended")
+	default:
+	}
+	require.NoError(t, w.Close()) // the bridge's process ended
+	select {
+	case code := <-done:
+		assert.Equal(t, 0, code)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watchdog did not return")
+	}
+	select {
+	case st := <-ended:
+		assert.Equal(t, "signal: killed", st.String(), "the CLI's process is ended")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the CLI's process runs on")
+	}
+	assert.NoError(t, job.Process.Signal(syscall.Signal(0)), "a KeepOrphans child's process runs on")
+	assert.NoError(t, other.Process.Signal(syscall.Signal(0)), "another bridge's process runs on")
 }
 
 // withEnv lists the live processes (zombies aside) whose environment holds kv.

@@ -3,6 +3,7 @@
 package claudecli
 
 import (
+	"io"
 	"log/slog"
 	"os/exec"
 	"time"
@@ -20,3 +21,10 @@ func startChild(cmd *exec.Cmd, _ Orphans) (string, error) { return "", cmd.Start
 func childEnded(*exec.Cmd, string, Orphans) {}
 
 func settleOrphans(time.Duration) {}
+
+// StartWatchdog returns [ErrNoReaper]: the watchdog finds what to end in
+// Linux's /proc.
+func StartWatchdog(string) error { return ErrNoReaper }
+
+// RunWatchdog is never started here.
+func RunWatchdog([]string, io.Reader) int { return 2 }

@@ -162,3 +162,23 @@ func testBashCommandEndsWhenStdinCloses(t *testing.T, tp string) {
 	assert.Equal(t, 0, code)
 	b.requireGone(fifo)
 }
+
+// The bridge SIGKILLed: Linux ends its CLI processes (their parent-death
+// signal) and gives their Bash commands to pid 1; the bridge's watchdog
+// ends them.
+func TestBashCommandEndsWithKilledBridge(t *testing.T) {
+	forEachTransport(t, testBashCommandEndsWithKilledBridge)
+}
+
+func testBashCommandEndsWithKilledBridge(t *testing.T, tp string) {
+	b := startBridgeRunningBash(t, tp)
+	fifo := b.startNeverEnding()
+	require.NoError(t, b.cmd.Process.Kill())
+	select {
+	case <-b.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("claude-rpc did not die of SIGKILL")
+	}
+	b.requireGone(fifo)
+	b.requireNoLeftovers()
+}
