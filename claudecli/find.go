@@ -20,9 +20,11 @@
 //     (a registry, kept under a lock that a sweep takes, tells them apart),
 //     so every child must be started by a [Transport] or [RunCommand]. The
 //     host's bash command is started with [KeepOrphans]: what it puts in the
-//     background runs on, as in pi, and is reaped when it exits. A process
-//     that removed [OwnerEnv] from its environment is taken for an orphan of
-//     an ended CLI.
+//     background runs on, as in pi, and is reaped when it exits. So is an
+//     orphan whose environment names no child of this bridge's: one that
+//     removed [OwnerEnv] escapes (the CLI's Bash commands keep it), and so
+//     does, with the bridge as pid 1 of a container, what is not the
+//     bridge's.
 //   - Every Unix: the CLI's process group is SIGKILLed when it has exited.
 //     On macOS a command that left the group (the CLI's Bash commands all do)
 //     escapes: nothing re-parents it to the bridge.

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,9 +33,10 @@ type reaper struct {
 	// of the bridge that is not registered yet.
 	startMu sync.RWMutex
 
-	mu   sync.Mutex         // guards own and keep
-	own  map[int]ownedChild // the children os/exec owns (waits for), by pid: never touched
-	keep map[string]bool    // owner tokens whose orphans run on: live children's, KeepOrphans ones
+	mu     sync.Mutex         // guards own, keep and killed
+	own    map[int]ownedChild // the children os/exec owns (waits for), by pid: never touched
+	keep   map[string]bool    // owner tokens whose orphans run on: live children's, KeepOrphans ones
+	killed map[int]bool       // orphans SIGKILLed and not reaped yet
 }
 
 // ownedChild is a child of the bridge's own: its owner token and what
@@ -63,8 +65,8 @@ func EnableReaper(log *slog.Logger) error {
 		return fmt.Errorf("becoming a child subreaper: %w", err)
 	}
 	r := &reaper{self: os.Getpid(), pgid: unix.Getpgrp(), log: log,
-		own: map[int]ownedChild{}, keep: map[string]bool{}}
-	for _, c := range r.children() {
+		own: map[int]ownedChild{}, keep: map[string]bool{}, killed: map[int]bool{}}
+	for _, c := range r.children(true) {
 		r.own[c.pid] = ownedChild{orphans: KeepOrphans} // started before: someone else's to wait for
 	}
 	theReaper.Store(r)
@@ -72,7 +74,7 @@ func EnableReaper(log *slog.Logger) error {
 	signal.Notify(sigs, unix.SIGCHLD)
 	go func() {
 		for range sigs {
-			r.sweep()
+			r.sweep(false)
 		}
 	}()
 	return nil
@@ -168,10 +170,23 @@ func settleOrphans(d time.Duration) {
 	}
 }
 
-// settle sweeps until no orphan to end is alive, for at most d.
+// settle sweeps until no orphan to end is alive, for at most d. The last
+// sweep reads every process: the kernel's lists of a thread's children can
+// miss one that moved while they were read.
 func (r *reaper) settle(d time.Duration) {
 	deadline := time.Now().Add(d)
-	for r.sweep() > 0 && time.Now().Before(deadline) {
+	for full := false; ; {
+		if r.sweep(full) == 0 {
+			if full {
+				return
+			}
+			full = true
+			continue
+		}
+		full = false
+		if !time.Now().Before(deadline) {
+			return
+		}
 		time.Sleep(5 * time.Millisecond)
 	}
 }
@@ -180,11 +195,11 @@ func (r *reaper) settle(d time.Duration) {
 // live child keeps, with their process group; it returns how many of those
 // it found. The children they leave in turn come to the bridge, for the
 // next sweep.
-func (r *reaper) sweep() int {
+func (r *reaper) sweep(full bool) int {
 	r.startMu.Lock()
 	defer r.startMu.Unlock()
 	ending := 0
-	children := r.children()
+	children := r.children(full)
 	r.mu.Lock()
 	for _, c := range children {
 		if o, ok := r.own[c.pid]; ok && c.state == 'Z' && o.orphans == EndOrphans {
@@ -195,13 +210,24 @@ func (r *reaper) sweep() int {
 	for _, c := range children {
 		r.mu.Lock()
 		_, own := r.own[c.pid]
+		killed := r.killed[c.pid]
 		r.mu.Unlock()
 		switch {
 		case own:
 		case c.state == 'Z':
 			var ws unix.WaitStatus
-			_, _ = unix.Wait4(c.pid, &ws, unix.WNOHANG, nil) // an orphan's: only the reaper waits for it
-		case r.kept(c.pid):
+			if pid, _ := unix.Wait4(c.pid, &ws, unix.WNOHANG, nil); pid == c.pid { // an orphan's: only the reaper waits for it
+				r.mu.Lock()
+				delete(r.killed, c.pid)
+				r.mu.Unlock()
+			} else if killed {
+				ending++
+			}
+		case killed:
+			ending++ // dying (its environment may read empty by now)
+		case !r.ended(c.pid):
+			// A live child's, a KeepOrphans child's, or one no child of
+			// this bridge's owns: it runs on, and is reaped when it exits.
 		default:
 			ending++
 			r.log.Debug("ending an orphan of an ended child", "pid", c.pid, "pgid", c.pgid, "cmdline", cmdline(c.pid))
@@ -211,17 +237,32 @@ func (r *reaper) sweep() int {
 				_ = unix.Kill(-c.pgid, unix.SIGKILL)
 			}
 			_ = unix.Kill(c.pid, unix.SIGKILL)
+			r.mu.Lock()
+			r.killed[c.pid] = true
+			r.mu.Unlock()
 		}
 	}
 	return ending
 }
 
-// kept tells whether the orphan pid descends from a child whose orphans run
-// on. One whose environment says nothing (or cannot be read) is not kept.
-func (r *reaper) kept(pid int) bool {
-	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
+// ended tells whether the orphan pid descends from a child of this bridge's
+// that has ended, and is not a KeepOrphans one.
+func (r *reaper) ended(pid int) bool {
+	token := ownerToken(strconv.Itoa(pid))
+	if !strings.HasPrefix(token, strconv.Itoa(r.self)+".") {
 		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.keep[token]
+}
+
+// ownerToken returns the [OwnerEnv] in the environment process pid started
+// with: "" when it has none or it cannot be read (a zombie, another user's).
+func ownerToken(pid string) string {
+	env, err := os.ReadFile("/proc/" + pid + "/environ")
+	if err != nil {
+		return ""
 	}
 	token := ""
 	for kv := range bytes.SplitSeq(env, []byte{0}) {
@@ -229,9 +270,7 @@ func (r *reaper) kept(pid int) bool {
 			token = string(v) // the last one is what a getenv sees
 		}
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.keep[token]
+	return token
 }
 
 // procStat is what a sweep reads of a process in /proc/<pid>/stat.
@@ -241,41 +280,87 @@ type procStat struct {
 }
 
 // children lists the bridge's child processes (its threads' children,
-// orphans re-parented to it included).
-func (r *reaper) children() []procStat {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return nil
+// orphans re-parented to it included): unless full, from each thread's
+// /proc/self/task/<tid>/children when the kernel has them
+// (CONFIG_PROC_CHILDREN), else from every process's stat.
+func (r *reaper) children(full bool) []procStat {
+	var pids []string
+	ok := false
+	if !full {
+		pids, ok = r.childPids()
 	}
-	names, _ := d.Readdirnames(-1)
-	_ = d.Close()
+	if !ok {
+		d, err := os.Open("/proc")
+		if err != nil {
+			return nil
+		}
+		pids, _ = d.Readdirnames(-1)
+		_ = d.Close()
+	}
 	var out []procStat
-	for _, name := range names {
-		pid, err := strconv.Atoi(name)
-		if err != nil {
-			continue
+	for _, name := range pids {
+		if c, ok := r.child(name); ok {
+			out = append(out, c)
 		}
-		b, err := os.ReadFile("/proc/" + name + "/stat")
-		if err != nil {
-			continue // gone
-		}
-		// pid (comm) state ppid pgrp ...; comm may hold anything.
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(b[i+1:])
-		if len(f) < 3 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(string(f[1]))
-		if ppid != r.self {
-			continue
-		}
-		pgid, _ := strconv.Atoi(string(f[2]))
-		out = append(out, procStat{pid: pid, pgid: pgid, state: f[0][0]})
 	}
 	return out
+}
+
+// childPids reads the pids the kernel lists as the children of the
+// bridge's threads; ok is false where it lists none.
+func (r *reaper) childPids() (pids []string, ok bool) {
+	d, err := os.Open("/proc/self/task")
+	if err != nil {
+		return nil, false
+	}
+	tids, _ := d.Readdirnames(-1)
+	_ = d.Close()
+	seen := map[string]bool{}
+	for _, tid := range tids {
+		b, err := os.ReadFile("/proc/self/task/" + tid + "/children")
+		if err != nil {
+			if os.IsNotExist(err) {
+				if _, err := os.Stat("/proc/self/task/" + tid); err == nil {
+					return nil, false // a kernel without the file
+				}
+			}
+			continue // a thread that just ended
+		}
+		for _, f := range strings.Fields(string(b)) {
+			if !seen[f] {
+				seen[f] = true
+				pids = append(pids, f)
+			}
+		}
+	}
+	return pids, true
+}
+
+// child reads process name's stat; ok is false unless it is a child of the
+// bridge's.
+func (r *reaper) child(name string) (procStat, bool) {
+	pid, err := strconv.Atoi(name)
+	if err != nil {
+		return procStat{}, false
+	}
+	b, err := os.ReadFile("/proc/" + name + "/stat")
+	if err != nil {
+		return procStat{}, false // gone
+	}
+	// pid (comm) state ppid pgrp ...; comm may hold anything.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return procStat{}, false
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 3 {
+		return procStat{}, false
+	}
+	if ppid, _ := strconv.Atoi(string(f[1])); ppid != r.self {
+		return procStat{}, false
+	}
+	pgid, _ := strconv.Atoi(string(f[2]))
+	return procStat{pid: pid, pgid: pgid, state: f[0][0]}, true
 }
 
 // cmdline is a process's command line, for logs.
@@ -348,7 +433,7 @@ func RunWatchdog(args []string, stdin io.Reader) int {
 // watchdog is RunWatchdog once its arguments are read.
 func watchdog(bridge, bridgePgid int, stdin io.Reader) int {
 	_, _ = io.Copy(io.Discard, stdin)
-	prefix := []byte(OwnerEnv + "=" + strconv.Itoa(bridge) + ".")
+	prefix := strconv.Itoa(bridge) + "."
 	spare := map[int]bool{bridgePgid: true, unix.Getpgrp(): true, 0: true, 1: true}
 	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		left := 0
@@ -366,9 +451,9 @@ func watchdog(bridge, bridgePgid int, stdin io.Reader) int {
 	return 1
 }
 
-// ownedBy lists the live processes whose environment holds an owner token
-// starting with prefix (OwnerEnv=<bridge pid>.), KeepOrphans ones aside.
-func ownedBy(prefix []byte) []int {
+// ownedBy lists the live processes whose [OwnerEnv] starts with prefix
+// (<bridge pid>.), KeepOrphans ones aside.
+func ownedBy(prefix string) []int {
 	d, err := os.Open("/proc")
 	if err != nil {
 		return nil
@@ -381,17 +466,7 @@ func ownedBy(prefix []byte) []int {
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		env, err := os.ReadFile("/proc/" + name + "/environ") // a zombie's reads empty
-		if err != nil {
-			continue
-		}
-		var token []byte
-		for kv := range bytes.SplitSeq(env, []byte{0}) {
-			if bytes.HasPrefix(kv, []byte(OwnerEnv+"=")) {
-				token = kv // the last one is what a getenv sees
-			}
-		}
-		if bytes.HasPrefix(token, prefix) && !bytes.HasSuffix(token, []byte(keepSuffix)) {
+		if token := ownerToken(name); strings.HasPrefix(token, prefix) && !strings.HasSuffix(token, keepSuffix) {
 			out = append(out, pid)
 		}
 	}

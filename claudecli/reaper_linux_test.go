@@ -197,3 +197,21 @@ func parentOf(pid int) int {
 	ppid, _ := strconv.Atoi(string(f[1]))
 	return ppid
 }
+
+// BenchmarkSweep is what a sweep costs: from the kernel's lists of the
+// bridge's children (each SIGCHLD), and from every process's stat (the
+// last of each child's end).
+func BenchmarkSweep(b *testing.B) {
+	r := &reaper{self: os.Getpid(), pgid: syscall.Getpgrp(), own: map[int]ownedChild{}, keep: map[string]bool{}, killed: map[int]bool{}}
+	ents, _ := os.ReadDir("/proc")
+	b.ReportMetric(float64(len(ents)), "proc-entries")
+	for _, full := range []bool{false, true} {
+		b.Run("full="+strconv.FormatBool(full), func(b *testing.B) {
+			for b.Loop() {
+				if r.sweep(full) != 0 {
+					b.Fatal("the benchmark's process has no orphans to end")
+				}
+			}
+		})
+	}
+}
