@@ -117,8 +117,9 @@ func startChild(cmd *exec.Cmd, orphans Orphans) (string, error) {
 // returns: os/exec's Wait also waits until the child's output pipes close,
 // which an orphan holding them would keep from happening. It waits on a
 // pidfd of its own with WNOWAIT, so os/exec still collects the exit status.
-// Without pidfds (Linux before 5.4) orphans are ended when a sweep finds the
-// child a zombie, and when its Wait returns.
+// Without them (Linux before 5.4) orphans are ended when a sweep finds the
+// child a zombie, and when its Wait returns (a CLI process's Wait waits for
+// no pipe).
 func (r *reaper) watch(pid int, token string) {
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
@@ -129,11 +130,16 @@ func (r *reaper) watch(pid int, token string) {
 		var info unix.Siginfo
 		for {
 			// It returns when the child exits, or with ECHILD once
-			// os/exec has collected it: either way it ended.
+			// os/exec has collected it: either way it ended. Another
+			// error (Linux 5.3 has pidfds but no P_PIDFD) says nothing.
 			err := unix.Waitid(unix.P_PIDFD, fd, &info, unix.WEXITED|unix.WNOWAIT, nil)
-			if err != unix.EINTR {
-				break
+			if err == unix.EINTR {
+				continue
 			}
+			if err != nil && err != unix.ECHILD {
+				return
+			}
+			break
 		}
 		r.mu.Lock()
 		delete(r.keep, token)
@@ -393,6 +399,7 @@ func StartWatchdog(exe string) error {
 	cmd := exec.Command(exe, WatchdogArg, strconv.Itoa(r.self), strconv.Itoa(r.pgid))
 	cmd.Stdin = pr
 	cmd.Env = []string{} // nothing of the host's: it is no host process's
+	cmd.Dir = "/"        // it keeps no folder of the host's busy
 	cmd.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
 	token, err := startChild(cmd, KeepOrphans)
 	_ = pr.Close()

@@ -75,8 +75,10 @@ func (b *rpcProc) running(s string) []string {
 func (b *rpcProc) requireGone(s string) {
 	b.t.Helper()
 	var left []string
-	for deadline := time.Now().Add(orphanBound); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	start := time.Now()
+	for deadline := start.Add(orphanBound); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if left = b.running(s); len(left) == 0 {
+			b.t.Logf("the command was gone %v after the test looked first", time.Since(start).Round(time.Millisecond))
 			return
 		}
 	}
