@@ -382,12 +382,13 @@ const keepSuffix = ".keep"
 // held (here, so no finalizer closes it) until the bridge's process ends.
 var watchdogStdin *os.File
 
-// StartWatchdog starts exe (the bridge's own executable) with
+// StartWatchdog starts the bridge's own executable (/proc/self/exe, so an
+// upgrade that replaced the file meanwhile does not matter) with
 // [WatchdogArg] as its first argument, in a process group of its own,
 // after [EnableReaper]. When the bridge's process ends, however it ends
 // (SIGKILL included), the watchdog's stdin reaches EOF and it ends what
 // the bridge's children left (see [RunWatchdog]).
-func StartWatchdog(exe string) error {
+func StartWatchdog() error {
 	r := theReaper.Load()
 	if r == nil {
 		return ErrNoReaper
@@ -396,7 +397,8 @@ func StartWatchdog(exe string) error {
 	if err != nil {
 		return fmt.Errorf("starting the watchdog: %w", err)
 	}
-	cmd := exec.Command(exe, WatchdogArg, strconv.Itoa(r.self), strconv.Itoa(r.pgid))
+	cmd := exec.Command("/proc/self/exe", WatchdogArg, strconv.Itoa(r.self), strconv.Itoa(r.pgid))
+	cmd.Args[0] = os.Args[0] // for ps
 	cmd.Stdin = pr
 	cmd.Env = []string{} // nothing of the host's: it is no host process's
 	cmd.Dir = "/"        // it keeps no folder of the host's busy

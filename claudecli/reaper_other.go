@@ -24,7 +24,7 @@ func settleOrphans(time.Duration) {}
 
 // StartWatchdog returns [ErrNoReaper]: the watchdog finds what to end in
 // Linux's /proc.
-func StartWatchdog(string) error { return ErrNoReaper }
+func StartWatchdog() error { return ErrNoReaper }
 
 // RunWatchdog is never started here.
 func RunWatchdog([]string, io.Reader) int { return 2 }

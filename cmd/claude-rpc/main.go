@@ -127,11 +127,7 @@ func serve(opts bridge.Options, stdin io.Reader, stdout io.Writer) int {
 		log.Warn("the bridge cannot adopt its CLI processes' orphans", "err", err)
 	default:
 		// If the bridge is killed, its watchdog ends what is left.
-		exe, err := os.Executable()
-		if err == nil {
-			err = claudecli.StartWatchdog(exe)
-		}
-		if err != nil {
+		if err := claudecli.StartWatchdog(); err != nil {
 			log.Warn("no watchdog: what the CLI processes started outlives a killed bridge", "err", err)
 		}
 	}
