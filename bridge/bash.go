@@ -121,7 +121,8 @@ func (s *server) execBash(ctx context.Context, cmdline string, updates io.Writer
 	w := io.MultiWriter(full, tail, n, updates)
 	cmd.Stdout, cmd.Stderr = w, w
 	claudecli.PrepareGroup(cmd) // cancelling ends the command's children too
-	err = cmd.Run()
+	// What it puts in the background runs on, as in pi.
+	err = claudecli.RunCommand(cmd, claudecli.KeepOrphans)
 	res := bashResult{Output: tail.String(), Cancelled: ctx.Err() != nil}
 	var exitErr *exec.ExitError
 	switch {

@@ -206,6 +206,8 @@ type Process struct {
 	clean func([]byte) []byte
 	// job is the Windows Job Object holding the process tree (0 elsewhere).
 	job uintptr
+	// owner is its [OwnerEnv] token while the reaper runs ("" else).
+	owner string
 
 	stderrDone chan struct{}
 	done       chan struct{}
@@ -272,7 +274,8 @@ func spawn(cfg Config, args []string, stdoutR, stdoutW *os.File, sys func(*exec.
 	// The child gets the files themselves, so exec starts no copying
 	// goroutines and Wait never blocks on our readers.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
-	if err := cmd.Start(); err != nil {
+	owner, err := startChild(cmd, EndOrphans)
+	if err != nil {
 		closeAll(stdinR, stdinW, stderrR, stderrW)
 		return nil, nil, fmt.Errorf("starting %s: %w", path, err)
 	}
@@ -280,6 +283,7 @@ func spawn(cfg Config, args []string, stdoutR, stdoutW *os.File, sys func(*exec.
 
 	p := &Process{
 		cmd:        cmd,
+		owner:      owner,
 		stdout:     &eofReader{f: stdoutR, eof: make(chan struct{})},
 		stderr:     NewTail(4096),
 		stderrDone: make(chan struct{}),
@@ -305,10 +309,13 @@ func closeAll(fs ...*os.File) {
 }
 
 // wait owns cmd.Wait: when the CLI exits it kills what is left of its group
-// (Bash tool children), so stdout reaches EOF, and closes done.
+// and, where the reaper runs, every other process it started (its Bash
+// commands, each in a session of its own), so stdout reaches EOF, and
+// closes done.
 func (p *Process) wait() {
 	err := p.cmd.Wait()
 	_ = signalGroup(p, killSignal) // best effort: reap stragglers
+	childEnded(p.cmd, p.owner, EndOrphans)
 	afterWait(p)
 	p.waitErr = err
 	close(p.done)

@@ -314,7 +314,7 @@ func RunVersion(c Command, timeout time.Duration) (Version, error) {
 	// ends it (its writes fail).
 	out, errOut := &capped{n: 4096}, &capped{n: 4096}
 	cmd.Stdout, cmd.Stderr = out, errOut
-	err := cmd.Run()
+	err := RunCommand(cmd, EndOrphans)
 	switch {
 	case out.full || errOut.full:
 		return Version{}, fmt.Errorf("`%s --version` printed %w", c, errCapped)

@@ -24,6 +24,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
 )
 
@@ -244,13 +245,18 @@ func procCPU(pid int) time.Duration {
 }
 
 // childPids returns the pids of a process's children (of any of its
-// threads: Go starts a process from whichever thread runs).
+// threads: Go starts a process from whichever thread runs), the bridge's
+// watchdog aside: what it costs is not the CLI's.
 func childPids(pid int) []int {
 	files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
 	var out []int
 	for _, file := range files {
 		data, _ := os.ReadFile(file)
 		for _, f := range strings.Fields(string(data)) {
+			args, _ := os.ReadFile("/proc/" + f + "/cmdline")
+			if bytes.Contains(args, []byte("\x00"+claudecli.WatchdogArg+"\x00")) {
+				continue
+			}
 			if n, err := strconv.Atoi(f); err == nil && !slices.Contains(out, n) {
 				out = append(out, n)
 			}

@@ -62,6 +62,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return doctor(args[1:], stdout, stderr)
 		case "demo":
 			return demo(args[1:], stdin, stdout, stderr)
+		case claudecli.WatchdogArg:
+			// Started by serve: ends what the bridge's CLI processes
+			// leave if the bridge is killed.
+			return claudecli.RunWatchdog(args[1:], stdin)
 		case "schema":
 			// The protocol reference: every frame on stdout, as JSON Schema.
 			_, _ = stdout.Write(bridge.Schema())
@@ -115,6 +119,20 @@ func serve(opts bridge.Options, stdin io.Reader, stdout io.Writer) int {
 		}
 	}()
 	opts.Idle = releaseWhenIdle(memoryLimit) // memlimit.go
+	// What a CLI process leaves when it ends is ended with it (Linux; the
+	// package doc of claudecli says what other systems allow).
+	switch err := claudecli.EnableReaper(log); {
+	case errors.Is(err, claudecli.ErrNoReaper):
+		log.Debug("the bridge cannot adopt its CLI processes' orphans here", "err", err)
+	case err != nil:
+		log.Warn("the bridge cannot adopt its CLI processes' orphans", "err", err)
+	default:
+		// If the bridge is killed, its watchdog ends what is left.
+		if err := claudecli.StartWatchdog(); err != nil {
+			log.Warn("no watchdog: what the CLI processes started outlives a killed bridge", "err", err)
+		}
+	}
+	defer claudecli.SettleOrphans(2 * time.Second)
 	log.Debug("serving", "claude", opts.CLI.Path, "cwd", opts.CLI.Dir, "version", buildVersion())
 	if err := bridge.Serve(ctx, stdin, stdout, opts); err != nil {
 		log.Error("serving", "err", err)
