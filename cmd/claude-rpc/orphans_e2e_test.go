@@ -38,7 +38,7 @@ func startBridgeRunningBash(t *testing.T, tp string) *rpcProc {
 	require.NoError(t, os.WriteFile(filepath.Join(home, ".claude", "settings.json"),
 		[]byte(`{"permissions":{"allow":["Bash"]}}`), 0o644))
 	srv := claudetest.Start(t)
-	return startBridgeIn(t, srv, claudetest.CLI(t), home, t.TempDir(), nil, "--transport", tp)
+	return startBridgeWith(t, bridgeOpts{srv: srv, home: home}, "--transport", tp)
 }
 
 // startNeverEnding starts a prompt whose Bash tool call never ends on its
