@@ -100,15 +100,24 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// startWin starts the bridge on cli against a fresh fake API, in the
-// folder dir, with a fresh profile; at the test's end it closes stdin and
-// checks that the bridge exits and that nothing it started is left.
+// startWin starts the bridge on cli (found by the bridge when empty)
+// against a fresh fake API, in the folder dir, with a fresh profile; at the
+// test's end it closes stdin and checks that the bridge exits.
 func startWin(t *testing.T, cli, dir string, args ...string) *winBridge {
 	t.Helper()
 	srv := claudetest.Start(t)
-	all := append([]string{"--mode", "rpc", "--claude-path", cli, "--cwd", dir, "--log-level", "debug"}, args...)
+	all := append([]string{"--mode", "rpc", "--cwd", dir, "--log-level", "debug"}, args...)
+	if cli != "" {
+		all = append(all, "--claude-path", cli)
+	}
+	return startRaw(t, srv, winEnv(srv, t.TempDir()), all...)
+}
+
+// startRaw starts claude-rpc with args and env, reading its frames.
+func startRaw(t *testing.T, srv *claudetest.Server, env []string, args ...string) *winBridge {
+	t.Helper()
 	b := &winBridge{t: t, srv: srv, stderr: &syncBuffer{}, frames: make(chan gjson.Result, 1024), exited: make(chan struct{})}
-	b.cmd = bridgeCommand(t, winEnv(srv, t.TempDir()), all...)
+	b.cmd = bridgeCommand(t, env, args...)
 	b.cmd.Stderr = b.stderr
 	var err error
 	b.stdin, err = b.cmd.StdinPipe()
@@ -463,4 +472,119 @@ func TestWindowsTurns(t *testing.T) {
 			requireGone(t, below, "after claude-rpc exited, what it started")
 		})
 	}
+}
+
+// TestWindowsSteer: a steer sent while the Bash tool runs reaches the model
+// in the same run.
+func TestWindowsSteer(t *testing.T) {
+	cli := winCLI(t)
+	for _, tp := range winTransports {
+		t.Run(tp, func(t *testing.T) {
+			t.Parallel()
+			b := startWin(t, cli, spacedDir(t), "--transport", tp)
+			require.True(t, b.call(map[string]any{"type": "prompt", "message": "[[bash:sleep 1.5; echo slept]]"}).Get("success").Bool())
+			b.until(60*time.Second, frameType("tool_execution_start"))
+			steer := "change course [[say:steered]]"
+			require.True(t, b.call(map[string]any{"type": "steer", "message": steer}).Get("success").Bool())
+			frames := b.until(90*time.Second, frameType("agent_end"))
+			for _, f := range frames {
+				assert.NotEqual(t, "agent_start", f.Get("type").String(), "one run")
+			}
+			assert.Contains(t, replyText(frames), "steered")
+			var steered int
+			for _, r := range b.srv.MessagesRequests() {
+				if r.LastUserText() == steer {
+					steered++
+				}
+			}
+			assert.Equal(t, 1, steered, "the steer reached the API once")
+		})
+	}
+}
+
+// TestWindowsNpmShim: the CLI found on PATH as npm installs it globally
+// (claude.cmd, npm's own cmd-shim, beside node_modules\...\claude.exe):
+// the bridge reads the shim and runs claude.exe itself, never cmd.exe.
+func TestWindowsNpmShim(t *testing.T) {
+	cli := winCLI(t)
+	npmDir := filepath.Join(t.TempDir(), "npm prefix")
+	exe := filepath.Join(npmDir, "node_modules", "@anthropic-ai", "claude-code", "bin", "claude.exe")
+	require.NoError(t, os.MkdirAll(filepath.Dir(exe), 0o755))
+	copyFile(t, cli, exe)
+	shim, err := os.ReadFile(filepath.Join("..", "..", "claudecli", "testdata", "npm-shims", "global-native.cmd"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(npmDir, "claude.cmd"), shim, 0o644))
+
+	srv := claudetest.Start(t)
+	env := []string{"PATH=" + npmDir + ";" + os.Getenv("PATH")}
+	for _, kv := range winEnv(srv, t.TempDir()) {
+		if k, _, _ := strings.Cut(kv, "="); !strings.EqualFold(k, "PATH") {
+			env = append(env, kv)
+		}
+	}
+	b := startRaw(t, srv, env, "--mode", "rpc", "--cwd", spacedDir(t), "--transport", "stream", "--log-level", "debug")
+	require.True(t, b.call(map[string]any{"type": "prompt", "message": "[[bash:echo started; sleep 1000]]"}).Get("success").Bool())
+	below := b.waitBelow("bash.exe")
+	require.Len(t, named(below, "claude.exe"), 1, "%v", below)
+	assert.Empty(t, named(below, "cmd.exe"), "the shim is read, not run: %v", below)
+	assert.True(t, strings.EqualFold(exe, imagePath(t, named(below, "claude.exe")[0].pid)), "the claude.exe the shim wraps runs")
+	b.send(map[string]any{"type": "abort", "id": "ab"})
+	b.until(30*time.Second, responseTo("abort"))
+	frames := b.prompt("through the shim")
+	assert.Equal(t, "echo: through the shim", replyText(frames))
+}
+
+// imagePath is the full path of process pid's executable.
+func imagePath(t *testing.T, pid uint32) string {
+	t.Helper()
+	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, pid)
+	require.NoError(t, err)
+	defer windows.CloseHandle(h)
+	buf := make([]uint16, windows.MAX_LONG_PATH)
+	n := uint32(len(buf))
+	require.NoError(t, windows.QueryFullProcessImageName(h, 0, &buf[0], &n))
+	return windows.UTF16ToString(buf[:n])
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	in, err := os.Open(from)
+	require.NoError(t, err)
+	defer in.Close()
+	out, err := os.Create(to)
+	require.NoError(t, err)
+	_, err = io.Copy(out, in)
+	require.NoError(t, err)
+	require.NoError(t, out.Close())
+}
+
+// TestWindowsDoctor: claude-rpc doctor on Windows with the real CLI: every
+// check passes, Git Bash is the one in Program Files.
+func TestWindowsDoctor(t *testing.T) {
+	cli := winCLI(t)
+	srv := claudetest.Start(t)
+	cmd := bridgeCommand(t, winEnv(srv, t.TempDir()), "doctor", "--claude-path", cli)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	text := string(out)
+	assert.Contains(t, text, "ok    Claude CLI      "+cli+" (--claude-path)")
+	assert.Contains(t, text, "ok    CLI version     2.1.328 (Claude Code)")
+	assert.Regexp(t, `ok    Git Bash        C:\\Program Files\\Git\\bin\\bash\.exe`, text)
+	assert.Contains(t, text, "All checks passed.")
+}
+
+// TestWindowsDemo: claude-rpc demo on Windows: a prompt through the real
+// CLI and the demo's own fake API, then stdin closed ends it.
+func TestWindowsDemo(t *testing.T) {
+	cli := winCLI(t)
+	b := startRaw(t, nil, winEnv(claudetest.Start(t), t.TempDir()), "demo", "--claude-path", cli, "--cwd", spacedDir(t))
+	frames := b.prompt("hello from the demo")
+	assert.Equal(t, "echo: hello from the demo", replyText(frames))
+	require.NoError(t, b.stdin.Close())
+	select {
+	case <-b.exited:
+	case <-time.After(20 * time.Second):
+		t.Fatal("demo did not exit within 20 s of stdin closing")
+	}
+	assert.Equal(t, 0, b.cmd.ProcessState.ExitCode())
 }
