@@ -588,3 +588,43 @@ func TestWindowsDemo(t *testing.T) {
 	}
 	assert.Equal(t, 0, b.cmd.ProcessState.ExitCode())
 }
+
+// TestWindowsKilled: nothing outlives its purpose when a process is killed
+// outright (TerminateProcess, Windows' SIGKILL) while the CLI's Bash tool
+// runs a command that never ends. The CLI killed: the bridge ends its Job
+// Object, the command with it, and the next prompt works. The bridge
+// killed: its handle on the Job Object closes with it, which ends the CLI
+// and the command (KILL_ON_JOB_CLOSE).
+func TestWindowsKilled(t *testing.T) {
+	cli := winCLI(t)
+	for _, tp := range winTransports {
+		t.Run(tp, func(t *testing.T) {
+			t.Parallel()
+			b := startWin(t, cli, spacedDir(t), "--transport", tp)
+			require.True(t, b.call(map[string]any{"type": "prompt", "message": "[[bash:echo started; sleep 1000]]"}).Get("success").Bool())
+			below := b.waitBelow("bash.exe")
+			claude := named(below, "claude.exe")
+			require.Len(t, claude, 1, "%v", below)
+			terminate(t, claude[0].pid)
+			requireGone(t, below, "the CLI killed: its tree")
+			b.until(60*time.Second, frameType("agent_end"))
+			frames := b.prompt("after the kill")
+			assert.Equal(t, "echo: after the kill", replyText(frames))
+
+			require.True(t, b.call(map[string]any{"type": "prompt", "message": "[[bash:echo started; sleep 1000]]"}).Get("success").Bool())
+			below = b.waitBelow("bash.exe")
+			require.NoError(t, b.cmd.Process.Kill())
+			<-b.exited
+			requireGone(t, below, "the bridge killed: what it started")
+		})
+	}
+}
+
+// terminate ends process pid at once, as TerminateProcess does.
+func terminate(t *testing.T, pid uint32) {
+	t.Helper()
+	h, err := windows.OpenProcess(windows.PROCESS_TERMINATE, false, pid)
+	require.NoError(t, err)
+	defer windows.CloseHandle(h)
+	require.NoError(t, windows.TerminateProcess(h, 1))
+}
