@@ -628,3 +628,35 @@ func terminate(t *testing.T, pid uint32) {
 	defer windows.CloseHandle(h)
 	require.NoError(t, windows.TerminateProcess(h, 1))
 }
+
+// TestWindowsSessionFile: the transcript the bridge names (get_state's
+// sessionFile) is the one the CLI wrote, in a --cwd with spaces and
+// non-ASCII text, with HOME set elsewhere than USERPROFILE (as Git Bash
+// sets it for what it starts): the CLI's home on Windows is USERPROFILE.
+func TestWindowsSessionFile(t *testing.T) {
+	cli := winCLI(t)
+	srv := claudetest.Start(t)
+	profile, gitHome := t.TempDir(), t.TempDir()
+	var env []string
+	for _, kv := range winEnv(srv, profile) {
+		if k, _, _ := strings.Cut(kv, "="); !strings.EqualFold(k, "HOME") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "HOME="+gitHome)
+	b := startRaw(t, srv, env, "--mode", "rpc", "--claude-path", cli, "--cwd", spacedDir(t), "--transport", "stream")
+	frames := b.prompt("remember me")
+	assert.Equal(t, "echo: remember me", replyText(frames))
+	file := b.call(map[string]any{"type": "get_state"}).Get("data.sessionFile").String()
+	require.NotEmpty(t, file)
+	assert.FileExists(t, file)
+	assert.True(t, strings.HasPrefix(file, filepath.Join(profile, ".claude")+string(filepath.Separator)), "%s is under USERPROFILE", file)
+	var found []string
+	_ = filepath.WalkDir(filepath.Join(profile, ".claude", "projects"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+			found = append(found, p)
+		}
+		return nil
+	})
+	assert.Equal(t, []string{file}, found, "the CLI's transcripts")
+}
