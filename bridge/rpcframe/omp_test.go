@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,11 @@ const ompVersion = "18.3.4"
 // runs scripts/install-omp, and fails if that fails.
 func ompDir(t *testing.T) string {
 	t.Helper()
+	if runtime.GOOS == "windows" {
+		// scripts/install-omp is a bash script installing a Linux or macOS
+		// omp; the framing compared is the same on every OS.
+		t.Skip("omp is installed and run by scripts/install-omp, a Unix script; the round trip is checked on Linux")
+	}
 	dir := os.Getenv("OMP_DIR")
 	if dir == "" {
 		cache := os.Getenv("CLAUDE_RPC_CACHE")
