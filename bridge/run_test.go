@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -874,7 +875,8 @@ func TestSubagents(t *testing.T) {
 	assert.NotEmpty(t, life[0].Get("parentToolCallId").String())
 	id := life[0].Get("id").String()
 	file := life[0].Get("sessionFile").String()
-	assert.True(t, strings.HasSuffix(file, "/subagents/agent-"+id+".jsonl"), file)
+	// A native path, as the host's OS spells it (backslashes on Windows).
+	assert.True(t, strings.HasSuffix(file, string(filepath.Separator)+filepath.Join("subagents", "agent-"+id+".jsonl")), file)
 	require.NotEmpty(t, inner)
 	assert.Equal(t, "agent_start", inner[0])
 	assert.Equal(t, "agent_end", inner[len(inner)-1])

@@ -220,6 +220,12 @@ func TestNoCoalescing(t *testing.T) {
 // long message: after an update of B bytes the next waits B/coalesceBudget
 // windows.
 func TestLongMessagesUpdateLessOften(t *testing.T) {
+	if underWine() {
+		// Measured under Wine 10, alone: 2 of 4 runs saw gaps of 65 and
+		// 107 ms where 110 are due (Linux: 5 of 5 pass); the spacing logic
+		// is the same on every OS and this test runs on Linux.
+		t.Skip("the spacing is timed too unevenly under Wine to check; checked on Linux")
+	}
 	long := strings.Repeat("long text ", 200_000) // 2 MB: updates of about 4 MB
 	update := func(n int) transform.Event {
 		return transform.Event{Type: transform.EventMessageUpdate,

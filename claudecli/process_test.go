@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -17,7 +19,13 @@ import (
 
 func TestEnviron(t *testing.T) {
 	c := Config{Env: []string{"A=1", "CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=cli", "B=2"}}
-	assert.Equal(t, []string{"A=1", "B=2", "CLAUDE_CODE_ENTRYPOINT=" + Entrypoint}, c.Environ())
+	want := []string{"A=1", "B=2", "CLAUDE_CODE_ENTRYPOINT=" + Entrypoint}
+	if runtime.GOOS == "windows" { // and the Git Bash found (TestEnvironGitBash)
+		if bash, err := Local(c.Env).FindGitBash(); err == nil {
+			want = append(want, GitBashEnv+"="+bash)
+		}
+	}
+	assert.Equal(t, want, c.Environ())
 }
 
 func TestTurnArgs(t *testing.T) {
@@ -66,12 +74,13 @@ func TestTailBuffer(t *testing.T) {
 
 // TestFind is discovery on this machine, with the bridge's environment.
 func TestFind(t *testing.T) {
-	_, err := Find("/nonexistent/claude")
+	missing := filepath.Join(t.TempDir(), "nonexistent", "claude")
+	_, err := Find(missing)
 	assert.ErrorIs(t, err, ErrNotFound)
-	assert.Contains(t, err.Error(), "/nonexistent/claude")
+	assert.Contains(t, err.Error(), strconv.Quote(missing))
 
 	dir := t.TempDir()
-	exe := filepath.Join(dir, "claude")
+	exe := filepath.Join(dir, "claude"+exeSuffix)
 	require.NoError(t, os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755))
 	got, err := Find(exe)
 	require.NoError(t, err)
@@ -93,7 +102,8 @@ func TestFind(t *testing.T) {
 	assert.Contains(t, err.Error(), "npm install -g @anthropic-ai/claude-code")
 }
 
-// script writes a shell script standing in for the CLI.
+// script writes a shell script standing in for the CLI (Unix only; see
+// fake for what runs everywhere).
 func script(t *testing.T, body string) Config {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "claude")
@@ -102,7 +112,7 @@ func script(t *testing.T, body string) Config {
 }
 
 func TestStartTurnRelaysStdinToStdout(t *testing.T) {
-	p, err := StartTurn(script(t, "cat; echo done\n"), Session{}, []byte("line\n"))
+	p, err := StartTurn(fake(t, "relay"), Session{}, []byte("line\n"))
 	require.NoError(t, err)
 	out, err := io.ReadAll(p.Stdout())
 	require.NoError(t, err)
@@ -113,7 +123,7 @@ func TestStartTurnRelaysStdinToStdout(t *testing.T) {
 }
 
 func TestExitHasStderrTail(t *testing.T) {
-	p, err := StartTurn(script(t, "echo oops >&2; exit 4\n"), Session{}, nil)
+	p, err := StartTurn(fake(t, "fail"), Session{}, nil)
 	require.NoError(t, err)
 	_, _ = io.ReadAll(p.Stdout())
 	<-p.Done()
@@ -123,6 +133,9 @@ func TestExitHasStderrTail(t *testing.T) {
 // TestStopKillsTheGroup starts a "CLI" that ignores SIGTERM and leaves a
 // grandchild holding stdout; Stop must end both and stdout must reach EOF.
 func TestStopKillsTheGroup(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("SIGTERM and process groups are Unix's; on Windows the Job Object ends the tree (TestStopEndsTheJob)")
+	}
 	defer func(g time.Duration) { StopGrace = g }(StopGrace)
 	StopGrace = 200 * time.Millisecond
 	p, err := StartTurn(script(t, "trap '' TERM; sleep 60 & echo started; wait\n"), Session{}, nil)
@@ -140,9 +153,10 @@ func TestStopKillsTheGroup(t *testing.T) {
 }
 
 func TestStartTurnMissingBinary(t *testing.T) {
-	_, err := StartTurn(Config{Path: "/nonexistent/claude"}, Session{}, nil)
+	missing := filepath.Join(t.TempDir(), "nonexistent", "claude")
+	_, err := StartTurn(Config{Path: missing}, Session{}, nil)
 	assert.True(t, errors.Is(err, ErrNotFound), "%v", err)
-	assert.True(t, strings.Contains(err.Error(), "/nonexistent/claude"))
+	assert.True(t, strings.Contains(err.Error(), strconv.Quote(missing)), "%v", err)
 }
 
 func TestSpool(t *testing.T) {
@@ -243,7 +257,7 @@ func TestSpoolSmallReads(t *testing.T) {
 // TestSlowReaderLosesNothing: the process writes and exits while nobody
 // reads; everything is still there afterwards.
 func TestSlowReaderLosesNothing(t *testing.T) {
-	p, err := StartTurn(script(t, "head -c 3000000 /dev/zero | tr '\\\\0' x; echo; echo end\n"), Session{}, nil)
+	p, err := StartTurn(fake(t, "flood"), Session{}, nil)
 	require.NoError(t, err)
 	<-p.Done()
 	time.Sleep(3 * stdoutGrace / 2) // past the grace for a stuck pipe

@@ -153,7 +153,7 @@ func TestWindowsPaths(t *testing.T) {
 // TestLocalSystem runs discovery on this machine's own file system.
 func TestLocalSystem(t *testing.T) {
 	dir := t.TempDir()
-	exe := filepath.Join(dir, "claude")
+	exe := filepath.Join(dir, "claude"+exeSuffix)
 	require.NoError(t, os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755))
 	c, err := Local([]string{"PATH=" + dir, "HOME=" + t.TempDir()}).FindCLI("")
 	require.NoError(t, err)

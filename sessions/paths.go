@@ -9,23 +9,32 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 )
 
 // ConfigDir returns the CLI's configuration folder for an environment:
-// CLAUDE_CONFIG_DIR when set, else ~/.claude. env is a list of KEY=value
-// pairs as in os.Environ; a key set twice counts at its last.
+// CLAUDE_CONFIG_DIR when set, else .claude in the user's home as the CLI
+// finds it: USERPROFILE on windows (HOME there is Git Bash's or MSYS's, not
+// the CLI's), HOME elsewhere. env is a list of KEY=value pairs as in
+// os.Environ; a key set twice counts at its last (on windows in any case).
 func ConfigDir(env []string) string {
+	return configDir(runtime.GOOS, env)
+}
+
+func configDir(goos string, env []string) string {
+	homeVar, same := "HOME", func(a, b string) bool { return a == b }
+	if goos == "windows" {
+		homeVar, same = "USERPROFILE", strings.EqualFold
+	}
 	var home, cfg string
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
-		switch k {
-		case "CLAUDE_CONFIG_DIR":
+		switch {
+		case same(k, "CLAUDE_CONFIG_DIR"):
 			cfg = v
-		case "HOME", "USERPROFILE":
-			if v != "" {
-				home = v
-			}
+		case same(k, homeVar):
+			home = v
 		}
 	}
 	if cfg != "" {

@@ -3,6 +3,7 @@ package sessions
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -23,10 +24,29 @@ func TestProjectDir(t *testing.T) {
 }
 
 func TestConfigDir(t *testing.T) {
-	assert.Equal(t, filepath.Join("/h", ".claude"), ConfigDir([]string{"HOME=/h"}))
-	assert.Equal(t, "/c", ConfigDir([]string{"HOME=/h", "CLAUDE_CONFIG_DIR=/c"}))
-	assert.Equal(t, filepath.Join("/h2", ".claude"), ConfigDir([]string{"HOME=/h", "HOME=/h2"}))
-	assert.Equal(t, filepath.Join("/h", ".claude", "projects", "-w", "id.jsonl"), TranscriptPath(ConfigDir([]string{"HOME=/h"}), "/w", "id"))
+	home := "HOME" // the CLI's home here
+	if runtime.GOOS == "windows" {
+		home = "USERPROFILE"
+	}
+	assert.Equal(t, filepath.Join("/h", ".claude"), ConfigDir([]string{home + "=/h"}))
+	assert.Equal(t, "/c", ConfigDir([]string{home + "=/h", "CLAUDE_CONFIG_DIR=/c"}))
+	assert.Equal(t, filepath.Join("/h2", ".claude"), ConfigDir([]string{home + "=/h", home + "=/h2"}))
+	assert.Equal(t, filepath.Join("/h", ".claude", "projects", "-w", "id.jsonl"), TranscriptPath(ConfigDir([]string{home + "=/h"}), "/w", "id"))
+	// The home the CLI uses: USERPROFILE on windows (a host started from
+	// Git Bash has a HOME too), HOME elsewhere; in either order.
+	for _, tc := range []struct {
+		goos string
+		env  []string
+		want string
+	}{
+		{"windows", []string{"USERPROFILE=/p", "HOME=/h"}, filepath.Join("/p", ".claude")},
+		{"windows", []string{"HOME=/h", "UserProfile=/p"}, filepath.Join("/p", ".claude")},
+		{"windows", []string{"HOME=/h", "USERPROFILE=/p", "claude_config_dir=/c"}, "/c"},
+		{"linux", []string{"HOME=/h", "USERPROFILE=/p"}, filepath.Join("/h", ".claude")},
+		{"darwin", []string{"USERPROFILE=/p", "HOME=/h"}, filepath.Join("/h", ".claude")},
+	} {
+		assert.Equal(t, tc.want, configDir(tc.goos, tc.env), "%s %v", tc.goos, tc.env)
+	}
 }
 
 func TestNewID(t *testing.T) {

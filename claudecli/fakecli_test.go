@@ -1,0 +1,61 @@
+package claudecli
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// fakeEnv makes the test binary act as a stand-in CLI instead of running
+// tests, whatever its arguments (StartTurn passes the CLI's own). A Go
+// program, not a shell script, so the tests that use it run on Windows too.
+//
+//	relay   copies stdin to stdout, then prints "done"
+//	fail    prints "oops" to stderr and exits with status 4
+//	flood   prints 3,000,000 x's, a newline and "end", then exits
+const fakeEnv = "CLAUDECLI_FAKE"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(fakeEnv); mode != "" {
+		os.Exit(fakeCLI(mode))
+	}
+	os.Exit(m.Run())
+}
+
+func fakeCLI(mode string) int {
+	switch mode {
+	case "relay":
+		if _, err := io.Copy(os.Stdout, os.Stdin); err != nil {
+			return 1
+		}
+		fmt.Println("done")
+	case "fail":
+		fmt.Fprintln(os.Stderr, "oops")
+		return 4
+	case "flood":
+		if _, err := os.Stdout.Write(append(bytes.Repeat([]byte("x"), 3_000_000), "\nend\n"...)); err != nil {
+			return 1
+		}
+	default:
+		fmt.Fprintf(os.Stderr, "%s: unknown mode %q\n", fakeEnv, mode)
+		return 2
+	}
+	return 0
+}
+
+// exeSuffix is what an executable's name ends with here: ".exe" on
+// Windows, which finds programs by extension.
+var exeSuffix = map[bool]string{true: ".exe"}[runtime.GOOS == "windows"]
+
+// fake is a Config running the test binary as the stand-in CLI in mode.
+func fake(t *testing.T, mode string) Config {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	return Config{Path: exe, Env: append(os.Environ(), fakeEnv+"="+mode)}
+}
