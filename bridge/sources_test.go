@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
+	"github.com/claude-rpc/claude-rpc/sessions"
 )
 
 func TestCommandSources(t *testing.T) {
@@ -32,7 +33,7 @@ func TestCommandSources(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Dir(target), filepath.Join(elsewhere, ".claude", "skills", "flagskill")))
 	require.NoError(t, os.MkdirAll(plugin, 0o755))
 
-	s := &server{opts: Options{CLI: claudecli.Config{Dir: project, Env: []string{"HOME=" + home},
+	s := &server{opts: Options{CLI: claudecli.Config{Dir: project, Env: []string{sessions.HomeVar() + "=" + home},
 		ExtraArgs: []string{"--add-dir=" + elsewhere, "--plugin-dir", plugin}}}}
 	f := s.commandFiles()
 	real := func(p string) string { r, err := filepath.EvalSymlinks(p); require.NoError(t, err); return r }

@@ -10,25 +10,6 @@ import (
 	"github.com/tidwall/gjson"
 )
 
-// ownCLI stands in for the CLI on the stream transport: it answers each
-// user line with a turn (init, result), and 300 ms after the first one's
-// result runs a turn by itself (init, result marked "own"), as the CLI
-// does when a background task ends while it is idle. Its two lines are one
-// write, so the next turn's lines never come between them (the CLI's
-// turns are serial).
-const ownCLI = `n=0
-while IFS= read -r line; do
-  case "$line" in
-  *'"type":"user"'*)
-    n=$((n+1))
-    echo '{"type":"system","subtype":"init","turn":'$n'}'
-    echo '{"type":"result","subtype":"success","turn":'$n'}'
-    if [ $n = 1 ]; then (sleep 0.3; printf '%s\n%s\n' '{"type":"system","subtype":"init","own":true}' '{"type":"result","subtype":"success","own":true}') & fi
-    ;;
-  esac
-done
-`
-
 // readTurn reads a turn's lines up to its result (the caller decides when
 // a turn is over).
 func readTurn(t *testing.T, turn Turn) []gjson.Result {
@@ -46,7 +27,7 @@ func readTurn(t *testing.T, turn Turn) []gjson.Result {
 }
 
 func startOwnCLI(t *testing.T) (*stream, chan OwnTurn) {
-	s := newStream(script(t, ownCLI), 1<<20)
+	s := newStream(fake(t, "own"), 1<<20)
 	t.Cleanup(func() { s.Close(time.Second) })
 	offers := make(chan OwnTurn, 4)
 	s.OnOwnTurn(func(o OwnTurn) { offers <- o })

@@ -22,6 +22,15 @@ func ConfigDir(env []string) string {
 	return configDir(runtime.GOOS, env)
 }
 
+// HomeVar is the environment variable the CLI takes the user's home from
+// here: USERPROFILE on Windows, HOME elsewhere.
+func HomeVar() string {
+	if runtime.GOOS == "windows" {
+		return "USERPROFILE"
+	}
+	return "HOME"
+}
+
 func configDir(goos string, env []string) string {
 	homeVar, same := "HOME", func(a, b string) bool { return a == b }
 	if goos == "windows" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -386,12 +387,11 @@ func skillDir(paths []string, log *slog.Logger) (string, error) {
 		switch {
 		case err != nil:
 			log.Warn("--skill: no such file or folder", "path", p)
+		case !st.IsDir() && strings.EqualFold(filepath.Base(abs), "SKILL.md"):
+			// The skill is its folder, with whatever else the folder holds.
+			links[filepath.Base(filepath.Dir(abs))] = filepath.Dir(abs)
 		case !st.IsDir():
-			name := strings.TrimSuffix(filepath.Base(abs), filepath.Ext(abs))
-			if strings.EqualFold(filepath.Base(abs), "SKILL.md") {
-				name = filepath.Base(filepath.Dir(abs))
-			}
-			links[name] = abs
+			links[strings.TrimSuffix(filepath.Base(abs), filepath.Ext(abs))] = abs
 		case isFile(filepath.Join(abs, "SKILL.md")):
 			links[filepath.Base(abs)] = abs
 		default:
@@ -421,27 +421,46 @@ func skillDir(paths []string, log *slog.Logger) (string, error) {
 	}
 	root := filepath.Join(cache, "claude-rpc", "skills", hex.EncodeToString(h.Sum(nil))[:16])
 	skills := filepath.Join(root, ".claude", "skills")
+	if err := os.MkdirAll(skills, 0o755); err != nil {
+		return "", err
+	}
 	for _, n := range names {
-		target, link := links[n], filepath.Join(skills, n)
-		if st, err := os.Stat(target); err == nil && !st.IsDir() {
-			// A lone Markdown file: a folder of its own, its SKILL.md the
-			// link.
-			if err := os.MkdirAll(link, 0o755); err != nil {
-				return "", err
-			}
-			link = filepath.Join(link, "SKILL.md")
-		} else if err := os.MkdirAll(skills, 0o755); err != nil {
-			return "", err
-		}
-		if cur, err := os.Readlink(link); err == nil && cur == target {
-			continue // made by an earlier start
-		}
-		_ = os.Remove(link) // a stale link; none is fine
-		if err := os.Symlink(target, link); err != nil {
+		if err := placeSkill(links[n], filepath.Join(skills, n)); err != nil {
 			return "", err
 		}
 	}
 	return root, nil
+}
+
+// placeSkill makes at where a skill in target: a lone Markdown file is
+// copied as at/SKILL.md (a few KB, written again when it changed); a
+// skill's folder is linked, or copied whole where the system refuses a
+// link (Windows without the symbolic-link privilege). What an earlier start
+// made is kept when it still points at target.
+func placeSkill(target, at string) error {
+	if isFile(target) {
+		b, err := os.ReadFile(target)
+		if err != nil {
+			return err
+		}
+		md := filepath.Join(at, "SKILL.md")
+		if cur, err := os.ReadFile(md); err == nil && bytes.Equal(cur, b) {
+			return nil
+		}
+		_ = os.RemoveAll(at) // a link or folder of an earlier start; none is fine
+		if err := os.MkdirAll(at, 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(md, b, 0o644)
+	}
+	if cur, err := os.Readlink(at); err == nil && cur == target {
+		return nil
+	}
+	_ = os.RemoveAll(at)
+	if err := os.Symlink(target, at); err == nil {
+		return nil
+	}
+	return os.CopyFS(at, os.DirFS(target))
 }
 
 // isFile reports whether path is a file (not a folder).

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/claude-rpc/claude-rpc/bridge"
+	"github.com/claude-rpc/claude-rpc/sessions"
 )
 
 // piOptions runs args (after --mode rpc) through loadConfig and
@@ -44,6 +45,7 @@ func piOptions(t *testing.T, args ...string) (bridge.Options, []string, error, i
 func isolateConfig(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 	t.Setenv("HOME", t.TempDir())
+	t.Setenv(sessions.HomeVar(), os.Getenv("HOME")) // the CLI's home on Windows: USERPROFILE
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "CLAUDE_RPC_") {
 			t.Setenv(k, "")
@@ -60,7 +62,7 @@ func TestPiFlags(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	// A user's and a project's skill (-ns turns them off), and skills to
 	// give with --skill in each of the forms pi takes.
-	home := os.Getenv("HOME") // isolateConfig's
+	home := os.Getenv(sessions.HomeVar()) // isolateConfig's
 	project := t.TempDir()
 	t.Chdir(project)
 	mkfile(t, filepath.Join(home, ".claude", "skills", "uskill", "SKILL.md"), "---\nname: uskill\n---\n")
