@@ -3,6 +3,7 @@ package bridge
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,10 +28,17 @@ func TestCommandSources(t *testing.T) {
 	parentCmd := mk(filepath.Join(root, ".claude", "commands", "up.md"))
 	both := mk(filepath.Join(project, ".claude", "commands", "both.md"))
 	bothUser := mk(filepath.Join(home, ".claude", "commands", "both.md"))
-	// pi's --skill: a folder given with --add-dir, its skill a link.
-	target := mk(filepath.Join(t.TempDir(), "real", "SKILL.md"))
-	require.NoError(t, os.MkdirAll(filepath.Join(elsewhere, ".claude", "skills"), 0o755))
-	require.NoError(t, os.Symlink(filepath.Dir(target), filepath.Join(elsewhere, ".claude", "skills", "flagskill")))
+	// pi's --skill: a folder given with --add-dir, its skill a link (on
+	// Windows a copy: links need a privilege there, so --skill copies).
+	flagSkill := filepath.Join(elsewhere, ".claude", "skills", "flagskill")
+	var target string
+	if runtime.GOOS == "windows" {
+		target = mk(filepath.Join(flagSkill, "SKILL.md"))
+	} else {
+		target = mk(filepath.Join(t.TempDir(), "real", "SKILL.md"))
+		require.NoError(t, os.MkdirAll(filepath.Dir(flagSkill), 0o755))
+		require.NoError(t, os.Symlink(filepath.Dir(target), flagSkill))
+	}
 	require.NoError(t, os.MkdirAll(plugin, 0o755))
 
 	s := &server{opts: Options{CLI: claudecli.Config{Dir: project, Env: []string{sessions.HomeVar() + "=" + home},

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -434,9 +435,9 @@ func skillDir(paths []string, log *slog.Logger) (string, error) {
 
 // placeSkill makes at where a skill in target: a lone Markdown file is
 // copied as at/SKILL.md (a few KB, written again when it changed); a
-// skill's folder is linked, or copied whole where the system refuses a
-// link (Windows without the symbolic-link privilege). What an earlier start
-// made is kept when it still points at target.
+// skill's folder is linked, or copied whole on Windows (a link needs a
+// privilege there) and where the system refuses a link. A link an earlier
+// start made is kept when it still points at target; a copy is made anew.
 func placeSkill(target, at string) error {
 	if isFile(target) {
 		b, err := os.ReadFile(target)
@@ -457,7 +458,7 @@ func placeSkill(target, at string) error {
 		return nil
 	}
 	_ = os.RemoveAll(at)
-	if err := os.Symlink(target, at); err == nil {
+	if runtime.GOOS != "windows" && os.Symlink(target, at) == nil {
 		return nil
 	}
 	return os.CopyFS(at, os.DirFS(target))

@@ -40,7 +40,31 @@ func TestMain(m *testing.M) {
 	if os.Getenv(asBridgeEnv) == "1" {
 		main()
 	}
+	preexisting = runningPids()
 	os.Exit(m.Run())
+}
+
+// preexisting are the processes running before any test started (Wine's
+// services among them). Windows reuses pids and does not check a parent id
+// against the parent's start, so a service whose long-gone parent had the
+// pid a bridge now has would look like the bridge's child: descendants
+// leaves these out.
+var preexisting map[uint32]bool
+
+// runningPids lists the processes running now.
+func runningPids() map[uint32]bool {
+	pids := map[uint32]bool{}
+	snap, err := windows.CreateToolhelp32Snapshot(windows.TH32CS_SNAPPROCESS, 0)
+	if err != nil {
+		return pids
+	}
+	defer windows.CloseHandle(snap)
+	var e windows.ProcessEntry32
+	e.Size = uint32(unsafe.Sizeof(e))
+	for err = windows.Process32First(snap, &e); err == nil; err = windows.Process32Next(snap, &e) {
+		pids[e.ProcessID] = true
+	}
+	return pids
 }
 
 // bridgeCommand is how to run claude-rpc with args in the environment env.
@@ -286,7 +310,7 @@ func descendants(t *testing.T, pid uint32) []proc {
 	var e windows.ProcessEntry32
 	e.Size = uint32(unsafe.Sizeof(e))
 	for err = windows.Process32First(snap, &e); err == nil; err = windows.Process32Next(snap, &e) {
-		if e.ProcessID != e.ParentProcessID {
+		if e.ProcessID != e.ParentProcessID && !preexisting[e.ProcessID] {
 			children[e.ParentProcessID] = append(children[e.ParentProcessID], proc{e.ProcessID, windows.UTF16ToString(e.ExeFile[:])})
 		}
 	}
