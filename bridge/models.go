@@ -198,6 +198,7 @@ func (s *server) models(info claudecli.Info) []modelInfo {
 
 // modelsLocked is models, called with st.mu held.
 func (s *server) modelsLocked(info claudecli.Info) []modelInfo {
+	s.noteLimits(info)
 	var out []modelInfo
 	at := map[string]int{}           // model id → index in out
 	fromDefault := map[string]bool{} // the entry came from "default"

@@ -428,6 +428,19 @@ func (s *server) contextUsage(model modelInfo) contextUsage {
 // window. The CLI tells no model's limits before it ran a turn on it.
 var defaultLimits = transform.Limits{ContextWindow: 200_000, MaxTokens: 32_000}
 
+// noteLimits keeps the context window the CLI told for the model it will
+// run, unless a turn told that model's limits: the CLI's figure before
+// any turn (its output cap comes with the first turn's result). Called
+// with st.mu held, wherever a model is described from info.
+func (s *server) noteLimits(info claudecli.Info) {
+	if info.Model == "" || info.ContextWindow <= 0 {
+		return
+	}
+	if _, ok := s.st.limits[info.Model]; !ok {
+		s.st.limits[info.Model] = transform.Limits{ContextWindow: info.ContextWindow, MaxTokens: defaultLimits.MaxTokens}
+	}
+}
+
 // currentModel is the model the next turn runs, as get_available_models
 // lists it once the CLI's models are known (now, or from the info cache);
 // get_state, get_session_stats and the list agree on its limits. Called
@@ -442,13 +455,17 @@ func (s *server) currentModel(info claudecli.Info, known bool) modelInfo {
 
 // knownModel is the model get_state reports, as get_available_models
 // describes it (display name, price), once the CLI has listed its models:
-// before the first turn, the model its alias ("default", "opus") stands
-// for. Called with st.mu held.
+// before the first turn, the model the CLI said it will run, else the one
+// its alias ("default", "opus") stands for. Called with st.mu held.
 func (s *server) knownModel(info claudecli.Info, m modelInfo) modelInfo {
 	name := m.ID
-	if s.st.model == "" && s.st.settings.model != "" {
+	switch {
+	case s.st.model == "" && s.st.settings.model != "":
 		name = s.st.settings.model
+	case s.st.model == "" && info.Model != "":
+		name = info.Model // the model the CLI's settings choose
 	}
+
 	if cm, ok := findModel(info, name); ok && cm.ResolvedModel != "" {
 		name = cm.ResolvedModel
 	}

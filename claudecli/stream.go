@@ -200,8 +200,9 @@ func (s *stream) Turn(session Session, input []byte) (Turn, error) {
 // them took ~100 ms instead of ~120 (later turns ~25): the rest is the
 // CLI's first query in its process, which nothing short of one warms.
 // A CLI that does not know one answers an error, which is ignored.
+// (get_context_usage, which builds the context, is asked before them, for
+// the live info: modelRequests.)
 var warmups = []map[string]any{
-	{"subtype": "get_context_usage", "detail": "summary"},
 	{"subtype": "get_status"},
 }
 
@@ -225,9 +226,19 @@ func (s *stream) startProc(session Session, warm bool) (*streamProc, error) {
 	// kept: get_available_models and get_commands read it (LiveInfo).
 	go func() {
 		defer close(sp.infoDone)
-		if r, err := sp.request(map[string]any{"subtype": "initialize", "hooks": nil}, 30*time.Second); err == nil {
-			sp.info, sp.infoOK = ParseInfo(r.Get("response")), true
+		r, err := sp.request(map[string]any{"subtype": "initialize", "hooks": nil}, 30*time.Second)
+		if err != nil {
+			return
 		}
+		info := ParseInfo(r.Get("response"))
+		var answers [2]gjson.Result
+		for i, req := range modelRequests {
+			if r, err := sp.request(req, 10*time.Second); err == nil {
+				answers[i] = r.Get("response")
+			}
+		}
+		info.AddModel(answers[0], answers[1])
+		sp.info, sp.infoOK = info, true
 	}()
 	if warm {
 		go func() {
