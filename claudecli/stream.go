@@ -45,11 +45,17 @@ type stream struct {
 	live []map[string]any
 }
 
-// SetConfig takes effect at the next turn. A new model, effort level or fast
+// SetConfig takes effect at the next turn. A new effort level or fast
 // mode is applied to the running process with the control protocol's
-// set_model and apply_flag_settings (checked on 2.1.328: the next API
-// request carries them); any other change replaces the process, resuming
-// the session.
+// apply_flag_settings (checked on 2.1.328: the next API request carries
+// them, and nothing else); any other change, a new model among them,
+// replaces the process, resuming the session. The CLI records a model
+// changed on a running process (set_model, or apply_flag_settings with a
+// model) as a local /model command: the next API request would carry its
+// caveat, command and "Set model to …" output as user blocks, and the run
+// an assistant message "Set model to …" (measured on 2.1.328). A new
+// process started with --model tells the model nothing; the bridge
+// prewarms it while idle.
 func (s *stream) SetConfig(cfg Config) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -59,13 +65,10 @@ func (s *stream) SetConfig(cfg Config) {
 		return
 	}
 	base, next := old, cfg
-	base.Model, base.Effort, base.FastMode, next.Model, next.Effort, next.FastMode = "", "", false, "", "", false
-	if !sameConfig(base, next) || cfg.Model == "" && old.Model != "" || cfg.Effort == "" && old.Effort != "" {
+	base.Effort, base.FastMode, next.Effort, next.FastMode = "", false, "", false
+	if !sameConfig(base, next) || cfg.Effort == "" && old.Effort != "" {
 		s.stale, s.live = true, nil
 		return
-	}
-	if cfg.Model != old.Model {
-		s.live = append(s.live, map[string]any{"subtype": "set_model", "model": cfg.Model})
 	}
 	if cfg.Effort != old.Effort {
 		s.live = append(s.live, map[string]any{"subtype": "apply_flag_settings", "settings": map[string]any{"effortLevel": cfg.Effort}})
