@@ -313,6 +313,15 @@ func lastUserText(body []byte) string {
 				return t
 			}
 		}
+		// A message the CLI added by itself, as one reminder: 2.1.332
+		// sends its "Output token limit hit…" continuation so (2.1.328 as
+		// plain text). Its text, as before.
+		if t := blocks; len(t) == 1 && t[0].Get("type").String() == "text" {
+			inner := strings.TrimPrefix(t[0].Get("text").String(), "<system-reminder>")
+			if inner != t[0].Get("text").String() {
+				return strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(inner), "</system-reminder>"))
+			}
+		}
 		return ""
 	}
 	return ""

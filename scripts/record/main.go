@@ -7,7 +7,7 @@
 //
 //	go run ./scripts/record                 # every scenario, into testdata/cli
 //	go run ./scripts/record -run 'error'    # the scenarios whose name matches
-//	go run ./scripts/record -version 2.1.330 -out /tmp/rec -compare
+//	go run ./scripts/record -version 2.1.332 -out /tmp/rec -compare
 //
 // For each scenario it writes testdata/cli/<name>.input.jsonl (what was sent
 // on the CLI's stdin) and testdata/cli/<name>.jsonl (the CLI's stdout).
