@@ -65,6 +65,8 @@ type scenario struct {
 	// transport's steering) once the CLI printed a line containing
 	// steerAt; stdin is closed at the first result after the CLI started it.
 	steer, steerAt string
+	// before are lines sent on stdin before the prompt (control requests).
+	before []string
 }
 
 // steerUUID is the uuid the recorded steering messages carry.
@@ -95,6 +97,12 @@ var scenarios = []scenario{
 	{name: "compact", setup: "Remember the word pelican. [[say:Noted: pelican.]]", prompt: "/compact"},
 	{name: "huge-reply", prompt: "[[huge:2000000]]"},
 	{name: "transcript", setup: "first [[think:Let me see.]][[say:one]]", prompt: "[[say:Running it.]][[bash:echo tool-out]]", transcript: true},
+	// A model changed on the running process (the control protocol's
+	// set_model, as claude-rpc sent it before it restarted the process
+	// instead): the CLI records it as a local /model command in the
+	// transcript, which a session loaded again must not show.
+	{name: "transcript-model-command", setup: "first [[say:one]]", prompt: "second [[say:two]]", transcript: true,
+		before: []string{`{"type":"control_request","request_id":"model","request":{"subtype":"set_model","model":"fable"}}`}},
 	{name: "api-reset-mid-stream", prompt: "cut me [[reset:1]][[chunk:3]][[say:the whole reply]]"},
 	{name: "auto-compact", setup: "[[bash:echo one]]", prompt: "next [[say:after compaction]]", env: []string{"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=1"}},
 	{name: "steer-at-tool-boundary", prompt: "[[bash:sleep 1; echo slept]]", steerAt: `"type":"assistant"`, steer: "change course [[say:steered]]"},
@@ -219,7 +227,11 @@ func record(srv *claudetest.Server, cli, out string, sc scenario) error {
 			}
 		}
 	}
-	input := claudecli.UserLine(sc.prompt, nil)
+	var input []byte
+	for _, l := range sc.before {
+		input = append(input, l+"\n"...)
+	}
+	input = append(input, claudecli.UserLine(sc.prompt, nil)...)
 	var steer []byte
 	if sc.steer != "" {
 		steer = claudecli.UserLineID(sc.steer, nil, steerUUID)
