@@ -84,7 +84,7 @@ func (s *server) runCompact(r *run, c *call, text string, answer func(*transform
 // compactTurn runs /compact and reads the compaction off the CLI's lines.
 func (s *server) compactTurn(r *run, text string) (*transform.Compaction, error) {
 	session, _ := s.cliSession()
-	turn, err := s.transport.Turn(session, claudecli.UserLine(text, nil))
+	turn, err := s.tr().Turn(session, claudecli.UserLine(text, nil))
 	if err != nil {
 		return nil, fmt.Errorf("starting claude: %w", err)
 	}
@@ -126,7 +126,9 @@ func (s *server) compactTurn(r *run, text string) (*transform.Compaction, error)
 	s.runs.mu.Lock()
 	aborted := r.aborted
 	s.runs.mu.Unlock()
-	s.st.learn(r.gen, tr, false)
+	if s.st.learn(r.gen, tr, false) {
+		s.saveLimitsLater()
+	}
 	comp := tr.Compaction()
 	switch {
 	case aborted:

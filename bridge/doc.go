@@ -76,7 +76,13 @@
 //   - hostLink (host.go): the requests waiting for the host's answer.
 //   - cliInfo (models.go): the CLI's models and commands, from the running
 //     CLI when the stream transport has one, else one query process shared
-//     by concurrent asks.
+//     by concurrent asks; until either answered, what the CLI said last
+//     time (the info cache, infocache.go: read before ready, written on
+//     the bridge's goroutines, never the dispatcher).
+//   - plannedTransport (plan.go): the transport, made once the CLI's
+//     version said which (Options.Plan, on its own goroutine after
+//     ready). Only what runs the CLI waits for it (tr); the dispatcher
+//     never does (trNow, transportName).
 //   - subagentRegistry (subagents.go): the CLI's sub-agents seen in the
 //     session (running ones, their transcripts), the host's subscription,
 //     and the background ones a stream run left running for the next run

@@ -102,7 +102,7 @@ func (s *server) canUseTool(ctx context.Context, r gjson.Result) (any, error) {
 		return s.askQuestions(ctx, r.Get("input"))
 	case strings.HasPrefix(name, "mcp__"+hostServer+"__"):
 		return allowInput(input), nil // the host defined the tool: its call is its consent
-	case !s.opts.Ask:
+	case !s.askOn():
 		return denial("claude-rpc runs with --ask=false: tools that need permission are refused"), nil
 	}
 	title := r.Get("display_name").String()
@@ -288,7 +288,7 @@ func deliver(w *waiter, v gjson.Result) {
 var toolNameRe = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,54}$`)
 
 func (s *server) setHostTools(c *call) (any, error) {
-	if s.transport.Name() != claudecli.TransportStream {
+	if s.transportName() != claudecli.TransportStream {
 		return nil, errors.New("set_host_tools needs the stream transport (--transport stream): the CLI calls host tools over its control protocol")
 	}
 	var tools []hostTool

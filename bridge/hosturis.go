@@ -43,7 +43,7 @@ var schemeRe = regexp.MustCompile(`^[a-z][a-z0-9+.-]*$`)
 var reservedSchemes = map[string]bool{"http": true, "https": true, "file": true, "data": true}
 
 func (s *server) setHostURISchemes(c *call) (any, error) {
-	if s.transport.Name() != claudecli.TransportStream {
+	if s.transportName() != claudecli.TransportStream {
 		return nil, errors.New("set_host_uri_schemes needs the stream transport (--transport stream): the CLI reaches the host's URLs through tools over its control protocol")
 	}
 	v := c.raw.Get("schemes")

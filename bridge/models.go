@@ -92,12 +92,14 @@ func (s *server) cycleThinkingLevel(*call) (any, error) {
 // cliInfo is what the CLI says about itself (models, commands): the
 // running CLI's initialize answer when the transport has one; else one
 // query process, shared by the calls that ask while it runs, and kept once
-// it answered (a failure is asked again next time).
+// it answered (a failure is asked again next time); until either, what
+// the CLI said last time (the info cache).
 type cliInfo struct {
 	mu       sync.Mutex
 	got      *claudecli.Info
-	inflight chan struct{} // closed when the running query ends
-	err      error         // the last query's failure
+	cached   *claudecli.Info // from the info cache, read at start
+	inflight chan struct{}   // closed when the running query ends
+	err      error           // the last query's failure
 	// sentCommands is the JSON of the commands available_commands_update
 	// last sent.
 	sentCommands string
@@ -106,27 +108,36 @@ type cliInfo struct {
 // infoTimeout bounds one query of the CLI's models and commands.
 const infoTimeout = 30 * time.Second
 
-// knownInfo is what the CLI said about itself, if it has already said it:
-// it never waits.
+// knownInfo is what the CLI said about itself, if it has already said it
+// (in this run, else last time): it never waits.
 func (s *server) knownInfo() (claudecli.Info, bool) {
-	if src, ok := s.transport.(claudecli.InfoSource); ok {
-		ctx, cancel := context.WithCancel(context.Background())
-		cancel()
-		if info, ok := src.LiveInfo(ctx); ok {
-			return info, true
+	if t, _ := s.trNow(); t != nil {
+		if src, ok := t.(claudecli.InfoSource); ok {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			if info, ok := src.LiveInfo(ctx); ok {
+				return info, true
+			}
 		}
 	}
 	s.info.mu.Lock()
 	defer s.info.mu.Unlock()
-	if s.info.got != nil {
+	switch {
+	case s.info.got != nil:
 		return *s.info.got, true
+	case s.info.cached != nil:
+		return *s.info.cached, true
 	}
 	return claudecli.Info{}, false
 }
 
-// cliInfo returns what the CLI says about itself.
+// cliInfo returns what the CLI says about itself: what it said already
+// (knownInfo), else its answer, which waits for the CLI's plan and start.
 func (s *server) cliInfo() (claudecli.Info, error) {
-	if src, ok := s.transport.(claudecli.InfoSource); ok {
+	if info, ok := s.knownInfo(); ok {
+		return info, nil
+	}
+	if src, ok := s.tr().(claudecli.InfoSource); ok {
 		ctx, cancel := context.WithTimeout(context.Background(), infoTimeout)
 		info, ok := src.LiveInfo(ctx)
 		cancel()
@@ -134,12 +145,20 @@ func (s *server) cliInfo() (claudecli.Info, error) {
 			return info, nil
 		}
 	}
+	s.info.mu.Lock()
+	got := s.info.got
+	s.info.mu.Unlock()
+	if got != nil {
+		return *got, nil
+	}
+	return s.queryInfo()
+}
+
+// queryInfo asks a query process (one at a time: concurrent calls share
+// it) and keeps its answer, in cliInfo and the info cache.
+func (s *server) queryInfo() (claudecli.Info, error) {
 	ci := s.info
 	ci.mu.Lock()
-	if ci.got != nil {
-		defer ci.mu.Unlock()
-		return *ci.got, nil
-	}
 	wait := ci.inflight
 	if wait == nil {
 		wait = make(chan struct{})
@@ -147,10 +166,13 @@ func (s *server) cliInfo() (claudecli.Info, error) {
 		go func() {
 			got, err := s.opts.query(s.opts.CLI, infoTimeout)
 			ci.mu.Lock()
-			defer ci.mu.Unlock()
 			ci.inflight, ci.err = nil, err
 			if err == nil {
 				ci.got = &got
+			}
+			ci.mu.Unlock()
+			if err == nil {
+				s.saveCache(&got)
 			}
 			close(wait)
 		}()
@@ -159,7 +181,7 @@ func (s *server) cliInfo() (claudecli.Info, error) {
 	<-wait
 	ci.mu.Lock()
 	defer ci.mu.Unlock()
-	if ci.got != nil {
+	if ci.got != nil && ci.err == nil {
 		return *ci.got, nil
 	}
 	return claudecli.Info{}, fmt.Errorf("asking claude for its models and commands: %w", ci.err)
@@ -176,6 +198,7 @@ func (s *server) models(info claudecli.Info) []modelInfo {
 
 // modelsLocked is models, called with st.mu held.
 func (s *server) modelsLocked(info claudecli.Info) []modelInfo {
+	s.noteLimits(info)
 	var out []modelInfo
 	at := map[string]int{}           // model id → index in out
 	fromDefault := map[string]bool{} // the entry came from "default"

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
+	"github.com/claude-rpc/claude-rpc/infocache"
 	"github.com/claude-rpc/claude-rpc/transform"
 )
 
@@ -93,6 +94,21 @@ type Options struct {
 	// resets a timer that gives the heap back to the OS and sets its
 	// memory limit above what stays live).
 	Idle func()
+
+	// Plan, when set, says how to run the CLI of the given version
+	// (transport and --ask, see [claudecli.PlanFor]); version is the one
+	// the info cache remembers for this CLI binary, "" when it has none,
+	// and Plan reads it from the CLI then (which may take seconds). The
+	// bridge calls it once, on a goroutine of its own, after ready: what
+	// needs the transport (a prompt, the CLI's live models and commands)
+	// waits for it, nothing else does. Nil: Transport and Ask as given.
+	Plan func(version string) claudecli.Plan
+
+	// InfoCache keeps what the CLI said about itself between runs
+	// (infocache.DefaultDir()); nil keeps nothing. get_state,
+	// get_available_models and get_commands answer from it until the CLI
+	// has spoken, and it is refreshed in the background.
+	InfoCache *infocache.Store
 
 	// transport, when set, is used instead of the one Transport names
 	// (the bridge's own tests: a scripted fake).

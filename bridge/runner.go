@@ -381,7 +381,7 @@ func (s *server) translator() *transform.Translator {
 	s.st.mu.Lock()
 	tr.SetThinkingLevel(s.st.thinkingLevel())
 	s.st.mu.Unlock()
-	if s.transport.Name() == claudecli.TransportStream {
+	if s.tr().Name() == claudecli.TransportStream {
 		// The process goes on after the turn, and background sub-agents
 		// with it: their lines come in a later run.
 		tr.KeepDetached()
@@ -536,7 +536,7 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 	s.st.mu.Unlock()
 	session, _ := s.cliSession()
 	input, uuid := claudecli.UserLine(text, m.images), ""
-	if s.transport.Name() == claudecli.TransportStream {
+	if s.tr().Name() == claudecli.TransportStream {
 		// The process may have run a turn of its own while idle (when a
 		// background sub-agent or command finished), whose lines come
 		// first: the CLI's report on this line tells where the prompt's
@@ -545,13 +545,13 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 		input = claudecli.UserLineID(text, m.images, uuid)
 	}
 	// Turn waits until the CLI is ready (the previous turn fully over).
-	turn, err := s.transport.Turn(session, input)
+	turn, err := s.tr().Turn(session, input)
 	if err != nil {
 		s.log.Error("starting claude", "err", err)
 		s.finish(r, tr, tr.Fail("starting claude: "+err.Error()))
 		return false
 	}
-	s.log.Debug("turn started", "transport", s.transport.Name(), "pid", turn.Pid(), "session", session.ID, "resume", session.Exists)
+	s.log.Debug("turn started", "transport", s.tr().Name(), "pid", turn.Pid(), "session", session.ID, "resume", session.Exists)
 	s.attach(r, turn)
 	if uuid != "" {
 		s.runs.mu.Lock()
@@ -814,7 +814,9 @@ func noteRetry(r *run, evs []transform.Event) {
 func (s *server) finish(r *run, tr *transform.Translator, evs []transform.Event) {
 	s.runs.mu.Lock()
 	defer s.runs.mu.Unlock()
-	s.st.learn(r.gen, tr, true)
+	if s.st.learn(r.gen, tr, true) {
+		s.saveLimitsLater()
+	}
 	if s.st.current(r.gen) {
 		s.subs.keep(tr.Detached())
 	}

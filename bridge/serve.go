@@ -19,6 +19,7 @@ import (
 	"github.com/claude-rpc/claude-rpc/bridge/rpcframe"
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/jsonl"
+	"github.com/claude-rpc/claude-rpc/infocache"
 	"github.com/claude-rpc/claude-rpc/sessions"
 )
 
@@ -58,8 +59,10 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 type server struct {
 	opts      Options
 	log       *slog.Logger
-	out       *frameWriter // the protocol layer: the only writer of stdout
-	transport claudecli.Transport
+	out       *frameWriter      // the protocol layer: the only writer of stdout
+	plan      *plannedTransport // the transport, once the CLI's version said which
+	cache     *infocache.Store  // what the CLI said last time (Options.InfoCache)
+	cacheKey  string            // this CLI's and its settings' entry in cache
 	cwd       string
 	configDir string
 	baseURL   string // the API the CLI talks to, for get_state's model
@@ -87,7 +90,7 @@ func newServer(opts Options, out io.Writer) (*server, error) {
 		opts.Transport = claudecli.TransportStream
 	}
 	transport := opts.transport
-	if transport == nil {
+	if transport == nil && opts.Plan == nil {
 		var err error
 		if transport, err = claudecli.New(opts.Transport, opts.CLI, opts.MaxLine); err != nil {
 			return nil, err
@@ -96,7 +99,8 @@ func newServer(opts Options, out io.Writer) (*server, error) {
 	if opts.query == nil {
 		opts.query = claudecli.Query
 	}
-	s := &server{opts: opts, log: opts.Log, transport: transport}
+	s := &server{opts: opts, log: opts.Log, cache: opts.InfoCache}
+	s.plan = &plannedTransport{done: make(chan struct{}), name: opts.Transport, ask: opts.Ask}
 	s.cwd = opts.CLI.Dir
 	if s.cwd == "" {
 		s.cwd, _ = os.Getwd() // "" only leaves sessionFile empty
@@ -122,15 +126,23 @@ func newServer(opts Options, out io.Writer) (*server, error) {
 	if err := s.startOn(opts); err != nil {
 		return nil, err
 	}
-	transport.SetConfig(s.cliConfig()) // with the host's side of the control protocol
+	version := s.loadCache(env)
+	if transport != nil {
+		s.setTransport(transport, opts.Ask) // with the host's side of the control protocol
+	}
 	// Last: nothing above may fail and leave the writer's goroutine behind.
 	s.out = newFrameWriter(out, opts)
-	if o, ok := transport.(claudecli.OwnTurns); ok {
-		o.OnOwnTurn(s.ownTurn) // the CLI's turns of its own become runs
-	}
-	s.prewarm()
 	s.out.send(readyJSON{Type: "ready", ProtocolVersion: 1, SupportedProtocolVersions: []int{1, 2},
 		MaxFrameBytes: rpcframe.MaxFrameBytes, MaxReassembledFrameBytes: rpcframe.MaxReassembledBytes})
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if transport == nil {
+			s.makePlan(version) // may run the CLI for its version: after ready
+		}
+		s.prewarm()
+		s.refreshInfo()
+	}()
 	return s, nil
 }
 
@@ -305,7 +317,8 @@ func appendLive(rs []chan struct{}, ch chan struct{}) []chan struct{} {
 // prewarm starts the CLI process the next prompt will run in, when the
 // transport keeps one (Options.Prewarm); its goroutine is the bridge's.
 func (s *server) prewarm() {
-	w, ok := s.transport.(claudecli.Warmer)
+	t, _ := s.trNow() // not planned yet: the plan's goroutine prewarms
+	w, ok := t.(claudecli.Warmer)
 	if !ok || !s.opts.Prewarm {
 		return
 	}
@@ -332,7 +345,8 @@ func (s *server) prewarm() {
 // commandsChanged sends omp's available_commands_update when the running
 // CLI's commands differ from those last sent (the first time: always).
 func (s *server) commandsChanged() {
-	src, ok := s.transport.(claudecli.InfoSource)
+	t, _ := s.trNow()
+	src, ok := t.(claudecli.InfoSource)
 	if !ok {
 		return
 	}
@@ -342,6 +356,7 @@ func (s *server) commandsChanged() {
 	if !ok {
 		return
 	}
+	s.saveCache(&info)
 	cmds := availableCommands(info)
 	b, _ := json.Marshal(cmds)
 	s.info.mu.Lock()
@@ -403,7 +418,9 @@ func (s *server) shutdown() {
 	s.runs.interruptAll()
 	s.quietStop()
 	s.bashJ.stop()
-	s.wg.Wait()
-	s.transport.Close(s.opts.FlushWait)
+	s.wg.Wait() // the plan's goroutine among them: the transport is made
+	if t, ok := s.trNow(); ok {
+		t.Close(s.opts.FlushWait)
+	}
 	s.out.close()
 }

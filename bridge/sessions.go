@@ -387,7 +387,7 @@ func (s *server) persistName(id, name string) {
 	go func() {
 		defer s.wg.Done()
 		ses := claudecli.Session{ID: id, Exists: sessions.Exists(s.configDir, s.cwd, id)}
-		if r, ok := s.transport.(claudecli.Renamer); ok {
+		if r, ok := s.tr().(claudecli.Renamer); ok {
 			err := r.Rename(ses, name)
 			if err == nil || !errors.Is(err, claudecli.ErrNotRunning) {
 				if err != nil {

@@ -33,9 +33,12 @@ type state struct {
 	sessionFile string // the transcript, when the session came from a path
 	fork        *fork  // the session is a copy the CLI makes at the next turn
 	messages    []transform.Message
-	model       string           // the model the CLI reported, else the one asked for
-	limits      transform.Limits // the model's, once a turn reported them
-	fastMode    string           // the CLI's fast mode state, once a turn reported it
+	model       string // the model the CLI reported, else the one asked for
+	// limits are the models' context window and output cap as the CLI
+	// reported them for a turn (this run's, or earlier runs' from the
+	// info cache), by API model id.
+	limits      map[string]transform.Limits
+	fastMode    string // the CLI's fast mode state, once a turn reported it
 	settings    cliSettings
 	interrupt   string      // omp's interrupt mode: stored and reported
 	todos       todoState   // the todo list (todoPhases)
@@ -47,7 +50,7 @@ type state struct {
 }
 
 func newState(model string) *state {
-	st := &state{sessionID: sessions.NewID(), model: model, interrupt: "immediate"}
+	st := &state{sessionID: sessions.NewID(), model: model, interrupt: "immediate", limits: map[string]transform.Limits{}}
 	st.startEntries()
 	return st
 }
@@ -76,7 +79,7 @@ func (s *server) cliConfig() claudecli.Config {
 	}
 	cfg.Effort = effortOf[set.thinkingLevel]
 	cfg.FastMode = set.fastMode
-	cfg.Host, cfg.AskPermissions = s.hostRequest, s.opts.Ask
+	cfg.Host, cfg.AskPermissions = s.hostRequest, s.askOn()
 	if len(set.hostTools) > 0 || len(set.hostURIs) > 0 {
 		cfg.SDKServers = []string{hostServer}
 	}
@@ -104,7 +107,7 @@ func (s *server) applySettings(f func(*cliSettings)) {
 	s.st.mu.Lock()
 	f(&s.st.settings)
 	s.st.mu.Unlock()
-	s.transport.SetConfig(s.cliConfig())
+	s.passConfig()
 	s.prewarm() // a change that needs a new process gets it now
 }
 
@@ -113,10 +116,13 @@ func (s *server) applySettings(f func(*cliSettings)) {
 // first turn killed before it wrote anything). The second result is the
 // session's generation.
 func (s *server) cliSession() (claudecli.Session, uint64) {
-	if q, ok := s.transport.(claudecli.Quiescer); ok {
-		// A per-turn CLI writes its transcript as it exits, possibly after
-		// its result: decide resume or create once it has.
-		q.Quiesce()
+	if t, _ := s.trNow(); t != nil {
+		if q, ok := t.(claudecli.Quiescer); ok {
+			// A per-turn CLI writes its transcript as it exits, possibly
+			// after its result: decide resume or create once it has. (No
+			// transport yet: no CLI ever ran.)
+			q.Quiesce()
+		}
 	}
 	s.st.mu.Lock()
 	defer s.st.mu.Unlock()
@@ -151,11 +157,13 @@ func (st *state) current(gen uint64) bool {
 	return gen == st.gen
 }
 
-func (st *state) learn(gen uint64, tr *transform.Translator, msgs bool) {
+// It reports whether the run told limits not known before (worth keeping
+// in the info cache).
+func (st *state) learn(gen uint64, tr *transform.Translator, msgs bool) (newLimits bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if gen != st.gen {
-		return
+		return false
 	}
 	if msgs {
 		st.messages = append(st.messages, tr.Messages()...)
@@ -168,12 +176,14 @@ func (st *state) learn(gen uint64, tr *transform.Translator, msgs bool) {
 	if m := tr.Model(); m != "" {
 		st.model = m
 	}
-	if l := tr.Limits(); l.ContextWindow > 0 {
-		st.limits = l
+	if l := tr.Limits(); l.ContextWindow > 0 && st.model != "" {
+		newLimits = st.limits[st.model] != l
+		st.limits[st.model] = l
 	}
 	if f := tr.FastMode(); f != "" {
 		st.fastMode = f
 	}
+	return newLimits
 }
 
 // transcriptPath is where the session in use is (or will be) written.
@@ -194,10 +204,7 @@ func (s *server) getState(*call) (any, error) {
 	s.st.mu.Lock()
 	defer s.st.mu.Unlock()
 	st := s.st
-	model := s.modelInfo()
-	if known {
-		model = s.knownModel(info, model)
-	}
+	model := s.currentModel(info, known)
 	return stateData{
 		Model:                 model,
 		ThinkingLevel:         st.thinkingLevel(),
@@ -214,9 +221,9 @@ func (s *server) getState(*call) (any, error) {
 		PendingMessageCount:   pending,
 		QueuedMessageCount:    pending,
 		TodoPhases:            st.todos.list.Phases(),
-		Transport:             s.transport.Name(),
+		Transport:             s.transportName(),
 		IsSettled:             !running && !compacting,
-		ContextUsage:          s.contextUsage(),
+		ContextUsage:          s.contextUsage(model),
 		HasPendingAsyncWork:   bashing,
 		FastModeEnabled:       st.settings.fastMode,
 		FastModeActive:        st.settings.fastMode && st.fastMode == "on",
@@ -239,9 +246,9 @@ func (s *server) modelInfo() modelInfo {
 // describeModel is pi's Model for a model id, with the limits known so far.
 // Called with st.mu held.
 func (s *server) describeModel(id string) modelInfo {
-	limits := s.st.limits
-	if limits.ContextWindow == 0 {
-		limits = transform.Limits{ContextWindow: 200_000, MaxTokens: 32_000}
+	limits, ok := s.st.limits[id]
+	if !ok {
+		limits = defaultLimits
 	}
 	return modelInfo{
 		ID: id, Name: id, API: transform.API, Provider: transform.Provider, BaseURL: s.baseURL,
@@ -309,6 +316,7 @@ func (s *server) setInterruptMode(c *call) (any, error) {
 // and cost on them (the CLI reports cost per run; it sits on each run's
 // last message).
 func (s *server) getSessionStats(*call) (any, error) {
+	info, known := s.knownInfo()
 	s.st.mu.Lock()
 	defer s.st.mu.Unlock()
 	msgs := s.st.messages
@@ -336,7 +344,7 @@ func (s *server) getSessionStats(*call) (any, error) {
 		}
 	}
 	st.Tokens.Total = st.Tokens.Input + st.Tokens.Output + st.Tokens.CacheRead + st.Tokens.CacheWrite
-	st.ContextUsage = s.contextUsage()
+	st.ContextUsage = s.contextUsage(s.currentModel(info, known))
 	return st, nil
 }
 
@@ -399,12 +407,8 @@ func (s *server) getMessagesPage(c *call) (any, error) {
 // tokens (input, cache, output: what the next call starts from), of the
 // model's context window. Unknown (null) after a compaction until the
 // next run. Called with st.mu held.
-func (s *server) contextUsage() contextUsage {
-	limits := s.st.limits
-	if limits.ContextWindow == 0 {
-		limits.ContextWindow = 200_000
-	}
-	cu := contextUsage{ContextWindow: limits.ContextWindow}
+func (s *server) contextUsage(model modelInfo) contextUsage {
+	cu := contextUsage{ContextWindow: model.ContextWindow}
 	if s.st.compacted {
 		return cu
 	}
@@ -422,15 +426,49 @@ func (s *server) contextUsage() contextUsage {
 	return cu
 }
 
+// defaultLimits are a model's limits until the CLI reported its own for a
+// turn on it: those of current Claude models without the 1M context
+// window. The CLI tells no model's limits before it ran a turn on it.
+var defaultLimits = transform.Limits{ContextWindow: 200_000, MaxTokens: 32_000}
+
+// noteLimits keeps the context window the CLI told for the model it will
+// run, unless a turn told that model's limits: the CLI's figure before
+// any turn (its output cap comes with the first turn's result). Called
+// with st.mu held, wherever a model is described from info.
+func (s *server) noteLimits(info claudecli.Info) {
+	if info.Model == "" || info.ContextWindow <= 0 {
+		return
+	}
+	if _, ok := s.st.limits[info.Model]; !ok {
+		s.st.limits[info.Model] = transform.Limits{ContextWindow: info.ContextWindow, MaxTokens: defaultLimits.MaxTokens}
+	}
+}
+
+// currentModel is the model the next turn runs, as get_available_models
+// lists it once the CLI's models are known (now, or from the info cache);
+// get_state, get_session_stats and the list agree on its limits. Called
+// with st.mu held.
+func (s *server) currentModel(info claudecli.Info, known bool) modelInfo {
+	m := s.modelInfo()
+	if known {
+		m = s.knownModel(info, m)
+	}
+	return m
+}
+
 // knownModel is the model get_state reports, as get_available_models
 // describes it (display name, price), once the CLI has listed its models:
-// before the first turn, the model its alias ("default", "opus") stands
-// for. Called with st.mu held.
+// before the first turn, the model the CLI said it will run, else the one
+// its alias ("default", "opus") stands for. Called with st.mu held.
 func (s *server) knownModel(info claudecli.Info, m modelInfo) modelInfo {
 	name := m.ID
-	if s.st.model == "" && s.st.settings.model != "" {
+	switch {
+	case s.st.model == "" && s.st.settings.model != "":
 		name = s.st.settings.model
+	case s.st.model == "" && info.Model != "":
+		name = info.Model // the model the CLI's settings choose
 	}
+
 	if cm, ok := findModel(info, name); ok && cm.ResolvedModel != "" {
 		name = cm.ResolvedModel
 	}

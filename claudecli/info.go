@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -19,6 +20,33 @@ type Info struct {
 	Version  string
 	Models   []ModelInfo
 	Commands []CommandInfo
+	// Model is the API model id the next turn runs (get_settings'
+	// applied.model: after --model, the settings files and the
+	// environment; the "default" entry of Models does not follow the
+	// settings), and ContextWindow its context window (get_context_usage's
+	// rawMaxTokens). Empty or 0 when the CLI did not say (an older CLI).
+	Model         string
+	ContextWindow int64
+}
+
+// modelRequests ask a CLI that has initialized which model it will run
+// and that model's context window (checked on 2.1.328 against the fake
+// API: neither calls the API nor writes a transcript; "summary" makes no
+// token-count requests). See [Info.AddModel].
+var modelRequests = []map[string]any{
+	{"subtype": "get_settings"},
+	{"subtype": "get_context_usage", "detail": "summary"},
+}
+
+// AddModel reads the answers to modelRequests (the "response" objects of
+// their control_responses; an error answer is an empty result).
+func (i *Info) AddModel(settings, usage gjson.Result) {
+	i.Model = settings.Get("applied.model").String()
+	if n := usage.Get("rawMaxTokens").Int(); n > 0 {
+		i.ContextWindow = n
+	} else {
+		i.ContextWindow = usage.Get("maxTokens").Int()
+	}
 }
 
 // ModelInfo is one model the CLI offers. Value is the name --model and
@@ -91,20 +119,26 @@ func Query(cfg Config, timeout time.Duration) (Info, error) {
 		_ = stdin.Close() // the CLI exits when its input ends
 		waitOrStop(p, 2*time.Second)
 	}()
-	req, _ := json.Marshal(map[string]any{"type": "control_request", "request_id": "info",
-		"request": map[string]any{"subtype": "initialize", "hooks": nil}})
-	if _, err := stdin.Write(append(req, '\n')); err != nil {
+	send := func(id string, req map[string]any) error {
+		b, _ := json.Marshal(map[string]any{"type": "control_request", "request_id": id, "request": req})
+		_, err := stdin.Write(append(b, '\n'))
+		return err
+	}
+	if err := send("info", map[string]any{"subtype": "initialize", "hooks": nil}); err != nil {
 		return Info{}, fmt.Errorf("asking claude to initialize: %w (%s)", err, p.Exit())
 	}
 	type answer struct {
-		r   gjson.Result
-		err error
+		info Info
+		err  error
 	}
 	ch := make(chan answer, 1)
 	go func() {
 		// Reads to the end, so the CLI never blocks on a full pipe while
-		// it exits.
+		// it exits. After initialize, modelRequests; their answers may be
+		// errors (an older CLI), which leave Info's model empty.
+		var a answer
 		answered := false
+		got := map[string]gjson.Result{}
 		lr := jsonl.NewReader(p.Stdout(), 64<<20)
 		for {
 			line, err := lr.Next()
@@ -118,16 +152,34 @@ func Query(cfg Config, timeout time.Duration) (Info, error) {
 				return
 			}
 			v := gjson.ParseBytes(line)
-			if answered || v.Get("type").String() != "control_response" || v.Get("response.request_id").String() != "info" {
+			if answered || v.Get("type").String() != "control_response" {
 				continue
 			}
-			answered = true
-			if v.Get("response.subtype").String() == "error" {
+			id := v.Get("response.request_id").String()
+			switch {
+			case id == "info" && v.Get("response.subtype").String() == "error":
+				answered = true
 				ch <- answer{err: fmt.Errorf("claude refused initialize: %s", v.Get("response.error").String())}
-			} else {
-				ch <- answer{r: v.Get("response.response")}
+				_ = stdin.Close()
+				continue
+			case id == "info":
+				a.info = ParseInfo(v.Get("response.response"))
+				for i, req := range modelRequests {
+					if send(fmt.Sprint("model", i), req) != nil {
+						got[fmt.Sprint("model", i)] = gjson.Result{}
+					}
+				}
+			case strings.HasPrefix(id, "model"):
+				got[id] = v.Get("response.response")
+			default:
+				continue
 			}
-			_ = stdin.Close()
+			if len(got) == len(modelRequests) {
+				answered = true
+				a.info.AddModel(got["model0"], got["model1"])
+				ch <- a
+				_ = stdin.Close()
+			}
 		}
 	}()
 	select {
@@ -136,7 +188,7 @@ func Query(cfg Config, timeout time.Duration) (Info, error) {
 			<-p.Done()
 			return Info{}, fmt.Errorf("%w: %w", a.err, p.Exit())
 		}
-		return ParseInfo(a.r), nil
+		return a.info, nil
 	case <-time.After(timeout):
 		p.Stop()
 		return Info{}, fmt.Errorf("claude did not answer initialize within %v", timeout)

@@ -51,11 +51,17 @@ type stream struct {
 	live []map[string]any
 }
 
-// SetConfig takes effect at the next turn. A new model, effort level or fast
+// SetConfig takes effect at the next turn. A new effort level or fast
 // mode is applied to the running process with the control protocol's
-// set_model and apply_flag_settings (checked on 2.1.328: the next API
-// request carries them); any other change replaces the process, resuming
-// the session.
+// apply_flag_settings (checked on 2.1.328: the next API request carries
+// them, and nothing else); any other change, a new model among them,
+// replaces the process, resuming the session. The CLI records a model
+// changed on a running process (set_model, or apply_flag_settings with a
+// model) as a local /model command: the next API request would carry its
+// caveat, command and "Set model to …" output as user blocks, and the run
+// an assistant message "Set model to …" (measured on 2.1.328). A new
+// process started with --model tells the model nothing; the bridge
+// prewarms it while idle.
 func (s *stream) SetConfig(cfg Config) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -65,13 +71,10 @@ func (s *stream) SetConfig(cfg Config) {
 		return
 	}
 	base, next := old, cfg
-	base.Model, base.Effort, base.FastMode, next.Model, next.Effort, next.FastMode = "", "", false, "", "", false
-	if !sameConfig(base, next) || cfg.Model == "" && old.Model != "" || cfg.Effort == "" && old.Effort != "" {
+	base.Effort, base.FastMode, next.Effort, next.FastMode = "", false, "", false
+	if !sameConfig(base, next) || cfg.Effort == "" && old.Effort != "" {
 		s.stale, s.live = true, nil
 		return
-	}
-	if cfg.Model != old.Model {
-		s.live = append(s.live, map[string]any{"subtype": "set_model", "model": cfg.Model})
 	}
 	if cfg.Effort != old.Effort {
 		s.live = append(s.live, map[string]any{"subtype": "apply_flag_settings", "settings": map[string]any{"effortLevel": cfg.Effort}})
@@ -308,8 +311,9 @@ func (s *stream) lineFrom(sp *streamProc) {
 // instead of ~120 on the fake API with 2.1.328; later turns ~25): the rest
 // is the CLI's first query in its process, which nothing short of one warms.
 // A CLI that does not know one answers an error, which is ignored.
+// (get_context_usage, which builds the context, is asked before them, for
+// the live info: modelRequests.)
 var warmups = []map[string]any{
-	{"subtype": "get_context_usage", "detail": "summary"},
 	{"subtype": "get_status"},
 }
 
@@ -333,9 +337,19 @@ func (s *stream) startProc(session Session, warm bool) (*streamProc, error) {
 	// kept: get_available_models and get_commands read it (LiveInfo).
 	go func() {
 		defer close(sp.infoDone)
-		if r, err := sp.request(map[string]any{"subtype": "initialize", "hooks": nil}, 30*time.Second); err == nil {
-			sp.info, sp.infoOK = ParseInfo(r.Get("response")), true
+		r, err := sp.request(map[string]any{"subtype": "initialize", "hooks": nil}, 30*time.Second)
+		if err != nil {
+			return
 		}
+		info := ParseInfo(r.Get("response"))
+		var answers [2]gjson.Result
+		for i, req := range modelRequests {
+			if r, err := sp.request(req, 10*time.Second); err == nil {
+				answers[i] = r.Get("response")
+			}
+		}
+		info.AddModel(answers[0], answers[1])
+		sp.info, sp.infoOK = info, true
 	}()
 	if warm {
 		go func() {

@@ -24,7 +24,7 @@ const (
 	// uses (see [Capabilities]) that passes the version tests.
 	OldestSupported = "2.1.275"
 	// NewestTested is the newest version the version tests passed on.
-	NewestTested = "2.1.330"
+	NewestTested = "2.1.332"
 )
 
 // Version is a CLI version, major.minor.patch. The zero Version is

@@ -61,10 +61,17 @@ func fromTranscript(entries [][]byte, names ToolNames, part bool) []Message {
 			out = append(out, tr.Messages()...)
 		}
 	}
+	modelOutput := false // the entry after a /model record: its output
 	for _, e := range entries {
 		v := gjson.ParseBytes(e)
 		if t, err := time.Parse(time.RFC3339Nano, v.Get("timestamp").String()); err == nil {
 			ts = t.UnixMilli()
+		}
+		if after := modelOutput; after || isModelCommand(v) {
+			modelOutput = !after
+			if !after || isLocalOutput(v) {
+				continue
+			}
 		}
 		if text, ok := TranscriptPrompt(e); ok {
 			end()
@@ -108,4 +115,30 @@ func cliLine(v gjson.Result) []byte {
 		line = append(line, `,"is_api_error_message":true`...)
 	}
 	return append(line, '}')
+}
+
+// isModelCommand reports whether a transcript entry is the CLI's record of
+// a /model command: what it writes when the model of a running process
+// changes (the control protocol's set_model; claude-rpc restarts the
+// process instead now). A model change is a setting, not a message (pi
+// shows none): the record and its output are left out of the messages.
+func isModelCommand(v gjson.Result) bool {
+	return v.Get("type").String() == "user" && strings.HasPrefix(entryText(v), "<command-name>/model</command-name>")
+}
+
+// isLocalOutput reports whether a transcript entry is a local command's
+// output.
+func isLocalOutput(v gjson.Result) bool {
+	t := entryText(v)
+	return v.Get("type").String() == "user" && (strings.HasPrefix(t, "<local-command-stdout>") || strings.HasPrefix(t, "<local-command-stderr>"))
+}
+
+// entryText is a user entry's text: its string content, or its first text
+// block.
+func entryText(v gjson.Result) string {
+	c := v.Get("message.content")
+	if c.Type == gjson.String {
+		return c.String()
+	}
+	return c.Get("#(type==\"text\").text").String()
 }

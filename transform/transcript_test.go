@@ -76,3 +76,16 @@ func TestFromTranscriptTolerance(t *testing.T) {
 	assert.True(t, ok)
 	assert.Equal(t, "first [[think:Let me see.]][[say:one]]", text)
 }
+
+// TestFromTranscriptLeavesOutModelCommands: a model changed on a running
+// CLI (set_model) is recorded as a local /model command and its output
+// ("Set model to …"); a session loaded again shows the two prompts and
+// their answers only.
+func TestFromTranscriptLeavesOutModelCommands(t *testing.T) {
+	msgs := FromTranscript(conversation(t, "transcript-model-command"), ToolNamesPi)
+	var got []string
+	for _, m := range msgs {
+		got = append(got, m.Role+": "+m.Text())
+	}
+	assert.Equal(t, []string{"user: first [[say:one]]", "assistant: one", "user: second [[say:two]]", "assistant: two"}, got)
+}

@@ -316,7 +316,19 @@ func lastUserText(body []byte) string {
 			b := blocks[j]
 			if t := b.Get("text").String(); b.Get("type").String() == "text" &&
 				!strings.HasPrefix(t, "<system-reminder>") && !strings.HasPrefix(t, "[Image: source: ") {
+				if steer, ok := midTurnBlock(t); ok {
+					return steer // 2.1.332: beside the tool result
+				}
 				return t
+			}
+		}
+		// A message the CLI added by itself, as one reminder: 2.1.332
+		// sends its "Output token limit hit…" continuation so (2.1.328 as
+		// plain text). Its text, as before.
+		if t := blocks; len(t) == 1 && t[0].Get("type").String() == "text" {
+			inner := strings.TrimPrefix(t[0].Get("text").String(), "<system-reminder>")
+			if inner != t[0].Get("text").String() {
+				return strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(inner), "</system-reminder>"))
 			}
 		}
 		return ""
@@ -458,7 +470,14 @@ func midTurnText(m gjson.Result) (string, bool) {
 	if m.Get("content").Type == gjson.String {
 		text = m.Get("content").String()
 	}
-	// Several at one boundary come in one system message: the last counts.
+	return midTurnBlock(text)
+}
+
+// midTurnBlock is midTurnText's reading of one text: the CLI 2.1.328
+// sends it as a system message after the tool results, 2.1.332 as a text
+// block of the user message that carries them.
+func midTurnBlock(text string) (string, bool) {
+	// Several at one boundary come in one text: the last counts.
 	i := strings.LastIndex(text, midTurnPrefix)
 	if i < 0 || !strings.HasPrefix(text, midTurnPrefix) {
 		return "", false

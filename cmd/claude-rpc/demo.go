@@ -79,6 +79,7 @@ func demo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	defer os.RemoveAll(scratch) // best effort
 	opts.CLI.Env = fakeAPIEnv(os.Environ(), srv.Env(), scratch)
+	opts.InfoCache = nil // a scratch config's answers: nothing to keep
 	fmt.Fprintf(stderr, demoBanner, srv.URL, cli)
 	return serve(opts, stdin, stdout)
 }

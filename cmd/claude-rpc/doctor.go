@@ -21,6 +21,7 @@ import (
 	"github.com/claude-rpc/claude-rpc/bridge"
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+	"github.com/claude-rpc/claude-rpc/infocache"
 	"github.com/claude-rpc/claude-rpc/sessions"
 )
 
@@ -77,6 +78,14 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		d.line(statusFail, "settings", err.Error())
 	} else {
+		if opts.Plan != nil { // what the bridge does after ready, with the version read above
+			known := ""
+			if !ver.IsZero() {
+				known = ver.String()
+			}
+			plan := opts.Plan(known)
+			opts.Transport, opts.Ask = plan.Transport, plan.Ask
+		}
 		var works []string
 		for _, t := range []string{claudecli.TransportStream, claudecli.TransportPipe, claudecli.TransportPTY} {
 			if _, err := claudecli.New(t, claudecli.Config{}, 0); err == nil {
@@ -94,6 +103,9 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 	}
 	d.gitBash()
 	d.auth()
+	if settingsOK {
+		d.infoCache(opts.InfoCache)
+	}
 
 	switch {
 	case cli.Path == "":
@@ -256,6 +268,7 @@ func testTurn(opts bridge.Options, timeout time.Duration) error {
 	opts.Session, opts.Continue = "", false // the user's sessions are not in the scratch config
 	opts.CLI.Env = fakeAPIEnv(os.Environ(), srv.Env(), filepath.Join(scratch, "config"))
 	opts.Log = slog.New(slog.DiscardHandler)
+	opts.InfoCache = nil // a scratch config's answers: nothing to keep
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -360,4 +373,15 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, " | ")
+}
+
+// infoCache says where claude-rpc keeps what the CLI said about itself
+// (infocache), and how much is there.
+func (d *doctorReport) infoCache(store *infocache.Store) {
+	if store == nil || store.Dir() == "" {
+		d.line(statusInfo, "info cache", "off (--cache-dir off): each start asks the CLI for its models and commands")
+		return
+	}
+	entries, _ := filepath.Glob(filepath.Join(store.Dir(), "*.json"))
+	d.line(statusInfo, "info cache", fmt.Sprintf("%s, %d entries: at start get_state, get_available_models and get_commands answer from what the CLI said last time (per CLI binary and settings; a changed CLI or settings asks it again)", store.Dir(), len(entries)))
 }

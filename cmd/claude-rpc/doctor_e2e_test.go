@@ -66,6 +66,7 @@ func TestDoctor(t *testing.T) {
 			has: []string{"ok    Claude CLI      " + cli + " (--claude-path)", "ok    CLI version     2.1.328 (Claude Code)",
 				"ok    transport       stream (these work here: stream, pipe, pty)", "--    Git Bash        not needed on linux",
 				"ok    authentication  ANTHROPIC_API_KEY set in the environment",
+				"claude-rpc/cli-info, 0 entries: at start get_state, get_available_models and get_commands answer from what the CLI said last time",
 				"ok    test turn       one prompt through claude-rpc and the CLI (--transport stream)", "All checks passed."},
 			hasNot: []string{secret},
 		},

@@ -38,6 +38,7 @@ import (
 	"github.com/claude-rpc/claude-rpc/bridge"
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/jsonl"
+	"github.com/claude-rpc/claude-rpc/infocache"
 	"github.com/claude-rpc/claude-rpc/transform"
 )
 
@@ -172,6 +173,7 @@ func loadConfig(args []string) (*viper.Viper, error) {
 	fs.String("message-updates", bridge.UpdatesFull, "message_update frames: full (each carries the message so far; pi 0.73 hosts) or delta (the change only, as pi 1.5 writes them)")
 	fs.String("tool-names", "pi", "how tool calls are shown: pi (the CLI's tools pi has under pi's names and argument shapes: read, write, edit, bash, grep, find, ls) or claude (the CLI's names and arguments, as it prints them)")
 	fs.Bool("prewarm", true, "stream transport: start the CLI when the bridge starts and after a session change, so the first prompt does not wait for it (costs a CLI process while idle)")
+	fs.String("cache-dir", "", `where to keep what the CLI said about itself (models, commands, version) between runs, so a start answers at once (default: claude-rpc/cli-info in the user cache folder; "off": nowhere)`)
 	fs.Duration("coalesce", bridge.DefaultCoalesce, "merge text deltas that come within this window into one message_update (0: one frame per delta)")
 	definePiFlags(fs) // piflags.go
 	fs.String("config", "", "config file (default: claude-rpc/config.{yaml,toml,json} in the user config folder)")
@@ -273,9 +275,17 @@ func bridgeOptions(v *viper.Viper, log *slog.Logger) (bridge.Options, error) {
 		opts.Ask = false
 	}
 	if cli.Path != "" {
-		// An older CLI: turn off what it lacks, and say so once.
-		plan := cliPlan(cli, opts.Transport, opts.Ask, log)
-		opts.Transport, opts.Ask = plan.Transport, plan.Ask
+		// An older CLI: turn off what it lacks, and say so once. Made by
+		// the bridge after ready: reading the version may take seconds.
+		transport, ask := opts.Transport, opts.Ask
+		opts.Plan = func(version string) claudecli.Plan { return cliPlan(cli, version, transport, ask, log) }
+	}
+	switch dir := v.GetString("cache-dir"); dir {
+	case "off":
+	case "":
+		opts.InfoCache = infocache.Open(infocache.DefaultDir())
+	default:
+		opts.InfoCache = infocache.Open(dir)
 	}
 	if opts.AskTimeout = v.GetDuration("ask-timeout"); opts.AskTimeout < 0 {
 		return opts, fmt.Errorf("--ask-timeout must not be negative, got %v", opts.AskTimeout)
@@ -300,19 +310,24 @@ func bridgeOptions(v *viper.Viper, log *slog.Logger) (bridge.Options, error) {
 }
 
 // versionTimeout bounds `claude --version` when the CLI's version cannot
-// be read from its install, which delays the bridge's start: a native CLI
+// be read from its install nor the info cache; the bridge answers what
+// does not run the CLI meanwhile, and a prompt waits for it: a native CLI
 // answers in milliseconds (cli.js on Node.js takes seconds, but npm's
 // package.json beside it says its version).
 const versionTimeout = 5 * time.Second
 
-// cliPlan reads the CLI's version and returns how to run it with transport
-// and ask (see [claudecli.PlanFor]), logging what it turns off or what will
-// not work. A version it cannot read changes nothing.
-func cliPlan(cli claudecli.Command, transport string, ask bool, log *slog.Logger) claudecli.Plan {
-	ver, err := claudecli.DetectVersion(cli, versionTimeout)
-	if err != nil {
-		log.Warn("the Claude CLI's version could not be read; running it as the tested "+claudecli.TestedVersion, "err", err)
-		return claudecli.Plan{Transport: transport, Ask: ask}
+// cliPlan returns how to run the CLI cli of version known (read from cli
+// when "" or not a version) with transport and ask (see
+// [claudecli.PlanFor]), logging what it turns off or what will not work. A
+// version it cannot read changes nothing.
+func cliPlan(cli claudecli.Command, known, transport string, ask bool, log *slog.Logger) claudecli.Plan {
+	ver, ok := claudecli.ParseVersion(known)
+	if !ok {
+		var err error
+		if ver, err = claudecli.DetectVersion(cli, versionTimeout); err != nil {
+			log.Warn("the Claude CLI's version could not be read; running it as the tested "+claudecli.TestedVersion, "err", err)
+			return claudecli.Plan{Transport: transport, Ask: ask}
+		}
 	}
 	plan := claudecli.PlanFor(ver, transport, ask)
 	for _, n := range plan.Notes {

@@ -35,8 +35,9 @@ func TestCommandsDoNotWaitForEachOther(t *testing.T) {
 			script := fmt.Sprintf("#!/bin/sh\nsleep %.1f\nexec '%s' \"$@\"\n", slowStart.Seconds(), claudetest.CLI(t))
 			require.NoError(t, os.WriteFile(wrapper, []byte(script), 0o755))
 			b := startBridgeWith(t, bridgeOpts{srv: srv, cli: wrapper}, "--transport", tp)
-			// The bridge is up (it reads the CLI's version first, through
-			// the same slow wrapper): from here on, no command may wait.
+			// The bridge is up (it reads the CLI's version after ready,
+			// through the same slow wrapper): from here on, no command may
+			// wait.
 			select {
 			case <-b.ready:
 			case <-time.After(30 * time.Second):

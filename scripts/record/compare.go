@@ -231,10 +231,12 @@ var (
 	// volatile are fields whose values differ between any two recordings:
 	// token counts and costs, the jittered retry delay, the clock (tools
 	// that end in another order take the times in another order).
-	volatile = regexp.MustCompile(`"(input|output|cacheRead|cacheWrite|totalTokens|total|tokensBefore|tokensAfter|delayMs|timestamp|durationMs|totalDurationMs|totalTokens|tokens|contextTokens|endMs|currentToolStartMs)":[0-9.e+-]+`)
+	volatile = regexp.MustCompile(`"(input|output|cacheRead|cacheWrite|totalTokens|total|tokensBefore|tokensAfter|delayMs|timestamp|durationMs|totalDurationMs|totalTokens|tokens|contextTokens|endMs|currentToolStartMs|input_tokens|output_tokens|cache_creation_input_tokens|cache_read_input_tokens)":[0-9.e+-]+`)
 	// usageText is the CLI's account of a sub-agent in its Agent tool's
-	// result text.
-	usageText = regexp.MustCompile(`(total_tokens|tool_uses|duration_ms): [0-9]+`)
+	// result text (its token count is the fake API's count of the
+	// sub-agent's requests, which the CLI's prompts change from version to
+	// version: 8751 on 2.1.328, 8748 on 2.1.332).
+	usageText = regexp.MustCompile(`(total_tokens|subagent_tokens|tool_uses|duration_ms): [0-9]+`)
 	// toolSaid is the fake API's reply after tool results: it names them
 	// in the order the CLI sent them, the order they ended.
 	toolSaid = regexp.MustCompile(`tool said: [^"\\]*`)

@@ -7,7 +7,7 @@
 //
 //	go run ./scripts/record                 # every scenario, into testdata/cli
 //	go run ./scripts/record -run 'error'    # the scenarios whose name matches
-//	go run ./scripts/record -version 2.1.330 -out /tmp/rec -compare
+//	go run ./scripts/record -version 2.1.332 -out /tmp/rec -compare
 //
 // For each scenario it writes testdata/cli/<name>.input.jsonl (what was sent
 // on the CLI's stdin) and testdata/cli/<name>.jsonl (the CLI's stdout).
@@ -70,6 +70,8 @@ type scenario struct {
 	// own after the prompt's (a background sub-agent's notification) are
 	// recorded as it prints them while idle.
 	results int
+	// before are lines sent on stdin before the prompt (control requests).
+	before []string
 }
 
 // steerUUID is the uuid the recorded steering messages carry.
@@ -100,6 +102,12 @@ var scenarios = []scenario{
 	{name: "compact", setup: "Remember the word pelican. [[say:Noted: pelican.]]", prompt: "/compact"},
 	{name: "huge-reply", prompt: "[[huge:2000000]]"},
 	{name: "transcript", setup: "first [[think:Let me see.]][[say:one]]", prompt: "[[say:Running it.]][[bash:echo tool-out]]", transcript: true},
+	// A model changed on the running process (the control protocol's
+	// set_model, as claude-rpc sent it before it restarted the process
+	// instead): the CLI records it as a local /model command in the
+	// transcript, which a session loaded again must not show.
+	{name: "transcript-model-command", setup: "first [[say:one]]", prompt: "second [[say:two]]", transcript: true,
+		before: []string{`{"type":"control_request","request_id":"model","request":{"subtype":"set_model","model":"fable"}}`}},
 	{name: "api-reset-mid-stream", prompt: "cut me [[reset:1]][[chunk:3]][[say:the whole reply]]"},
 	{name: "auto-compact", setup: "[[bash:echo one]]", prompt: "next [[say:after compaction]]", env: []string{"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=1"}},
 	{name: "steer-at-tool-boundary", prompt: "[[bash:sleep 1; echo slept]]", steerAt: `"type":"assistant"`, steer: "change course [[say:steered]]"},
@@ -228,7 +236,11 @@ func record(srv *claudetest.Server, cli, out string, sc scenario) error {
 			}
 		}
 	}
-	input := claudecli.UserLine(sc.prompt, nil)
+	var input []byte
+	for _, l := range sc.before {
+		input = append(input, l+"\n"...)
+	}
+	input = append(input, claudecli.UserLine(sc.prompt, nil)...)
 	var steer []byte
 	if sc.steer != "" {
 		steer = claudecli.UserLineID(sc.steer, nil, steerUUID)
