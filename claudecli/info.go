@@ -2,15 +2,12 @@ package claudecli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
-
-	"github.com/claude-rpc/claude-rpc/claudecli/jsonl"
 )
 
 // Info is what the CLI tells about itself in its answer to the control
@@ -109,88 +106,39 @@ func ParseInfo(r gjson.Result) Info {
 // said, without running a turn (so without calling the API or writing a
 // transcript). It takes about as long as the CLI's start-up.
 func Query(cfg Config, timeout time.Duration) (Info, error) {
-	args := cfg.TurnArgs(Session{})
-	args = append(args, "--no-session-persistence")
-	p, stdin, err := startPiped(cfg, args)
+	c, err := startControl(cfg, append(cfg.TurnArgs(Session{}), "--no-session-persistence"))
 	if err != nil {
 		return Info{}, err
 	}
-	defer func() {
-		_ = stdin.Close() // the CLI exits when its input ends
-		waitOrStop(p, 2*time.Second)
-	}()
-	send := func(id string, req map[string]any) error {
-		b, _ := json.Marshal(map[string]any{"type": "control_request", "request_id": id, "request": req})
-		_, err := stdin.Write(append(b, '\n'))
-		return err
+	defer c.close()
+	if err := c.send("info", map[string]any{"subtype": "initialize", "hooks": nil}); err != nil {
+		return Info{}, err
 	}
-	if err := send("info", map[string]any{"subtype": "initialize", "hooks": nil}); err != nil {
-		return Info{}, fmt.Errorf("asking claude to initialize: %w (%s)", err, p.Exit())
-	}
-	type answer struct {
-		info Info
-		err  error
-	}
-	ch := make(chan answer, 1)
-	go func() {
-		// Reads to the end, so the CLI never blocks on a full pipe while
-		// it exits. After initialize, modelRequests; their answers may be
-		// errors (an older CLI), which leave Info's model empty.
-		var a answer
-		answered := false
-		got := map[string]gjson.Result{}
-		lr := jsonl.NewReader(p.Stdout(), 64<<20)
-		for {
-			line, err := lr.Next()
-			if errors.Is(err, jsonl.ErrLineTooLong) {
-				continue
-			}
-			if err != nil {
-				if !answered {
-					ch <- answer{err: fmt.Errorf("claude exited before answering initialize")}
+	// After initialize, modelRequests; their answers may be errors (an
+	// older CLI), which leave Info's model empty.
+	var info Info
+	got := map[string]gjson.Result{}
+	deadline := time.After(timeout)
+	for len(got) < len(modelRequests) {
+		a, ok, err := c.next(deadline, "initialize", timeout)
+		switch id := a.Get("request_id").String(); {
+		case err != nil:
+			return Info{}, err
+		case !ok:
+			return Info{}, c.failed(errors.New("claude exited before answering initialize"))
+		case id == "info" && a.Get("subtype").String() == "error":
+			return Info{}, c.failed(fmt.Errorf("claude refused initialize: %s", a.Get("error").String()))
+		case id == "info":
+			info = ParseInfo(a.Get("response"))
+			for i, req := range modelRequests {
+				if c.send(fmt.Sprint("model", i), req) != nil {
+					got[fmt.Sprint("model", i)] = gjson.Result{}
 				}
-				return
 			}
-			v := gjson.ParseBytes(line)
-			if answered || v.Get("type").String() != "control_response" {
-				continue
-			}
-			id := v.Get("response.request_id").String()
-			switch {
-			case id == "info" && v.Get("response.subtype").String() == "error":
-				answered = true
-				ch <- answer{err: fmt.Errorf("claude refused initialize: %s", v.Get("response.error").String())}
-				_ = stdin.Close()
-				continue
-			case id == "info":
-				a.info = ParseInfo(v.Get("response.response"))
-				for i, req := range modelRequests {
-					if send(fmt.Sprint("model", i), req) != nil {
-						got[fmt.Sprint("model", i)] = gjson.Result{}
-					}
-				}
-			case strings.HasPrefix(id, "model"):
-				got[id] = v.Get("response.response")
-			default:
-				continue
-			}
-			if len(got) == len(modelRequests) {
-				answered = true
-				a.info.AddModel(got["model0"], got["model1"])
-				ch <- a
-				_ = stdin.Close()
-			}
+		case strings.HasPrefix(id, "model"):
+			got[id] = a.Get("response")
 		}
-	}()
-	select {
-	case a := <-ch:
-		if a.err != nil {
-			<-p.Done()
-			return Info{}, fmt.Errorf("%w: %w", a.err, p.Exit())
-		}
-		return a.info, nil
-	case <-time.After(timeout):
-		p.Stop()
-		return Info{}, fmt.Errorf("claude did not answer initialize within %v", timeout)
 	}
+	info.AddModel(got["model0"], got["model1"])
+	return info, nil
 }

@@ -1,14 +1,9 @@
 package claudecli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/tidwall/gjson"
-
-	"github.com/claude-rpc/claude-rpc/claudecli/jsonl"
 )
 
 // The CLI names a session with the control request rename_session
@@ -61,55 +56,29 @@ func (s *stream) Rename(session Session, title string) error {
 // long as the CLI's start-up. No other process may be running the session.
 func RenameSession(cfg Config, session Session, title string, timeout time.Duration) error {
 	session.Name = "" // the request names it; --name would write it twice
-	p, stdin, err := startPiped(cfg, cfg.TurnArgs(session))
+	c, err := startControl(cfg, cfg.TurnArgs(session))
 	if err != nil {
 		return err
 	}
-	defer func() {
-		_ = stdin.Close() // the CLI exits when its input ends
-		waitOrStop(p, 2*time.Second)
-	}()
+	defer c.close()
 	for i, req := range []map[string]any{{"subtype": "initialize", "hooks": nil}, renameRequest(title)} {
-		b, _ := json.Marshal(map[string]any{"type": "control_request", "request_id": fmt.Sprint("r", i), "request": req})
-		if _, err := stdin.Write(append(b, '\n')); err != nil {
-			return fmt.Errorf("asking claude to rename the session: %w (%s)", err, p.Exit())
+		if err := c.send(fmt.Sprint("r", i), req); err != nil {
+			return fmt.Errorf("asking claude to rename the session: %w", err)
 		}
 	}
-	done := make(chan error, 1)
-	go func() {
-		// Reads to the end, so the CLI never blocks on a full pipe while
-		// it exits.
-		answered := false
-		lr := jsonl.NewReader(p.Stdout(), 64<<20)
-		for {
-			line, err := lr.Next()
-			if errors.Is(err, jsonl.ErrLineTooLong) {
-				continue
-			}
-			if err != nil {
-				if !answered {
-					done <- errors.New("claude exited before answering rename_session")
-				}
-				return
-			}
-			v := gjson.ParseBytes(line)
-			if answered || v.Get("type").String() != "control_response" || v.Get("response.request_id").String() != "r1" {
-				continue
-			}
-			answered = true
-			if v.Get("response.subtype").String() == "error" {
-				done <- fmt.Errorf("claude refused rename_session: %s", v.Get("response.error").String())
-			} else {
-				done <- nil
-			}
-			_ = stdin.Close()
+	deadline := time.After(timeout)
+	for {
+		a, ok, err := c.next(deadline, "rename_session", timeout)
+		switch {
+		case err != nil:
+			return err
+		case !ok:
+			return errors.New("claude exited before answering rename_session")
+		case a.Get("request_id").String() != "r1":
+		case a.Get("subtype").String() == "error":
+			return fmt.Errorf("claude refused rename_session: %s", a.Get("error").String())
+		default:
+			return nil
 		}
-	}()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(timeout):
-		p.Stop()
-		return fmt.Errorf("claude did not answer rename_session within %v", timeout)
 	}
 }
