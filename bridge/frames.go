@@ -255,20 +255,28 @@ func errResponse(id json.RawMessage, command, msg string) response {
 // stateData is get_state's data: pi's fields in pi's order, plus
 // interruptMode and queuedMessageCount, which pi's forks (omp, xcsh) add.
 type stateData struct {
-	Model                 modelInfo `json:"model"`
-	ThinkingLevel         string    `json:"thinkingLevel"`
-	IsStreaming           bool      `json:"isStreaming"`
-	IsCompacting          bool      `json:"isCompacting"`
-	SteeringMode          string    `json:"steeringMode"`
-	FollowUpMode          string    `json:"followUpMode"`
-	InterruptMode         string    `json:"interruptMode"`
-	SessionFile           string    `json:"sessionFile,omitempty"`
-	SessionID             string    `json:"sessionId"`
-	SessionName           string    `json:"sessionName,omitempty"`
-	AutoCompactionEnabled bool      `json:"autoCompactionEnabled"`
-	MessageCount          int       `json:"messageCount"`
-	PendingMessageCount   int       `json:"pendingMessageCount"`
-	QueuedMessageCount    int       `json:"queuedMessageCount"`
+	// Model is the model the next turn runs, an entry of
+	// get_available_models (its name, price and limits as the list gives
+	// them): the one asked for (--model, set_model), else the one the CLI
+	// said it will run, else the one its last turn ran. Absent, as pi
+	// leaves it when it has none, only while the CLI has not yet said which
+	// models it has: a first start with nothing in the info cache, before
+	// the CLI's answer (about half a second on stream); a host then takes
+	// the list's first, the CLI's default.
+	Model                 *modelInfo `json:"model,omitempty"`
+	ThinkingLevel         string     `json:"thinkingLevel"`
+	IsStreaming           bool       `json:"isStreaming"`
+	IsCompacting          bool       `json:"isCompacting"`
+	SteeringMode          string     `json:"steeringMode"`
+	FollowUpMode          string     `json:"followUpMode"`
+	InterruptMode         string     `json:"interruptMode"`
+	SessionFile           string     `json:"sessionFile,omitempty"`
+	SessionID             string     `json:"sessionId"`
+	SessionName           string     `json:"sessionName,omitempty"`
+	AutoCompactionEnabled bool       `json:"autoCompactionEnabled"`
+	MessageCount          int        `json:"messageCount"`
+	PendingMessageCount   int        `json:"pendingMessageCount"`
+	QueuedMessageCount    int        `json:"queuedMessageCount"`
 	// TodoPhases is xcsh's: the session's todo list.
 	TodoPhases []transform.TodoPhase `json:"todoPhases"`
 	// Transport is claude-rpc's own: how the CLI is driven.

@@ -111,7 +111,7 @@ var (
 	// fieldDocs describe fields whose Go declaration has no comment (the
 	// bridge's own types); a Go comment, once written, wins.
 	fieldDocs = map[string]string{
-		"RpcSessionState.model":               "The model the CLI reported on its last turn, else the one asked for (--model, set_model), else \"default\"; described as get_available_models does (the model an alias stands for, its name and price) once the CLI has listed its models.",
+		"RpcSessionState.model":               "The model the next turn runs, an entry of get_available_models: the one asked for (--model, set_model), else the one the CLI said it will run, else the one its last turn ran; described as get_available_models does (its name, price and limits). Absent (as pi leaves it when it has none) only while the CLI has not yet said which models it has: a first start with nothing in the info cache, before the CLI's answer (about half a second on stream); a host then takes the list's first, the CLI's default.",
 		"RpcSessionState.thinkingLevel":       "pi's level; the CLI runs it as an effort level (off and minimal: low). \"medium\", the CLI's default, until set.",
 		"RpcSessionState.isCompacting":        "True while a compact command runs.",
 		"RpcSessionState.steeringMode":        "\"one-at-a-time\" or \"all\".",

@@ -140,6 +140,7 @@ var referenceDocs = schema.Docs{
 	"github.com/claude-rpc/claude-rpc/bridge.stateData.FastModeEnabled":             "FastModeEnabled is omp's: set_fast_mode turned the CLI's fast mode on.",
 	"github.com/claude-rpc/claude-rpc/bridge.stateData.HasPendingAsyncWork":         "HasPendingAsyncWork is omp's: a bash command runs.",
 	"github.com/claude-rpc/claude-rpc/bridge.stateData.IsSettled":                   "IsSettled is omp's: nothing runs, and the bridge starts nothing by itself (session_settled was sent, or nothing ever ran).",
+	"github.com/claude-rpc/claude-rpc/bridge.stateData.Model":                       "Model is the model the next turn runs, an entry of get_available_models (its name, price and limits as the list gives them): the one asked for (--model, set_model), else the one the CLI said it will run, else the one its last turn ran. Absent, as pi leaves it when it has none, only while the CLI has not yet said which models it has: a first start with nothing in the info cache, before the CLI's answer (about half a second on stream); a host then takes the list's first, the CLI's default.",
 	"github.com/claude-rpc/claude-rpc/bridge.stateData.TodoPhases":                  "TodoPhases is xcsh's: the session's todo list.",
 	"github.com/claude-rpc/claude-rpc/bridge.stateData.Transport":                   "Transport is claude-rpc's own: how the CLI is driven.",
 	"github.com/claude-rpc/claude-rpc/bridge.subagentLevelData":                     "subagentLevelData is set_subagent_subscription's data (omp's).",

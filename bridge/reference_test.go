@@ -96,7 +96,7 @@ func TestCheckFrame(t *testing.T) {
 		{`{"type":"message_end","message":{"role":"user","content":[{"type":"text","text":5}],"timestamp":1}}`, `$.message.content[0].text: want string, got number 5`},
 		{`{"type":"message_end"}`, `missing required property "message"`},
 		{`{"type":"mystery"}`, "none of the kinds in the reference"},
-		{`{"id":"1","type":"response","command":"get_state","success":true,"data":{}}`, `missing required property "model"`},
+		{`{"id":"1","type":"response","command":"get_state","success":true,"data":{}}`, `missing required property "thinkingLevel"`},
 		{`{"id":"1","type":"response","command":"get_state","success":true}`, `missing required property "data"`},
 		{`{"id":"1","type":"response","command":"abort","success":true,"data":{}}`, `property "data" is not in the reference`},
 		{`{"id":"1","type":"response","command":"prompt","success":true,"data":{}}`, `missing required property "disposition"`},

@@ -205,8 +205,12 @@ func (s *server) getState(*call) (any, error) {
 	defer s.st.mu.Unlock()
 	st := s.st
 	model := s.currentModel(info, known)
+	var listed *modelInfo
+	if known || st.model != "" { // else a name the list may not have
+		listed = &model
+	}
 	return stateData{
-		Model:                 model,
+		Model:                 listed,
 		ThinkingLevel:         st.thinkingLevel(),
 		IsStreaming:           running,
 		IsCompacting:          compacting,
