@@ -330,12 +330,11 @@ var acpChecks = []acpCheck{
 	}},
 }
 
-// acpChecksAfterMerge describe what pi 1.5.2 gives where claude-rpc needs
-// work on other branches (issue 27): pi's tool names (read, write, edit,
-// bash with pi's arguments; pi-acp draws kinds and diffs by them), the real
-// model in get_state, and a model switch that leaves no trace in the
-// conversation.
-var acpChecksAfterMerge = []acpCheck{
+// acpUIChecks are what an editor's UI draws from pi-acp, as pi 1.5.2 gives
+// it: tools by pi's names (read, write, edit, bash with pi's arguments;
+// pi-acp draws kinds and diffs by them), the current model among the
+// options, and a model switch that leaves no trace in the conversation.
+var acpUIChecks = []acpCheck{
 	{"new session: the current model is among the options", func(t *testing.T, r *acpRun) {
 		n := r.res["new"]
 		assert.Contains(t, strs(n.Get("modelIds")), n.Get("currentModelId").String(), n.Raw)
@@ -401,8 +400,8 @@ func runACPChecks(t *testing.T, r *acpRun, group string, checks []acpCheck) {
 func TestPiACPOnPi15(t *testing.T) {
 	t.Parallel()
 	r := runACP(t, "pi", "reject", nil, append(acpScenarios, "permission")...)
-	runACPChecks(t, r, "now", acpChecks)
-	runACPChecks(t, r, "after-merge", acpChecksAfterMerge)
+	runACPChecks(t, r, "protocol", acpChecks)
+	runACPChecks(t, r, "ui", acpUIChecks)
 	t.Run("pi does not ask", func(t *testing.T) {
 		p := r.res["permission"]
 		assert.Empty(t, p.Get("permissions").Array(), p.Raw)
@@ -423,13 +422,12 @@ func TestPiACPOnPi15(t *testing.T) {
 
 // TestPiACP runs the scenarios with claude-rpc as pi-acp's pi, on its
 // defaults (stream, asking the host before tools that need permission:
-// the editor allows them). The "now" subtests hold on their own; the
-// "after-merge" ones need the work of issue 27's other items (see
-// acpChecksAfterMerge).
+// the editor allows them): the protocol-level checks ("protocol") and what the
+// editor's UI draws ("ui", acpUIChecks).
 func TestPiACP(t *testing.T) {
 	t.Parallel()
 	r := runACP(t, "claude-rpc", "allow", nil, append(acpScenarios, "permission")...)
-	runACPChecks(t, r, "now", acpChecks)
+	runACPChecks(t, r, "protocol", acpChecks)
 	t.Run("now/the editor is asked before write and edit", func(t *testing.T) {
 		var titles []string
 		for _, p := range r.res["tools"].Get("permissions").Array() {
@@ -450,7 +448,7 @@ func TestPiACP(t *testing.T) {
 		assert.Equal(t, "written\n", p.Get("afterAllow").String())
 		assert.Equal(t, "completed", p.Get("allowed.tools.0.status").String())
 	})
-	runACPChecks(t, r, "after-merge", acpChecksAfterMerge)
+	runACPChecks(t, r, "ui", acpUIChecks)
 }
 
 // TestPiACPUnansweredDialog: an editor whose user never answers the
