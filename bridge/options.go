@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
-	"github.com/claude-rpc/claude-rpc/infocache"
+	"github.com/claude-rpc/claude-rpc/claudecli/infocache"
 	"github.com/claude-rpc/claude-rpc/transform"
 )
 

@@ -18,8 +18,8 @@ import (
 
 	"github.com/claude-rpc/claude-rpc/bridge/rpcframe"
 	"github.com/claude-rpc/claude-rpc/claudecli"
+	"github.com/claude-rpc/claude-rpc/claudecli/infocache"
 	"github.com/claude-rpc/claude-rpc/claudecli/jsonl"
-	"github.com/claude-rpc/claude-rpc/infocache"
 	"github.com/claude-rpc/claude-rpc/sessions"
 )
 

@@ -21,7 +21,7 @@ import (
 	"github.com/claude-rpc/claude-rpc/bridge"
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
-	"github.com/claude-rpc/claude-rpc/infocache"
+	"github.com/claude-rpc/claude-rpc/claudecli/infocache"
 	"github.com/claude-rpc/claude-rpc/sessions"
 )
 
