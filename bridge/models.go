@@ -98,6 +98,7 @@ type cliInfo struct {
 	mu       sync.Mutex
 	got      *claudecli.Info
 	cached   *claudecli.Info // from the info cache, read at start
+	savedAt  time.Time       // when the CLI told cached
 	inflight chan struct{}   // closed when the running query ends
 	err      error           // the last query's failure
 	// sentCommands is the JSON of the commands available_commands_update
