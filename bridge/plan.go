@@ -53,7 +53,10 @@ func (s *server) askOn() bool {
 }
 
 // setTransport makes t the transport, with ask, and hands it the config
-// the settings say now.
+// the settings say now before anything waiting for the plan may use it: a
+// turn started first would run on the options' bare config, without the
+// host's side of the control protocol (the CLI then refuses every tool
+// that needs permission without asking).
 func (s *server) setTransport(t claudecli.Transport, ask bool) {
 	if o, ok := t.(claudecli.OwnTurns); ok {
 		o.OnOwnTurn(s.ownTurn) // the CLI's turns of its own become runs
@@ -61,9 +64,9 @@ func (s *server) setTransport(t claudecli.Transport, ask bool) {
 	s.plan.mu.Lock()
 	s.plan.ask = ask
 	s.plan.t = t
-	close(s.plan.done)
 	s.plan.mu.Unlock()
 	s.passConfig()
+	close(s.plan.done)
 }
 
 // passConfig hands the transport, once there is one, the config the
