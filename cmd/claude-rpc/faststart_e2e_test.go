@@ -24,9 +24,9 @@ import (
 // cache the first one wrote, answers get_available_models, get_commands
 // and get_state from it; a changed CLI binary misses the cache.
 //
-// The bounds: get_state is answered in under 100 ms (as the other
-// responsiveness tests assert; it reads state only). The cached answers
-// are asserted under slowStart/5 = 500 ms: anything that waited for the
+// The bounds: get_state at a cold start and the cached answers are
+// asserted under slowStart/5 = 500 ms (a cold get_state took 106 ms once
+// under -race in a loaded CI run, 15 ms here): anything that waited for the
 // CLI takes at least slowStart, so the bound tells the two apart with a
 // wide margin on a loaded machine; the figures measured are logged (a few
 // ms).
@@ -60,7 +60,7 @@ func TestFastStart(t *testing.T) {
 			state := b.until(slowStart/2, func(f gjson.Result) bool { return f.Get("id").String() == "state" })
 			took := time.Since(began)
 			t.Logf("cold get_state: %v", took)
-			assert.Less(t, took, 100*time.Millisecond, "get_state at a cold start")
+			assert.Less(t, took, slowStart/5, "get_state at a cold start")
 			assert.True(t, state[len(state)-1].Get("success").Bool())
 			frames := b.until(60*time.Second, isType("agent_end"))
 			types := []string{}
