@@ -45,13 +45,21 @@ type acpRun struct {
 func installPiACP(t *testing.T) string {
 	t.Helper()
 	claudetest.EndToEnd(t)
+	return runInstaller(t, "install-pi-acp")
+}
+
+// runInstaller runs scripts/NAME, an installer into the cache outside the
+// repository, and returns the folder it prints; a failure fails the test
+// with the script's stderr.
+func runInstaller(t *testing.T, name string) string {
+	t.Helper()
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
-	cmd := exec.Command("bash", filepath.Join(root, "scripts", "install-pi-acp"))
+	cmd := exec.Command("bash", filepath.Join(root, "scripts", name))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	require.NoError(t, err, "scripts/install-pi-acp: %s", stderr.String())
+	require.NoError(t, err, "scripts/%s: %s", name, stderr.String())
 	return strings.TrimSpace(string(out))
 }
 

@@ -113,11 +113,7 @@ func TestNodeExamplePi15(t *testing.T) {
 // the repository) and returns the folder whose node_modules holds it.
 func installPi(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs("../..")
-	require.NoError(t, err)
-	pi, err := exec.Command("bash", filepath.Join(root, "scripts", "install-pi")).Output()
-	require.NoError(t, err, "scripts/install-pi")
-	return strings.TrimSpace(string(pi))
+	return runInstaller(t, "install-pi")
 }
 
 // copyNodeExample copies the Node example's files into dir.

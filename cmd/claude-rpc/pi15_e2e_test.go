@@ -27,14 +27,7 @@ import (
 // them.
 func installPi15(t *testing.T) string {
 	t.Helper()
-	root, err := filepath.Abs("../..")
-	require.NoError(t, err)
-	cmd := exec.Command("bash", filepath.Join(root, "scripts", "install-pi15"))
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	require.NoError(t, err, "scripts/install-pi15: %s", stderr.String())
-	return strings.TrimSpace(string(out))
+	return runInstaller(t, "install-pi15")
 }
 
 // pi15Package is pi 1.5.2's package folder.
