@@ -234,6 +234,25 @@ func (r *acpRun) tool(t *testing.T, name string) gjson.Result {
 	return calls[0]
 }
 
+// snapshotLost reports whether pi-acp missed a file's old text for the
+// file-changing tool call c, a race in pi itself: pi-acp reads the file
+// when it handles tool_execution_start, and pi, which never waits for the
+// editor, may have written it by then. pi-acp then finds no change and
+// shows the tool's text instead of a diff. It happens only with pi (seen
+// once in a loaded clean-clone run); claude-rpc asks the editor before the
+// tool runs, so its snapshot is always taken first, and a lost one fails
+// there.
+func (r *acpRun) snapshotLost(t *testing.T, c gjson.Result) bool {
+	t.Helper()
+	if r.target != "pi" || !assert.Equal(t, "completed", c.Get("status").String(), c.Raw) ||
+		c.Get("content.0").String() != "content" {
+		return false
+	}
+	assert.NotEmpty(t, c.Get("text").String(), c.Raw)
+	t.Logf("pi wrote the file before pi-acp read it: no diff this run (%s)", c.Get("text"))
+	return true
+}
+
 // modelName is a pi-acp model id (provider/id) without its provider.
 func modelName(id string) string {
 	_, name, _ := strings.Cut(id, "/")
@@ -357,6 +376,9 @@ var acpUIChecks = []acpCheck{
 	}},
 	{"write shows the new file as a diff", func(t *testing.T, r *acpRun) {
 		c := r.tool(t, "write")
+		if r.snapshotLost(t, c) {
+			return
+		}
 		assert.Equal(t, []string{"diff"}, strs(c.Get("content")), c.Raw)
 		assert.Equal(t, "written\n", c.Get("diff.newText").String())
 		assert.Equal(t, gjson.Null, c.Get("diff.oldText").Type, "a new file")
@@ -364,6 +386,9 @@ var acpUIChecks = []acpCheck{
 	}},
 	{"edit shows its diff at the changed line", func(t *testing.T, r *acpRun) {
 		c := r.tool(t, "edit")
+		if r.snapshotLost(t, c) {
+			return
+		}
 		assert.Equal(t, []string{"diff"}, strs(c.Get("content")), c.Raw)
 		assert.Equal(t, "one\ntwo\nthree\n", c.Get("diff.oldText").String())
 		assert.Equal(t, "one\ndeux\nthree\n", c.Get("diff.newText").String())
