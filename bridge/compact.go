@@ -46,29 +46,107 @@ func (s *server) handoff(c *call) (any, error) {
 // while a run streams.
 func (s *server) startCompact(c *call, instructions, busy string, answer func(*transform.Compaction) any) (any, error) {
 	text := strings.TrimSpace("/compact " + instructions)
-	s.runs.mu.Lock()
-	defer s.runs.mu.Unlock()
-	if s.runs.cur != nil {
-		return nil, errors.New(busy)
+	o := s.runs
+	var err error
+	if !o.do(func() {
+		if o.cur != nil {
+			err = errors.New(busy)
+			return
+		}
+		r := o.newRun()
+		r.compaction = &compaction{call: c, answer: answer}
+		o.afterQuiet(func(carry []byte) {
+			r.carry = carry
+			o.runCompact(r, text)
+		})
+	}) {
+		return nil, errClosed
 	}
-	r := s.newRun(true)
-	s.wg.Add(1)
-	go s.runCompact(r, c, text, answer)
+	if err != nil {
+		return nil, err
+	}
 	return nil, errAnswered
 }
 
-func (s *server) runCompact(r *run, c *call, text string, answer func(*transform.Compaction) any) {
-	defer s.wg.Done()
-	r.carry = s.quietStop()
-	s.out.events([]transform.Event{{Type: transform.EventCompactionStart, Reason: "manual"}})
-	res, err := s.compactTurn(r, text)
-	s.runs.mu.Lock()
-	defer s.runs.mu.Unlock()
+// compaction is what a compact run reads off the CLI's lines, and whom it
+// answers. Owned by the runner's loop, as its run.
+type compaction struct {
+	call    *call
+	answer  func(*transform.Compaction) any
+	failure string // the CLI said the compaction failed
+	reply   string // the result's text
+	err     error  // the CLI could not be started
+}
+
+// runCompact begins r, a compaction: compaction_start, then its CLI turn.
+// On the runner's loop.
+func (o *runner) runCompact(r *run, text string) {
+	o.s.out.events([]transform.Event{{Type: transform.EventCompactionStart, Reason: "manual"}})
+	r.tr = transform.NewTranslator(nowMillis)
+	r.tr.SetToolNames(o.s.opts.ToolNames)
+	r.tr.Start(transform.UserMessage([]transform.Content{transform.TextContent(text)}, nowMillis()))
+	s := o.s
+	o.alive++
+	go func() {
+		session, _ := s.cliSession()
+		turn, err := s.tr().Turn(session, claudecli.UserLine(text, nil))
+		o.post(func() {
+			o.alive--
+			if err != nil {
+				r.compaction.err = fmt.Errorf("starting claude: %w", err)
+				o.compactDone(r)
+				return
+			}
+			o.attach(r, turn) // a compaction takes no steering (handOver)
+			o.read(turn).run = r
+			if first := r.carry; first != nil { // a line the CLI printed by itself before: the turn's first
+				r.carry = nil
+				o.compactLine(r, first, nil)
+			}
+		})
+	}()
+}
+
+// compactLine reads the compaction off a line of r's CLI turn (err: the
+// turn's end, which ends r). It reports whether the turn's reader reads
+// on. On the runner's loop.
+func (o *runner) compactLine(r *run, line []byte, err error) bool {
+	if errors.Is(err, jsonl.ErrLineTooLong) {
+		return true
+	}
+	if err != nil {
+		o.compactDone(r)
+		return false
+	}
+	comp := r.compaction
+	r.tr.Line(line)
+	if claudecli.IsResult(line) {
+		o.resultSeen(r)
+	}
+	v := gjson.ParseBytes(line)
+	switch {
+	case v.Get("type").String() == "system" && v.Get("compact_result").String() == "failed":
+		comp.failure = "compaction failed: " + v.Get("compact_error").String()
+	case v.Get("type").String() == "result":
+		comp.reply = v.Get("result").String()
+		if v.Get("is_error").Bool() && comp.failure == "" {
+			comp.failure = "compaction failed: " + comp.reply
+		}
+	}
+	return true
+}
+
+// compactDone ends r, a compaction whose CLI turn is over: compaction_end,
+// the command's answer, and the run's end. On the runner's loop.
+func (o *runner) compactDone(r *run) {
+	s, comp := o.s, r.compaction
+	res, err := o.compacted(r)
 	end := transform.Event{Type: transform.EventCompactionEnd, Reason: "manual", Compaction: res}
 	if err != nil {
 		end.ErrorMessage, end.Aborted = err.Error(), r.aborted
 	}
 	s.out.events([]transform.Event{end})
+	c := comp.call
 	if err != nil {
 		s.out.send(errResponse(c.id, c.typ, err.Error()))
 	} else {
@@ -76,70 +154,31 @@ func (s *server) runCompact(r *run, c *call, text string, answer func(*transform
 		s.st.compacted = true
 		s.st.note(entryJSON{Type: "compaction", Summary: res.Summary, FirstKeptEntryID: res.FirstKeptEntryID, TokensBefore: res.TokensBefore})
 		s.st.mu.Unlock()
-		s.out.send(okResponse(c.id, c.typ, answer(res)))
+		s.out.send(okResponse(c.id, c.typ, comp.answer(res)))
 	}
-	s.ended(r, nil)
+	o.ended(r, nil)
 }
 
-// compactTurn runs /compact and reads the compaction off the CLI's lines.
-func (s *server) compactTurn(r *run, text string) (*transform.Compaction, error) {
-	session, _ := s.cliSession()
-	turn, err := s.tr().Turn(session, claudecli.UserLine(text, nil))
-	if err != nil {
-		return nil, fmt.Errorf("starting claude: %w", err)
+// compacted is the outcome of r, a compaction whose CLI turn is over.
+func (o *runner) compacted(r *run) (*transform.Compaction, error) {
+	comp := r.compaction
+	if comp.err != nil {
+		return nil, comp.err
 	}
-	s.attach(r, turn) // a compaction takes no steering (handOver)
-	tr := transform.NewTranslator(nowMillis)
-	tr.SetToolNames(s.opts.ToolNames)
-	tr.Start(transform.UserMessage([]transform.Content{transform.TextContent(text)}, nowMillis()))
-	var failure, reply string
-	first := r.carry // a line the CLI printed by itself before: the turn's first
-	r.carry = nil
-	for {
-		line, err := first, error(nil)
-		if first != nil {
-			first = nil
-		} else {
-			line, err = turn.Next()
-		}
-		if errors.Is(err, jsonl.ErrLineTooLong) {
-			continue
-		}
-		if err != nil {
-			break
-		}
-		tr.Line(line)
-		if claudecli.IsResult(line) {
-			s.resultSeen(r, turn)
-		}
-		v := gjson.ParseBytes(line)
-		switch {
-		case v.Get("type").String() == "system" && v.Get("compact_result").String() == "failed":
-			failure = "compaction failed: " + v.Get("compact_error").String()
-		case v.Get("type").String() == "result":
-			reply = v.Get("result").String()
-			if v.Get("is_error").Bool() && failure == "" {
-				failure = "compaction failed: " + reply
-			}
-		}
+	if o.s.st.learn(r.gen, r.tr, false) {
+		o.s.saveLimitsLater()
 	}
-	s.runs.mu.Lock()
-	aborted := r.aborted
-	s.runs.mu.Unlock()
-	if s.st.learn(r.gen, tr, false) {
-		s.saveLimitsLater()
-	}
-	comp := tr.Compaction()
+	res := r.tr.Compaction()
 	switch {
-	case aborted:
+	case r.aborted:
 		return nil, errors.New("Compaction aborted")
-	case failure != "":
-		return nil, errors.New(failure)
-	case comp == nil || comp.Summary == "":
-		if err := turn.Err(); err != nil {
+	case comp.failure != "":
+		return nil, errors.New(comp.failure)
+	case res == nil || res.Summary == "":
+		if err := r.turn.Err(); err != nil {
 			return nil, fmt.Errorf("claude exited without compacting: %w", err)
 		}
-		return nil, errors.New("nothing was compacted: " + strings.TrimSpace(reply))
+		return nil, errors.New("nothing was compacted: " + strings.TrimSpace(comp.reply))
 	}
-	return comp, nil
+	return res, nil
 }

@@ -9,14 +9,20 @@
 // up in the one table of commands ([commandTable]: name, request fields,
 // handler, response type, docs), checks the fields, and runs the handler
 // under the ordering rules below. A handler returns the response's data or
-// an error; the dispatcher writes the response. A prompt's handler starts
-// a run: one goroutine that owns the run's [transform.Translator] and its
-// CLI turn ([claudecli.Turn]), reads the CLI's lines, feeds them to the
-// translator and hands the events to the protocol layer. The translator
-// only reports what it learned from a line (a result, with or without an
-// error); the run decides what follows (another turn, the run's end) with
-// the [runner], which owns the steering and follow-up queues, the steering
-// messages handed to the CLI, and "is the turn / the run over". The
+// an error; the dispatcher writes the response. Everything about runs
+// belongs to the [runner]: one goroutine (its loop) that owns the running
+// prompt (its [transform.Translator], its CLI turn ([claudecli.Turn]), the
+// steering messages handed to the CLI), the steering and follow-up
+// queues, the CLI's own turn read while idle, and "is the turn / the run
+// over". Handlers ask it through its methods (prompt, steer, abort,
+// clear_queue, get_state's status, a session switch's detach), each a
+// message the loop runs between two CLI lines. Nothing the loop runs
+// waits for the CLI: a turn is started by a goroutine that hands the loop
+// the started turn, and read by one reader per turn that hands it each
+// line and reads the next once the loop is done with it. For each line the
+// loop feeds the translator and queues the events; the translator only
+// reports what it learned from a line (a result, with or without an
+// error); the loop decides what follows (another turn, the run's end). The
 // protocol layer ([frameWriter]) is the only writer of stdout: typed
 // frames (responses, events, requests to the host; frames.go and
 // transform's shapes) written in the order they were queued, by one
@@ -32,19 +38,19 @@
 // the turn that is open. A line that comes while none is open begins a
 // turn of the CLI's own ([claudecli.OwnTurn]: a background sub-agent or
 // task ended while idle, and the CLI answers it by itself), offered to
-// the bridge ([server.ownTurn]). When idle, the bridge claims it and reads
-// it quietly ([server.readQuiet]): what begins no turn (a background
+// the runner ([runner.ownTurn]). When idle, the runner claims it and reads
+// it quietly ([runner.quietLine]): what begins no turn (a background
 // sub-agent's lines, its task reports; [claudecli.OpensTurn]) shows as
 // sub-agent frames only, and the bridge stays idle; the first line of a
-// turn (system init) makes it a run of its own ([server.runOwn]):
+// turn (system init) makes it a run of its own ([runner.runOwn]):
 // agent_start, the turn's events, agent_end, agent_settled,
 // session_settled (no prompt_result: there is no prompt), driven by the
-// same code as a prompt's run (readTurn, goOn), so get_state, get_messages,
+// same code as a prompt's run (runLine, goOn), so get_state, get_messages,
 // queues, abort and sub-agent frames are as in one. A prompt or compaction
 // that starts while the turn is read quietly stops that reader
-// ([server.quietStop]), adopts its sub-agents and reads the CLI from
+// ([runner.afterQuiet]), adopts its sub-agents and reads the CLI from
 // there. An offer made while a run is under way waits until the bridge is
-// idle ([server.ended]), unless that run's next CLI turn takes its lines
+// idle ([runner.ended]), unless that run's next CLI turn takes its lines
 // over: the prompt's user line carries a uuid, and its turn begins where
 // the CLI reports that line started (command_lifecycle); lines before
 // that are of a turn the CLI ran by itself and show as a turn of that
@@ -69,10 +75,11 @@
 //     thinking level, fast mode, flags, host tools and URI schemes), todos
 //     and bash context. One
 //     mutex, short sections, no I/O under it.
-//   - runner (runner.go): the run, the queues (and those held aside
-//     during a run of the CLI's own), handed steering messages, the turn
-//     of the CLI's own read quietly or offered. Its mutex may be held
-//     while taking state's, never the reverse.
+//   - runner (runner.go, compact.go): the run, the queues (and those held
+//     aside during a run of the CLI's own), handed steering messages, the
+//     turn of the CLI's own read quietly or offered. It has no lock: its
+//     fields are its loop's, and its loop may take state's lock (briefly,
+//     never the reverse: state calls out to nobody).
 //   - hostLink (host.go): the requests waiting for the host's answer.
 //   - cliInfo (models.go): the CLI's models and commands, from the running
 //     CLI when the stream transport has one, else one query process shared

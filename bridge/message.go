@@ -105,28 +105,25 @@ const (
 	modeOneAtATime = "one-at-a-time"
 )
 
-func (s *server) setSteeringMode(c *call) (any, error) { return s.setMode(c, &s.runs.steering) }
-func (s *server) setFollowUpMode(c *call) (any, error) { return s.setMode(c, &s.runs.followUp) }
+func (s *server) setSteeringMode(c *call) (any, error) { return s.setMode(c, true) }
+func (s *server) setFollowUpMode(c *call) (any, error) { return s.setMode(c, false) }
 
-// setMode handles set_steering_mode and set_follow_up_mode; dst is the
-// runner's.
-func (s *server) setMode(c *call, dst *string) (any, error) {
+// setMode handles set_steering_mode (steer) and set_follow_up_mode.
+func (s *server) setMode(c *call, steer bool) (any, error) {
 	mode := c.str("mode")
 	if mode != modeAll && mode != modeOneAtATime {
 		return nil, fmt.Errorf("%s: mode must be %q or %q, got %q", c.typ, modeAll, modeOneAtATime, mode)
 	}
-	s.runs.mu.Lock()
-	*dst = mode
-	s.runs.mu.Unlock()
+	s.runs.setMode(steer, mode)
 	return nil, nil
 }
 
-// queued reports whether messages wait. Called with rn.mu held.
+// queued reports whether messages wait. On the runner's loop.
 func (rn *runner) queued() bool { return len(rn.steerQ) > 0 || len(rn.followQ) > 0 }
 
 // dequeue takes what the next turn delivers: steering messages first, then
-// follow-ups, one or all of them by the queue's mode. Called with rn.mu
-// held.
+// follow-ups, one or all of them by the queue's mode. On the runner's
+// loop.
 func (rn *runner) dequeue() []message {
 	switch {
 	case len(rn.steerQ) > 0:
@@ -137,8 +134,8 @@ func (rn *runner) dequeue() []message {
 	return nil
 }
 
-// take takes one message of q, or all of them in mode all. Called with
-// rn.mu held.
+// take takes one message of q, or all of them in mode all. On the
+// runner's loop.
 func (rn *runner) take(q *[]message, mode string) []message {
 	n := 1
 	if mode == modeAll {

@@ -90,7 +90,7 @@ type Options struct {
 	// runs (its last frames, session_settled among them, are queued), and
 	// when the session in use changes while nothing runs (new_session,
 	// switch_session, fork, …; a session loaded at start). It is called
-	// with the bridge's run lock held and must return at once (claude-rpc
+	// on the bridge's run owner goroutine and must return at once (claude-rpc
 	// resets a timer that gives the heap back to the OS and sets its
 	// memory limit above what stays live).
 	Idle func()

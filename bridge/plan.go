@@ -59,7 +59,7 @@ func (s *server) askOn() bool {
 // that needs permission without asking).
 func (s *server) setTransport(t claudecli.Transport, ask bool) {
 	if o, ok := t.(claudecli.OwnTurns); ok {
-		o.OnOwnTurn(s.ownTurn) // the CLI's turns of its own become runs
+		o.OnOwnTurn(s.runs.ownTurn) // the CLI's turns of its own become runs
 	}
 	s.plan.mu.Lock()
 	s.plan.ask = ask

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -20,14 +18,24 @@ import (
 
 func nowMillis() int64 { return time.Now().UnixMilli() }
 
-// runner owns the running prompt, the steering and follow-up queues, and
-// the steering messages handed to the CLI: it alone decides when a CLI
-// turn is over (a result after which the CLI holds none of them) and when
-// a run is (no more turns to run). Its mutex may be held while taking
-// state's, never the reverse; frames a run ends with are queued under it,
-// so a command that sees the bridge idle comes after agent_end.
+// runner owns the runs: the running prompt (its translator, its CLI turn,
+// the steering messages handed to the CLI), the steering and follow-up
+// queues, the CLI's own turn read while idle, and "is the turn / the run
+// over". Its fields are touched by its goroutine (loop) only. Other
+// goroutines ask it through its methods, each a message the loop runs
+// between two CLI lines (do, post); nothing the loop runs waits for the
+// CLI: a turn is started, and its lines read, by goroutines of their own
+// that hand the loop what they got (startTurn, read). The loop may take
+// state's lock, the host link's and the sub-agent registry's, and queue
+// frames; the frames a run ends with are queued before the loop takes its
+// next message, so a command that finds the bridge idle comes after
+// agent_end.
 type runner struct {
-	mu  sync.Mutex
+	s      *server      // the owners a run works with: out, st, subs, host, the transport
+	calls  chan func()  // messages for the loop
+	lines  chan lineMsg // lines the readers read, one at a time each
+	exited chan struct{}
+
 	cur *run // the running prompt or compaction, nil when idle
 	// Messages the host sent while a prompt ran, delivered as further
 	// turns of that run (or, after an abort, of the next one), as pi keeps
@@ -46,38 +54,143 @@ type runner struct {
 	quiet   *quietTurn
 	offered claudecli.OwnTurn
 	closed  bool
+	// alive counts the readers and turn starts under way: the loop ends
+	// once closed with none left.
+	alive int
+}
+
+// lineMsg is one line a reader read, or its error.
+type lineMsg struct {
+	rd   *lineReader
+	line []byte
+	err  error
+}
+
+// lineReader reads one CLI turn on a goroutine of its own and hands each
+// line to the loop, reading the next only once the loop is done with it
+// (a line is valid until the next Next). Whose lines they are (run or
+// quiet) is the loop's to say.
+type lineReader struct {
+	turn  claudecli.Turn
+	ack   chan bool // the loop's answer to a line: read on (true) or stop
+	run   *run
+	quiet *quietTurn
 }
 
 // quietTurn is a turn the CLI began by itself, read while the bridge is
 // idle: what the CLI prints that begins no turn of its own (a background
 // sub-agent's lines, its task reports) shows as sub-agent frames only; the
-// first line that begins one ([claudecli.OpensTurn]) makes it a run. A
-// prompt's run that starts meanwhile stops it ([server.quietStop]) and
-// reads the CLI from there.
+// first line that begins one ([claudecli.OpensTurn]) makes it a run. A run
+// of the host's that starts meanwhile stops it and reads the CLI from
+// there, beginning with the line that began a turn, if one came.
 type quietTurn struct {
 	turn claudecli.OwnTurn
-	done chan struct{} // closed when its reader stopped
-	// carry is a line that began a turn, read when a prompt's run had
-	// started: the first line of that run's turn. Set before done closes.
-	carry []byte
+	tr   *transform.Translator
+	// stopped: a run or a session switch released it; then is what starts
+	// once its reader ended (a run's first turn), with carry, a line that
+	// began a turn read after it was stopped; dropped: the session changed,
+	// what it saw is not the new one's.
+	stopped bool
+	then    func(carry []byte)
+	carry   []byte
+	dropped bool
 }
 
-func newRunner() *runner {
-	return &runner{steering: modeOneAtATime, followUp: modeOneAtATime}
+func newRunner(s *server) *runner {
+	return &runner{s: s, calls: make(chan func(), 16), lines: make(chan lineMsg),
+		exited: make(chan struct{}), steering: modeOneAtATime, followUp: modeOneAtATime}
+}
+
+// loop runs the runner's messages and its readers' lines until it is
+// closed and no reader or turn start is left.
+func (o *runner) loop() {
+	defer close(o.exited)
+	for !o.closed || o.alive > 0 {
+		select {
+		case f := <-o.calls:
+			f()
+		case l := <-o.lines:
+			more := o.line(l)
+			if !more {
+				o.alive--
+			}
+			l.rd.ack <- more
+		}
+	}
+}
+
+// post hands f to the loop; it reports false when the loop has ended.
+func (o *runner) post(f func()) bool {
+	select {
+	case o.calls <- f:
+		return true
+	case <-o.exited:
+		return false
+	}
+}
+
+// do runs f on the loop and returns once it ran; it reports false, not
+// running f, when the loop has ended (shutdown).
+func (o *runner) do(f func()) bool {
+	done := make(chan struct{})
+	if !o.post(func() { f(); close(done) }) {
+		return false
+	}
+	<-done
+	return true
+}
+
+// errClosed answers a command that needs the runner after shutdown.
+var errClosed = errors.New("claude-rpc is shutting down")
+
+// read starts a reader for turn. On the loop.
+func (o *runner) read(turn claudecli.Turn) *lineReader {
+	rd := &lineReader{turn: turn, ack: make(chan bool, 1)}
+	o.alive++
+	go func() {
+		for {
+			line, err := turn.Next()
+			o.lines <- lineMsg{rd: rd, line: line, err: err} // the loop lives while alive counts rd
+			if !<-rd.ack {
+				return
+			}
+		}
+	}()
+	return rd
+}
+
+// line hands a reader's line to whose it is; it reports whether the
+// reader reads on.
+func (o *runner) line(l lineMsg) bool {
+	more := true
+	switch {
+	case l.rd.quiet != nil:
+		more = o.quietLine(l.rd, l.line, l.err)
+	case l.rd.run.compaction != nil:
+		more = o.compactLine(l.rd.run, l.line, l.err)
+	default:
+		more = o.runLine(l.rd.run, l.line, l.err)
+	}
+	if l.err != nil && !errors.Is(l.err, jsonl.ErrLineTooLong) {
+		more = false // the turn is over: its reader has nothing left
+	}
+	return more
 }
 
 // run is one prompt from agent_start to agent_end, a turn the CLI ran by
-// itself (and what was queued during it), or a compaction.
+// itself (and what was queued during it), or a compaction. Owned by the
+// runner's loop.
 type run struct {
-	gen      uint64         // the session generation it works in
-	turn     claudecli.Turn // the CLI turn, nil until started
-	compact  bool           // a compact command's turn, not a prompt
-	own      bool           // a turn the CLI began by itself, no prompt
-	aborted  bool
-	released bool // the CLI turn is released: nothing more is handed to it
-	then     *message
-	thenCall *call   // the abort_and_prompt that gave then
-	abortIDs []*call // abort calls answered after agent_end
+	gen        uint64                // the session generation it works in
+	tr         *transform.Translator // nil until its first turn is prepared
+	turn       claudecli.Turn        // the CLI turn, nil until started
+	compaction *compaction           // a compact command's run, not a prompt
+	own        bool                  // a turn the CLI began by itself, no prompt
+	aborted    bool
+	released   bool // the CLI turn is released: nothing more is handed to it
+	then       *message
+	thenCall   *call   // the abort_and_prompt that gave then
+	abortIDs   []*call // abort calls answered after agent_end
 	// prompts are the prompt and abort_and_prompt calls whose
 	// prompt_result waits for this run (or the runs it goes on with).
 	prompts []*call
@@ -98,8 +211,11 @@ type run struct {
 	// not the turn's end.
 	prompt string
 
-	retrying atomic.Bool // the CLI waits to retry an API call (auto_retry_start shown)
-	idle     atomic.Bool // the watchdog stopped the turn: the CLI printed nothing for IdleTimeout
+	sawSession bool        // the translator's session id was noted
+	retrying   bool        // the CLI waits to retry an API call (auto_retry_start shown)
+	idle       bool        // the watchdog stopped the turn: the CLI printed nothing for IdleTimeout
+	wd         *time.Timer // the turn's watchdog
+	evs        []transform.Event
 }
 
 // handedMsg is a steering message sent to the CLI mid-turn, not yet
@@ -110,19 +226,37 @@ type handedMsg struct {
 }
 
 // status is what get_state reports of the runner.
-func (rn *runner) status() (pending int, steering, followUp string, streaming, compacting bool) {
-	rn.mu.Lock()
-	defer rn.mu.Unlock()
-	pending = len(rn.steerQ) + len(rn.followQ) + len(rn.heldSteer) + len(rn.heldFollow)
-	if r := rn.cur; r != nil {
-		pending += len(r.handed)
-		streaming, compacting = !r.compact, r.compact
-	}
-	return pending, rn.steering, rn.followUp, streaming, compacting
+func (o *runner) status() (pending int, steering, followUp string, streaming, compacting bool) {
+	o.do(func() {
+		pending = len(o.steerQ) + len(o.followQ) + len(o.heldSteer) + len(o.heldFollow)
+		if r := o.cur; r != nil {
+			pending += len(r.handed)
+			streaming, compacting = r.compaction == nil, r.compaction != nil
+		}
+		steering, followUp = o.steering, o.followUp
+	})
+	return pending, steering, followUp, streaming, compacting
+}
+
+// busy reports whether a run is under way.
+func (o *runner) busy() (busy bool) {
+	o.do(func() { busy = o.cur != nil })
+	return busy
+}
+
+// setMode sets the steering (steer) or follow-up queue's mode.
+func (o *runner) setMode(steer bool, mode string) {
+	o.do(func() {
+		if steer {
+			o.steering = mode
+		} else {
+			o.followUp = mode
+		}
+	})
 }
 
 // interrupt marks the run aborted and asks the CLI to stop its turn; the
-// run's goroutine ends the run. Called with rn.mu held.
+// run ends at its next line. On the loop.
 func (r *run) interrupt() {
 	if r.aborted {
 		return
@@ -133,14 +267,17 @@ func (r *run) interrupt() {
 	}
 }
 
-// interruptAll ends the running prompt, if any, as an abort (shutdown).
-func (rn *runner) interruptAll() {
-	rn.mu.Lock()
-	defer rn.mu.Unlock()
-	rn.closed = true
-	if rn.cur != nil {
-		rn.cur.interrupt()
-	}
+// close ends the running prompt, if any, as an abort and stops the quiet
+// reader (shutdown); the loop ends once their readers did.
+func (o *runner) close() {
+	o.post(func() {
+		o.closed = true
+		if o.cur != nil {
+			o.cur.interrupt()
+		}
+		o.stopQuiet(true)
+	})
+	<-o.exited
 }
 
 // prompt handles prompt: a run when idle; while one runs, queued as its
@@ -150,12 +287,12 @@ func (s *server) prompt(c *call) (any, error) {
 	if behavior != "" && behavior != "steer" && behavior != "followUp" {
 		return nil, fmt.Errorf("prompt: streamingBehavior must be \"steer\" or \"followUp\", got %q", behavior)
 	}
-	return s.withMessage(c, func(m message) (any, error) {
+	return s.withMessage(c, func(o *runner, m message) (any, error) {
 		if behavior == "" {
 			return nil, errors.New("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.")
 		}
-		s.runs.cur.prompts = append(s.runs.cur.prompts, c) // reported when the run settles
-		return s.queue(m, behavior == "steer"), nil
+		o.cur.prompts = append(o.cur.prompts, c) // reported when the run settles
+		return o.queue(m, behavior == "steer"), nil
 	})
 }
 
@@ -170,49 +307,55 @@ func (s *server) enqueue(c *call, steer bool) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.runs.mu.Lock()
-	defer s.runs.mu.Unlock()
-	return s.queue(m, steer), nil
+	var d dispositionData
+	if !s.runs.do(func() { d = s.runs.queue(m, steer) }) {
+		return nil, errClosed
+	}
+	return d, nil
 }
 
 // abortAndPrompt aborts the running prompt, if any, and runs a new one
 // after it. Like prompt, it is acknowledged at once.
 func (s *server) abortAndPrompt(c *call) (any, error) {
-	return s.withMessage(c, func(m message) (any, error) {
-		s.runs.cur.then, s.runs.cur.thenCall = &m, c
-		s.runs.cur.interrupt()
+	return s.withMessage(c, func(o *runner, m message) (any, error) {
+		o.cur.then, o.cur.thenCall = &m, c
+		o.cur.interrupt()
 		return nil, nil
 	})
 }
 
 // withMessage reads c's message; when idle it runs it as a prompt (and
-// answers c before agent_start), else it calls busy with runs.mu held.
-func (s *server) withMessage(c *call, busy func(message) (any, error)) (any, error) {
+// answers c before agent_start), else it calls busy on the loop.
+func (s *server) withMessage(c *call, busy func(*runner, message) (any, error)) (data any, err error) {
 	m, err := readMessage(c)
 	if err != nil {
 		return nil, err
 	}
-	s.runs.mu.Lock()
-	defer s.runs.mu.Unlock()
-	if s.runs.cur == nil {
-		s.startRun(c, m)
-		return nil, errAnswered
+	o := s.runs
+	if !o.do(func() {
+		if o.cur == nil {
+			o.startRun(c, m)
+			data, err = nil, errAnswered
+			return
+		}
+		data, err = busy(o, m)
+	}) {
+		return nil, errClosed
 	}
-	return busy(m)
+	return data, err
 }
 
 // queue queues a message, handing steering to the CLI at once where a
-// turn takes it, and tells the host (queue_update). Called with runs.mu
-// held.
-func (s *server) queue(m message, steer bool) dispositionData {
+// turn takes it, and tells the host (queue_update). On the loop.
+func (o *runner) queue(m message, steer bool) dispositionData {
 	if steer {
-		s.runs.steerQ = append(s.runs.steerQ, m)
+		o.steerQ = append(o.steerQ, m)
 	} else {
-		s.runs.followQ = append(s.runs.followQ, m)
+		o.followQ = append(o.followQ, m)
 	}
-	s.queueChanged()
-	if r := s.runs.cur; steer && r != nil && r.turn != nil {
-		s.handOver(r)
+	o.queueChanged()
+	if r := o.cur; steer && r != nil && r.turn != nil {
+		o.handOver(r)
 	}
 	return dispositionData{Disposition: "queued"}
 }
@@ -220,8 +363,8 @@ func (s *server) queue(m message, steer bool) dispositionData {
 // delivered writes the events that show a queued message delivered, with
 // queue_update (the queues without it) where pi 1.5 writes it: after the
 // new turn's turn_start, before the user message. A steer shown later (a
-// message streams) gets its queue_update at once.
-func (s *server) delivered(evs []transform.Event, update bool) {
+// message streams) gets its queue_update at once. On the loop.
+func (o *runner) delivered(evs []transform.Event, update bool) {
 	at := len(evs)
 	for i := range evs {
 		if evs[i].Type == transform.EventMessageStart {
@@ -229,159 +372,219 @@ func (s *server) delivered(evs []transform.Event, update bool) {
 			break
 		}
 	}
-	s.out.events(evs[:at])
+	o.s.out.events(evs[:at])
 	if update {
-		s.runs.mu.Lock()
-		s.queueChanged()
-		s.runs.mu.Unlock()
+		o.queueChanged()
 	}
-	s.out.events(evs[at:])
+	o.s.out.events(evs[at:])
 }
 
-// queueChanged sends queue_update with the queues as they are. Called with
-// runs.mu held.
-func (s *server) queueChanged() {
+// queueChanged sends queue_update with the queues as they are. On the
+// loop.
+func (o *runner) queueChanged() {
 	q := queueUpdateJSON{Type: "queue_update", Steering: []string{}, FollowUp: []string{}}
-	if r := s.runs.cur; r != nil {
+	if r := o.cur; r != nil {
 		for _, h := range r.handed {
 			q.Steering = append(q.Steering, h.m.text)
 		}
 	}
-	for _, m := range append(s.runs.heldSteer, s.runs.steerQ...) {
+	for _, m := range append(o.heldSteer, o.steerQ...) {
 		q.Steering = append(q.Steering, m.text)
 	}
-	for _, m := range append(s.runs.heldFollow, s.runs.followQ...) {
+	for _, m := range append(o.heldFollow, o.followQ...) {
 		q.FollowUp = append(q.FollowUp, m.text)
 	}
-	s.out.send(q)
+	o.s.out.send(q)
 }
 
 // clearQueue handles clear_queue: the queued messages are removed and
 // returned. Steering messages the CLI already holds cannot be taken back:
 // they are listed as kept.
 func (s *server) clearQueue(*call) (any, error) {
-	s.runs.mu.Lock()
-	defer s.runs.mu.Unlock()
+	o := s.runs
 	d := clearQueueData{Steering: []string{}, FollowUp: []string{}}
-	for _, m := range append(s.runs.heldSteer, s.runs.steerQ...) {
-		d.Steering = append(d.Steering, m.text)
-	}
-	for _, m := range append(s.runs.heldFollow, s.runs.followQ...) {
-		d.FollowUp = append(d.FollowUp, m.text)
-	}
-	if r := s.runs.cur; r != nil {
-		for _, h := range r.handed {
-			d.Kept = append(d.Kept, h.m.text)
+	if !o.do(func() {
+		for _, m := range append(o.heldSteer, o.steerQ...) {
+			d.Steering = append(d.Steering, m.text)
 		}
+		for _, m := range append(o.heldFollow, o.followQ...) {
+			d.FollowUp = append(d.FollowUp, m.text)
+		}
+		if r := o.cur; r != nil {
+			for _, h := range r.handed {
+				d.Kept = append(d.Kept, h.m.text)
+			}
+		}
+		o.steerQ, o.followQ, o.heldSteer, o.heldFollow = nil, nil, nil, nil
+		o.queueChanged()
+	}) {
+		return nil, errClosed
 	}
-	s.runs.steerQ, s.runs.followQ, s.runs.heldSteer, s.runs.heldFollow = nil, nil, nil, nil
-	s.queueChanged()
 	return d, nil
 }
 
 // abort ends the running prompt. pi answers after agent_end; when idle, at
 // once.
 func (s *server) abort(c *call) (any, error) {
-	s.runs.mu.Lock()
-	defer s.runs.mu.Unlock()
-	r := s.runs.cur
-	if r == nil {
-		return nil, nil
-	}
-	r.abortIDs = append(r.abortIDs, c)
-	r.interrupt()
-	return nil, errAnswered
-}
-
-func (s *server) abortRetry(*call) (any, error) {
-	s.runs.mu.Lock()
-	defer s.runs.mu.Unlock()
-	if r := s.runs.cur; r != nil && r.retrying.Load() {
-		r.interrupt()
+	answered := false
+	s.runs.do(func() {
+		if r := s.runs.cur; r != nil {
+			r.abortIDs = append(r.abortIDs, c)
+			r.interrupt()
+			answered = true
+		}
+	})
+	if answered {
+		return nil, errAnswered
 	}
 	return nil, nil
 }
 
-// stopRun aborts the running prompt, if any, and waits until it ended.
-func (s *server) stopRun() {
-	s.runs.mu.Lock()
-	r := s.runs.cur
-	if r != nil {
-		r.interrupt()
-	}
-	s.runs.mu.Unlock()
+func (s *server) abortRetry(*call) (any, error) {
+	s.runs.do(func() {
+		if r := s.runs.cur; r != nil && r.retrying {
+			r.interrupt()
+		}
+	})
+	return nil, nil
+}
+
+// stop aborts the running prompt, if any, and waits until it ended.
+func (o *runner) stop() {
+	var r *run
+	o.do(func() {
+		if r = o.cur; r != nil {
+			r.interrupt()
+		}
+	})
 	if r != nil {
 		<-r.done
 	}
 }
 
-// startRun acknowledges c and starts a run for m. Called with runs.mu held.
-func (s *server) startRun(c *call, m message) {
-	// Acknowledge before agent_start: the run's first frames are queued by
-	// its goroutine, after this response.
-	s.out.send(okResponse(c.id, c.typ, dispositionData{Disposition: "started"}))
-	r := s.launch(m)
+// detach makes the bridge idle at once for a session switch: the running
+// run, if any, is aborted and left to end on its own (what it learns stays
+// out of the new session: state.gen), the queues are dropped, the quiet
+// reader stops unseen, and then, still on the loop, switch changes the
+// session. It returns the detached run's done (nil when none ran), or
+// false after shutdown.
+func (o *runner) detach(switchSession func()) (<-chan struct{}, bool) {
+	var done chan struct{}
+	ok := o.do(func() {
+		o.stopQuiet(true)
+		if r := o.cur; r != nil {
+			r.interrupt()
+			o.cur, done = nil, r.done
+		}
+		o.steerQ, o.followQ, o.heldSteer, o.heldFollow = nil, nil, nil, nil
+		switchSession()
+		if done == nil {
+			o.idle()
+		}
+	})
+	return done, ok
+}
+
+// idle calls Options.Idle when nothing runs. On the loop.
+func (o *runner) idle() {
+	if o.cur == nil && o.s.opts.Idle != nil {
+		o.s.opts.Idle()
+	}
+}
+
+// startRun acknowledges c and starts a run for m. On the loop.
+func (o *runner) startRun(c *call, m message) {
+	// Acknowledge before agent_start: the run's first frames are queued
+	// after this response.
+	o.s.out.send(okResponse(c.id, c.typ, dispositionData{Disposition: "started"}))
+	r := o.launch(m)
 	if c.typ == "prompt" || c.typ == "abort_and_prompt" {
 		r.prompts = append(r.prompts, c)
 	}
 }
 
-// launch starts the run goroutine for m. Called with runs.mu held.
-func (s *server) launch(m message) *run {
-	r := s.newRun(false)
-	s.wg.Add(1)
-	go s.runPrompt(r, m)
+// launch makes a run for m the running one and starts it once the quiet
+// reader, if any, stopped. On the loop.
+func (o *runner) launch(m message) *run {
+	r := o.newRun()
+	o.afterQuiet(func(carry []byte) {
+		r.carry = carry
+		o.runPrompt(r, m)
+	})
 	return r
 }
 
-// newRun makes r the running run. Called with runs.mu held.
-func (s *server) newRun(compact bool) *run {
-	s.st.mu.Lock()
-	gen := s.st.gen
-	s.st.mu.Unlock()
-	r := &run{gen: gen, compact: compact, done: make(chan struct{}), outstanding: map[string]bool{}}
-	s.runs.cur = r
+// newRun makes a run the running one. On the loop.
+func (o *runner) newRun() *run {
+	o.s.st.mu.Lock()
+	gen := o.s.st.gen
+	o.s.st.mu.Unlock()
+	r := &run{gen: gen, done: make(chan struct{}), outstanding: map[string]bool{}}
+	o.cur = r
 	return r
 }
 
-// runPrompt runs one prompt: a turn of the transport, and one more for each
-// steering or follow-up message the host queues meanwhile, all inside one
-// agent_start … agent_end. It relays the CLI's lines as events and owns the
-// run until [server.finish]; after that it drains what the CLI still
-// prints for the turn.
-func (s *server) runPrompt(r *run, m message) {
-	defer s.wg.Done()
-	r.carry = s.quietStop()
-	tr := s.translator()
-	s.out.events(tr.Start(m.userMessage()))
+// afterQuiet runs start once the quiet reader, if any, has stopped (a
+// run of the host's begins: its turn reads the CLI from there, and adopts
+// the sub-agents), with the line that began a turn if the reader held
+// one. On the loop.
+func (o *runner) afterQuiet(start func(carry []byte)) {
+	q := o.quiet
+	if q == nil {
+		start(nil)
+		return
+	}
+	o.stopQuiet(false)
+	q.then = start
+}
+
+// stopQuiet stops the quiet reader, if any; dropped: the session changes
+// (or the bridge shuts down), what it still reads is not shown. On the
+// loop.
+func (o *runner) stopQuiet(dropped bool) {
+	q := o.quiet
+	if q == nil {
+		return
+	}
+	o.quiet = nil
+	q.stopped, q.dropped = true, dropped
+	q.turn.Release()
+}
+
+// runPrompt begins a prompt's run: agent_start and the prompt's message,
+// then its first CLI turn (one more follows for each steering or
+// follow-up message the host queues meanwhile, all inside one agent_start
+// … agent_end). On the loop.
+func (o *runner) runPrompt(r *run, m message) {
+	r.tr = o.translator()
+	o.s.out.events(r.tr.Start(m.userMessage()))
 	// Steering messages that waited while idle go to the model with the
 	// prompt, in the same model call (pi 1.5's order: the prompt, then
 	// each of them).
-	s.runs.mu.Lock()
 	var with []message
-	if len(s.runs.steerQ) > 0 {
-		with = s.runs.take(&s.runs.steerQ, s.runs.steering)
-		s.queueChanged()
+	if len(o.steerQ) > 0 {
+		with = o.take(&o.steerQ, o.steering)
+		o.queueChanged()
 	}
-	s.runs.mu.Unlock()
 	for _, w := range with {
-		s.out.events(tr.With(w.userMessage()))
+		o.s.out.events(r.tr.With(w.userMessage()))
 	}
 	if len(with) > 0 {
 		m = joined(append([]message{m}, with...))
 	}
-	s.goOn(r, tr, s.runTurn(r, tr, m))
+	o.startTurn(r, m)
 }
 
-// translator makes a run's translator.
-func (s *server) translator() *transform.Translator {
+// translator makes a run's translator. On the loop.
+func (o *runner) translator() *transform.Translator {
+	s := o.s
 	tr := transform.NewTranslator(nowMillis)
 	tr.SetToolNames(s.opts.ToolNames)
 	tr.HoldResults()
 	s.st.mu.Lock()
 	tr.SetThinkingLevel(s.st.thinkingLevel())
 	s.st.mu.Unlock()
-	if s.tr().Name() == claudecli.TransportStream {
+	if t, _ := s.trNow(); t != nil && t.Name() == claudecli.TransportStream {
 		// The process goes on after the turn, and background sub-agents
 		// with it: their lines come in a later run.
 		tr.KeepDetached()
@@ -390,324 +593,310 @@ func (s *server) translator() *transform.Translator {
 	return tr
 }
 
-// goOn runs a turn for what was queued, while the last CLI turn ended
-// with the run going on (more).
-func (s *server) goOn(r *run, tr *transform.Translator, more bool) {
-	for more {
-		s.runs.mu.Lock()
-		next := s.runs.dequeue()
-		s.runs.mu.Unlock()
-		if len(next) == 0 { // taken by a new_session meanwhile
-			s.finish(r, tr, tr.End())
-			return
-		}
-		for i, q := range next {
-			s.delivered(tr.Inject(q.userMessage()), i == 0)
-		}
-		more = s.runTurn(r, tr, joined(next))
+// goOn runs a turn for what was queued, after a CLI turn that ended with
+// the run going on; with nothing queued (taken by a new_session
+// meanwhile) the run ends. On the loop.
+func (o *runner) goOn(r *run) {
+	next := o.dequeue()
+	if len(next) == 0 {
+		o.finish(r, r.tr.End())
+		return
 	}
+	for i, q := range next {
+		o.delivered(r.tr.Inject(q.userMessage()), i == 0)
+	}
+	o.startTurn(r, joined(next))
 }
 
 // ownTurn takes a turn the CLI began by itself (the stream transport's
-// [claudecli.OwnTurns]): when idle, it is read at once ([server.startOwn]);
-// while a run is under way it waits until the bridge is idle
-// ([server.ended]), unless a CLI turn of that run takes its lines first
-// (they then show in that run, before its prompt's turn).
-func (s *server) ownTurn(t claudecli.OwnTurn) {
-	s.runs.mu.Lock()
-	defer s.runs.mu.Unlock()
-	if s.runs.closed {
-		return
-	}
-	if s.runs.cur != nil || s.runs.quiet != nil {
-		s.runs.offered = t
-		return
-	}
-	s.startOwn(t)
+// [claudecli.OwnTurns]; called on a goroutine of the transport's): when
+// idle, it is read at once ([runner.startOwn]); while a run is under way
+// it waits until the bridge is idle ([runner.ended]), unless a CLI turn of
+// that run takes its lines first (they then show in that run, before its
+// prompt's turn).
+func (o *runner) ownTurn(t claudecli.OwnTurn) {
+	o.post(func() {
+		if o.closed {
+			return
+		}
+		if o.cur != nil || o.quiet != nil {
+			o.offered = t
+			return
+		}
+		o.startOwn(t)
+	})
 }
 
-// startOwn claims t and reads it as a quiet turn. It reports false when t
-// was taken over meanwhile. Called with runs.mu held, while idle.
-func (s *server) startOwn(t claudecli.OwnTurn) bool {
+// startOwn claims t and reads it as a quiet turn. On the loop, while idle.
+func (o *runner) startOwn(t claudecli.OwnTurn) {
 	if !t.Claim() {
-		return false
+		return // taken over meanwhile
 	}
-	q := &quietTurn{turn: t, done: make(chan struct{})}
-	s.runs.quiet = q
-	s.wg.Add(1)
-	go s.readQuiet(q)
+	q := &quietTurn{turn: t, tr: o.translator()}
+	o.quiet = q
+	o.read(t).quiet = q
+}
+
+// quietLine handles a line of a quiet turn: until a line begins a turn of
+// the CLI's own, which makes it a run (runOwn), or a run of the host's
+// stops it. It reports whether its reader reads on.
+func (o *runner) quietLine(rd *lineReader, line []byte, err error) bool {
+	q := rd.quiet
+	o.s.out.lineRead()
+	switch {
+	case errors.Is(err, jsonl.ErrLineTooLong):
+		return true
+	case err != nil: // stopped, or the process ended
+		o.quietEnded(q)
+		return false
+	case len(line) == 0 || line[0] != '{' || q.dropped:
+		return true
+	case claudecli.OpensTurn(line):
+		if q.stopped {
+			// A run of the host's has started: the line is the first of
+			// its turn.
+			q.carry = bytes.Clone(line)
+			o.quietEnded(q)
+			return false
+		}
+		o.quiet = nil
+		r := o.newRun()
+		r.own, r.tr = true, q.tr
+		// What waited is for the next prompt, not for this run.
+		o.heldSteer, o.heldFollow = o.steerQ, o.followQ
+		o.steerQ, o.followQ = nil, nil
+		rd.quiet, rd.run = nil, r
+		o.runOwn(r, q.turn, line)
+		return true
+	}
+	evs := q.tr.Append(nil, line)
+	out := evs[:0]
+	for _, ev := range evs {
+		if ev.Subagent != nil {
+			out = append(out, ev)
+		}
+	}
+	o.s.out.events(o.s.subs.observe(out, o.s.subagentFile(q.tr)))
 	return true
 }
 
-// readQuiet reads q until a line begins a turn of the CLI's own, which
-// makes q a run (runOwn), or until a run of the host's stops it. The
-// background sub-agents it was shown go back for the next run to adopt.
-func (s *server) readQuiet(q *quietTurn) {
-	defer s.wg.Done()
-	tr := s.translator()
-	for {
-		line, err := q.turn.Next()
-		s.out.lineRead()
-		if errors.Is(err, jsonl.ErrLineTooLong) {
-			continue
-		}
-		if err != nil {
-			break // stopped, or the process ended
-		}
-		if len(line) == 0 || line[0] != '{' {
-			continue
-		}
-		if claudecli.OpensTurn(line) {
-			s.runs.mu.Lock()
-			if s.runs.quiet == q && s.runs.cur == nil {
-				s.runs.quiet = nil
-				r := s.newRun(false)
-				r.own = true
-				// What waited is for the next prompt, not for this run.
-				s.runs.heldSteer, s.runs.heldFollow = s.runs.steerQ, s.runs.followQ
-				s.runs.steerQ, s.runs.followQ = nil, nil
-				s.runs.mu.Unlock()
-				close(q.done)
-				s.runOwn(r, tr, q.turn, line)
-				return
-			}
-			// A run of the host's has started and will stop q: the line
-			// is the first of its turn.
-			q.carry = bytes.Clone(line)
-			s.runs.mu.Unlock()
-			break
-		}
-		evs := tr.Append(nil, line)
-		out := evs[:0]
-		for _, ev := range evs {
-			if ev.Subagent != nil {
-				out = append(out, ev)
-			}
-		}
-		s.out.events(s.subs.observe(out, s.subagentFile(tr)))
+// quietEnded is a quiet turn's end: the background sub-agents it was shown
+// go back for the next run to adopt, and what waited for it starts. On
+// the loop.
+func (o *runner) quietEnded(q *quietTurn) {
+	if o.quiet == q {
+		o.quiet = nil
 	}
-	s.subs.keep(tr.Running())
-	close(q.done)
-}
-
-// quietStop stops reading the CLI's own turn that is not a run, if any (a
-// run of the host's starts: its turn reads the CLI from here, and adopts
-// the sub-agents), and returns the line that began a turn if the reader
-// held one.
-func (s *server) quietStop() []byte {
-	s.runs.mu.Lock()
-	q := s.runs.quiet
-	s.runs.quiet = nil
-	s.runs.mu.Unlock()
-	if q == nil {
-		return nil
+	if !q.dropped {
+		o.s.subs.keep(q.tr.Running())
 	}
-	q.turn.Release()
-	<-q.done
-	return q.carry
+	if q.then != nil {
+		q.then(q.carry)
+	}
 }
 
 // runOwn runs a turn the CLI began by itself as a run: agent_start, the
 // turn's events from first on, agent_end, with no prompt. It is a run like
 // a prompt's: what the host queues during it goes on in it, abort
-// interrupts it.
-func (s *server) runOwn(r *run, tr *transform.Translator, turn claudecli.Turn, first []byte) {
-	s.out.events(tr.StartOwn())
-	s.log.Debug("claude began a turn by itself", "pid", turn.Pid())
-	s.attach(r, turn)
-	s.goOn(r, tr, s.readTurn(r, tr, turn, first))
+// interrupts it. On the loop; the turn's reader reads on for it.
+func (o *runner) runOwn(r *run, turn claudecli.Turn, first []byte) {
+	o.s.out.events(r.tr.StartOwn())
+	o.s.log.Debug("claude began a turn by itself", "pid", turn.Pid())
+	o.attach(r, turn)
+	o.runLine(r, first, nil)
 }
 
-// runTurn runs one CLI turn of the run for m. It reports whether the run
-// goes on with a queued message; otherwise the run is finished.
-func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
-	s.runs.mu.Lock()
-	aborted := r.aborted
-	s.runs.mu.Unlock()
-	if aborted {
-		s.finish(r, tr, tr.Abort())
-		return false
+// startTurn starts r's next CLI turn for m on a goroutine of its own (the
+// transport waits until the CLI is ready for it); the loop goes on with
+// turnStarted. On the loop.
+func (o *runner) startTurn(r *run, m message) {
+	if r.aborted {
+		o.finish(r, r.tr.Abort())
+		return
 	}
+	s := o.s
 	// As in pi, bash commands the host ran reach the model with the next
 	// message, not as messages of their own; so does a todo list the host
 	// set.
 	s.st.mu.Lock()
 	text := s.st.takeBashContext() + m.text + s.st.takeTodoContext()
 	s.st.mu.Unlock()
-	session, _ := s.cliSession()
-	input, uuid := claudecli.UserLine(text, m.images), ""
-	if s.tr().Name() == claudecli.TransportStream {
-		// The process may have run a turn of its own while idle (when a
-		// background sub-agent or command finished), whose lines come
-		// first: the CLI's report on this line tells where the prompt's
-		// turn begins.
-		uuid = sessions.NewID()
-		input = claudecli.UserLineID(text, m.images, uuid)
-	}
-	// Turn waits until the CLI is ready (the previous turn fully over).
-	turn, err := s.tr().Turn(session, input)
-	if err != nil {
-		s.log.Error("starting claude", "err", err)
-		s.finish(r, tr, tr.Fail("starting claude: "+err.Error()))
-		return false
-	}
-	s.log.Debug("turn started", "transport", s.tr().Name(), "pid", turn.Pid(), "session", session.ID, "resume", session.Exists)
-	s.attach(r, turn)
-	if uuid != "" {
-		s.runs.mu.Lock()
-		r.outstanding[uuid], r.prompt = true, uuid
-		s.runs.mu.Unlock()
-	}
-	first := r.carry
-	r.carry = nil
-	return s.readTurn(r, tr, turn, first)
+	uuid := sessions.NewID()
+	o.alive++
+	go func() {
+		session, _ := s.cliSession()
+		t := s.tr()
+		input := claudecli.UserLine(text, m.images)
+		id := ""
+		if t.Name() == claudecli.TransportStream {
+			// The process may have run a turn of its own while idle (when
+			// a background sub-agent or command finished), whose lines
+			// come first: the CLI's report on this line tells where the
+			// prompt's turn begins.
+			input, id = claudecli.UserLineID(text, m.images, uuid), uuid
+		}
+		turn, err := t.Turn(session, input)
+		o.post(func() {
+			o.alive--
+			o.turnStarted(r, turn, err, id, session)
+		})
+	}()
 }
 
-// readTurn reads r's CLI turn to its end (first, if any, is its first
-// line, read already), feeding the translator and writing the events. It
-// reports whether the run goes on with a queued message; otherwise the
-// run is finished.
-func (s *server) readTurn(r *run, tr *transform.Translator, turn claudecli.Turn, first []byte) bool {
-	wd := s.watchdog(r, turn)
-	defer wd.Stop()
+// turnStarted makes turn r's CLI turn and reads it, its carried line
+// first. On the loop.
+func (o *runner) turnStarted(r *run, turn claudecli.Turn, err error, uuid string, session claudecli.Session) {
+	s := o.s
+	if err != nil {
+		s.log.Error("starting claude", "err", err)
+		o.finish(r, r.tr.Fail("starting claude: "+err.Error()))
+		return
+	}
+	s.log.Debug("turn started", "transport", s.transportName(), "pid", turn.Pid(), "session", session.ID, "resume", session.Exists)
+	o.attach(r, turn)
+	if uuid != "" {
+		r.outstanding[uuid], r.prompt = true, uuid
+	}
+	rd := o.read(turn)
+	rd.run = r
+	if first := r.carry; first != nil {
+		r.carry = nil
+		o.runLine(r, first, nil)
+	}
+}
 
-	sawSession := false
-	var evs []transform.Event // reused: the writer encodes each event before the next line
-	for {
-		line, err := first, error(nil)
-		if first != nil {
-			first = nil
-		} else {
-			line, err = turn.Next()
+// runLine handles a line of r's CLI turn (err: the turn's end), feeding
+// the translator and writing the events. It reports whether the turn's
+// reader reads on. On the loop.
+func (o *runner) runLine(r *run, line []byte, err error) bool {
+	s, tr := o.s, r.tr
+	s.out.lineRead()
+	if s.opts.IdleTimeout > 0 && r.wd != nil {
+		r.wd.Reset(s.opts.IdleTimeout)
+	}
+	if !tr.Ended() {
+		switch {
+		case r.aborted:
+			// pi ends an aborted run at once; what the CLI prints while
+			// it stops is drained unseen.
+			o.finish(r, tr.Abort())
+		case r.idle:
+			o.finish(r, tr.Fail(fmt.Sprintf("claude printed nothing for %v; the turn was stopped (--idle-timeout)", s.opts.IdleTimeout)))
 		}
-		s.out.lineRead()
-		if s.opts.IdleTimeout > 0 {
-			wd.Reset(s.opts.IdleTimeout)
-		}
-		s.runs.mu.Lock()
-		aborted := r.aborted
-		s.runs.mu.Unlock()
-		if !tr.Ended() {
-			switch {
-			case aborted:
-				// pi ends an aborted run at once; what the CLI prints
-				// while it stops is drained unseen.
-				s.finish(r, tr, tr.Abort())
-			case r.idle.Load():
-				s.finish(r, tr, tr.Fail(fmt.Sprintf("claude printed nothing for %v; the turn was stopped (--idle-timeout)", s.opts.IdleTimeout)))
+	}
+	if errors.Is(err, jsonl.ErrLineTooLong) {
+		s.log.Error("claude printed a line over the limit; it is skipped", "err", err)
+		return true
+	}
+	if err != nil {
+		o.turnOver(r)
+		return false
+	}
+	if len(line) == 0 || line[0] != '{' {
+		s.log.Debug("claude printed a non-JSON line", "line", string(line))
+		return true
+	}
+	if uuid, state, ok := claudecli.Lifecycle(line); ok {
+		if m, started := o.reported(r, uuid, state); started {
+			if tr.Ended() {
+				o.delivered(nil, true)
+			} else {
+				o.delivered(tr.Steered(m.userMessage()), true)
 			}
 		}
-		if errors.Is(err, jsonl.ErrLineTooLong) {
-			s.log.Error("claude printed a line over the limit; it is skipped", "err", err)
-			continue
+		return true
+	}
+	if tr.Ended() {
+		if claudecli.IsResult(line) {
+			o.resultSeen(r) // the drained turn's end
 		}
-		if err != nil {
-			break // the turn is over
+		return true
+	}
+	evs := tr.Append(r.evs[:0], line)
+	r.evs = evs // reused: the writer encodes each event before the next line
+	noteRetry(r, evs)
+	s.noteTodos(evs)
+	if len(evs) == 0 && s.log.Enabled(context.Background(), slog.LevelDebug) && !bytes.HasPrefix(line, []byte(`{"type":"stream_event"`)) {
+		s.log.Debug("claude line not shown", "type", gjson.GetBytes(line, "type").String(), "subtype", gjson.GetBytes(line, "subtype").String())
+	}
+	if !r.sawSession && tr.SessionID() != "" {
+		r.sawSession = true
+		s.st.mu.Lock()
+		if s.st.gen == r.gen {
+			s.st.sessionID = tr.SessionID()
 		}
-		if len(line) == 0 || line[0] != '{' {
-			s.log.Debug("claude printed a non-JSON line", "line", string(line))
-			continue
+		s.st.mu.Unlock()
+	}
+	if at, failed := tr.AtResult(); at {
+		if o.resultSeen(r) || !o.goesOn(r, failed) {
+			o.finish(r, append(evs, tr.End()...))
+			return true
 		}
-		if uuid, state, ok := claudecli.Lifecycle(line); ok {
-			if m, started := s.reported(r, turn, uuid, state); started {
-				if tr.Ended() {
-					s.delivered(nil, true)
-				} else {
-					s.delivered(tr.Steered(m.userMessage()), true)
-				}
-			}
-			continue
-		}
-		if tr.Ended() {
-			if claudecli.IsResult(line) {
-				s.resultSeen(r, turn) // the drained turn's end
-			}
-			continue
-		}
-		evs = tr.Append(evs[:0], line)
-		noteRetry(r, evs)
-		s.noteTodos(evs)
-		if len(evs) == 0 && s.log.Enabled(context.Background(), slog.LevelDebug) && !bytes.HasPrefix(line, []byte(`{"type":"stream_event"`)) {
-			s.log.Debug("claude line not shown", "type", gjson.GetBytes(line, "type").String(), "subtype", gjson.GetBytes(line, "subtype").String())
-		}
-		if !sawSession && tr.SessionID() != "" {
-			sawSession = true
-			s.st.mu.Lock()
-			if s.st.gen == r.gen {
-				s.st.sessionID = tr.SessionID()
-			}
-			s.st.mu.Unlock()
-		}
-		if at, failed := tr.AtResult(); at {
-			if s.resultSeen(r, turn) || !s.goesOn(r, failed) {
-				s.finish(r, tr, append(evs, tr.End()...))
-				continue
-			}
-			evs = append(evs, tr.NextTurn()...)
-		}
-		s.out.events(s.subs.observe(evs, s.subagentFile(tr)))
+		evs = append(evs, tr.NextTurn()...)
+	}
+	s.out.events(s.subs.observe(evs, s.subagentFile(tr)))
+	return true
+}
+
+// turnOver follows the end of r's CLI turn: the run goes on with what
+// was queued, or it is finished (an aborted run, a turn the CLI ended
+// without a result). On the loop.
+func (o *runner) turnOver(r *run) {
+	tr, turn := r.tr, r.turn
+	if r.wd != nil {
+		r.wd.Stop()
 	}
 	switch err := turn.Err(); {
 	case tr.Ended():
-		return false
 	case tr.Between() && err == nil:
-		s.runs.mu.Lock()
-		aborted := r.aborted
-		s.runs.mu.Unlock()
-		if aborted {
-			s.finish(r, tr, tr.Abort())
-			return false
+		if r.aborted {
+			o.finish(r, tr.Abort())
+			return
 		}
-		return true
+		o.goOn(r)
 	case err == nil:
-		s.log.Warn("claude ended the turn without a result", "pid", turn.Pid())
-		s.finish(r, tr, tr.Finish("the turn ended without a result"))
+		o.s.log.Warn("claude ended the turn without a result", "pid", turn.Pid())
+		o.finish(r, tr.Finish("the turn ended without a result"))
 	default:
-		s.log.Warn("claude ended the turn without a result", "pid", turn.Pid(), "exit", err)
-		s.finish(r, tr, tr.Finish(err.Error()))
+		o.s.log.Warn("claude ended the turn without a result", "pid", turn.Pid(), "exit", err)
+		o.finish(r, tr.Finish(err.Error()))
 	}
-	return false
 }
 
 // resultSeen notes a result of r's CLI turn and releases the turn when the
 // CLI holds no steering message of r's: the result was the turn's last
 // line. It reports whether the run has been aborted (then it ends here).
-func (s *server) resultSeen(r *run, turn claudecli.Turn) (aborted bool) {
-	s.runs.mu.Lock()
-	defer s.runs.mu.Unlock()
+// On the loop.
+func (o *runner) resultSeen(r *run) (aborted bool) {
 	r.sawResult = true
-	s.maybeRelease(r, turn)
+	o.maybeRelease(r)
 	return r.aborted
 }
 
 // goesOn decides at a result whether the run goes on: with steering
 // messages the CLI holds (it runs them next, whatever the result was), or
-// with queued messages after a result that was no error.
-func (s *server) goesOn(r *run, failed bool) bool {
-	s.runs.mu.Lock()
-	defer s.runs.mu.Unlock()
-	return len(r.outstanding) > 0 || !failed && s.runs.queued()
+// with queued messages after a result that was no error. On the loop.
+func (o *runner) goesOn(r *run, failed bool) bool {
+	return len(r.outstanding) > 0 || !failed && o.queued()
 }
 
 // maybeRelease releases the CLI turn once a result came and no handed
-// message is outstanding. Called with runs.mu held.
-func (s *server) maybeRelease(r *run, turn claudecli.Turn) {
+// message is outstanding. On the loop.
+func (o *runner) maybeRelease(r *run) {
 	if r.sawResult && len(r.outstanding) == 0 && !r.released {
 		r.released = true
-		turn.Release()
+		r.turn.Release()
 	}
 }
 
 // reported follows the CLI's report on a user line it was handed: started,
 // completed or cancelled, the CLI no longer holds it. It returns the
 // message when the CLI started it (the model gets it now), and hands the
-// next one over in one-at-a-time mode.
-func (s *server) reported(r *run, turn claudecli.Turn, uuid, state string) (message, bool) {
+// next one over in one-at-a-time mode. On the loop.
+func (o *runner) reported(r *run, uuid, state string) (message, bool) {
 	if state != "started" && state != "cancelled" && state != "completed" {
 		return message{}, false
 	}
-	s.runs.mu.Lock()
-	defer s.runs.mu.Unlock()
 	if !r.outstanding[uuid] {
 		return message{}, false
 	}
@@ -716,7 +905,7 @@ func (s *server) reported(r *run, turn claudecli.Turn, uuid, state string) (mess
 		if state == "started" {
 			r.sawResult = false // a result before it ended a turn the CLI ran by itself
 		}
-		s.maybeRelease(r, turn)
+		o.maybeRelease(r)
 		return message{}, false
 	}
 	var m message
@@ -730,22 +919,24 @@ func (s *server) reported(r *run, turn claudecli.Turn, uuid, state string) (mess
 	}
 	if started {
 		r.sawResult = false // the CLI runs it: the turn goes on to its result
-		s.handOver(r)       // one-at-a-time: the next one for the next boundary
+		o.handOver(r)       // one-at-a-time: the next one for the next boundary
 	}
-	s.maybeRelease(r, turn)
+	o.maybeRelease(r)
 	return m, started
 }
 
 // attach makes turn the run's CLI turn: an abort that came while the CLI
-// started stops it, and steering that came meanwhile is handed over.
-func (s *server) attach(r *run, turn claudecli.Turn) {
-	s.runs.mu.Lock()
-	defer s.runs.mu.Unlock()
+// started stops it, and steering that came meanwhile is handed over. On
+// the loop.
+func (o *runner) attach(r *run, turn claudecli.Turn) {
 	r.turn, r.sawResult, r.released = turn, false, false
+	if r.compaction == nil {
+		r.wd = o.watchdog(r, turn)
+	}
 	if r.aborted {
 		turn.Interrupt()
 	}
-	s.handOver(r)
+	o.handOver(r)
 }
 
 // handOver sends queued steering messages to the CLI while its turn runs,
@@ -754,16 +945,16 @@ func (s *server) attach(r *run, turn claudecli.Turn) {
 // after the tool results, or runs them right after the turn; the run shows
 // each where the CLI started it. In one-at-a-time mode the next is handed
 // only once the previous one started, so each boundary delivers one, as pi
-// does. Per-turn transports keep them queued until the CLI turn ends.
-// Called with runs.mu held.
-func (s *server) handOver(r *run) {
+// does. Per-turn transports keep them queued until the CLI turn ends. On
+// the loop.
+func (o *runner) handOver(r *run) {
 	st, ok := r.turn.(claudecli.Steerer)
-	if !ok || r.aborted || r.compact || r.released {
+	if !ok || r.aborted || r.compaction != nil || r.released {
 		return
 	}
-	rn := s.runs
-	for len(rn.steerQ) > 0 && (rn.steering == modeAll || len(r.handed) == 0) {
-		m := rn.steerQ[0]
+	s := o.s
+	for len(o.steerQ) > 0 && (o.steering == modeAll || len(r.handed) == 0) {
+		m := o.steerQ[0]
 		id := sessions.NewID()
 		s.st.mu.Lock()
 		text := s.st.bashContextText() + m.text
@@ -776,22 +967,27 @@ func (s *server) handOver(r *run) {
 		s.st.mu.Unlock()
 		r.handed = append(r.handed, handedMsg{uuid: id, m: m})
 		r.outstanding[id] = true
-		rn.steerQ = rn.steerQ[1:]
+		o.steerQ = o.steerQ[1:]
 	}
 }
 
 // watchdog stops a turn during which the CLI prints nothing for
 // IdleTimeout (an API or a process that hangs). Each line read resets it;
 // with no IdleTimeout it never fires.
-func (s *server) watchdog(r *run, turn claudecli.Turn) *time.Timer {
-	d := s.opts.IdleTimeout
+func (o *runner) watchdog(r *run, turn claudecli.Turn) *time.Timer {
+	d := o.s.opts.IdleTimeout
 	if d <= 0 {
 		d = time.Duration(1<<63 - 1)
 	}
 	return time.AfterFunc(d, func() {
-		s.log.Error("claude printed nothing for too long; stopping the turn", "idle", d, "pid", turn.Pid())
-		r.idle.Store(true)
-		turn.Interrupt()
+		o.post(func() {
+			if r.turn != turn {
+				return // that turn is over
+			}
+			o.s.log.Error("claude printed nothing for too long; stopping the turn", "idle", d, "pid", turn.Pid())
+			r.idle = true
+			turn.Interrupt()
+		})
 	})
 }
 
@@ -800,20 +996,19 @@ func noteRetry(r *run, evs []transform.Event) {
 	for i := range evs {
 		switch evs[i].Type {
 		case transform.EventAutoRetryStart:
-			r.retrying.Store(true)
+			r.retrying = true
 		case transform.EventAutoRetryEnd:
-			r.retrying.Store(false)
+			r.retrying = false
 		}
 	}
 }
 
 // finish records the run's outcome and queues its last events (ending in
-// agent_end) and the answers to abort commands, all under runs.mu: a
-// command that sees the bridge idle is handled after agent_end was queued,
-// so a host that prompts on agent_end is never refused as busy.
-func (s *server) finish(r *run, tr *transform.Translator, evs []transform.Event) {
-	s.runs.mu.Lock()
-	defer s.runs.mu.Unlock()
+// agent_end) and the answers to abort commands: a command that sees the
+// bridge idle is handled after agent_end was queued, so a host that
+// prompts on agent_end is never refused as busy. On the loop.
+func (o *runner) finish(r *run, evs []transform.Event) {
+	s, tr := o.s, r.tr
 	if s.st.learn(r.gen, tr, true) {
 		s.saveLimitsLater()
 	}
@@ -823,19 +1018,19 @@ func (s *server) finish(r *run, tr *transform.Translator, evs []transform.Event)
 	// Handed to the CLI and never started (the run was aborted, the CLI
 	// died): back to the front of the queue, as pi keeps an aborted run's
 	// queue.
-	if len(r.handed) > 0 && s.runs.cur == r {
-		q := make([]message, 0, len(r.handed)+len(s.runs.steerQ))
+	if len(r.handed) > 0 && o.cur == r {
+		q := make([]message, 0, len(r.handed)+len(o.steerQ))
 		for _, h := range r.handed {
 			q = append(q, h.m)
 		}
-		s.runs.steerQ = append(q, s.runs.steerQ...)
+		o.steerQ = append(q, o.steerQ...)
 	}
 	r.handed = nil
 	if n := len(evs); n > 0 && evs[n-1].Type == transform.EventAgentEnd {
-		evs[n-1].Continues = s.runs.cur == r && (r.then != nil || !r.aborted && s.runs.queued())
+		evs[n-1].Continues = o.cur == r && (r.then != nil || !r.aborted && o.queued())
 	}
 	s.out.events(s.subs.observe(evs, s.subagentFile(tr)))
-	s.ended(r, tr.Messages())
+	o.ended(r, tr.Messages())
 }
 
 // ended makes the bridge idle after r, whose last frames are queued: it
@@ -843,38 +1038,40 @@ func (s *server) finish(r *run, tr *transform.Translator, evs []transform.Event)
 // last result), or, when nothing does, says the bridge settled
 // (prompt_result for each prompt that waited for it, agent_settled,
 // session_settled), then answers r's abort commands. msgs are r's
-// messages (none for a compaction). Called with runs.mu held.
-func (s *server) ended(r *run, msgs []transform.Message) {
+// messages (none for a compaction). On the loop.
+func (o *runner) ended(r *run, msgs []transform.Message) {
+	s := o.s
 	defer close(r.done)
 	s.host.cancelAll()
 	// What runs next, if anything: decided now, started after this run's
 	// last frames (its prompt results among them) are queued.
 	var next *message
 	var carried []*call
-	if s.runs.cur == r { // else replaced by a new session: nothing of it waits
-		s.runs.cur = nil
+	if o.cur == r { // else replaced by a new session: nothing of it waits
+		o.cur = nil
 		switch {
+		case o.closed: // shutting down: nothing more runs
 		case r.then != nil: // abort_and_prompt's prompt
 			next = r.then
 			if r.thenCall != nil {
 				carried = append(carried, r.thenCall)
 			}
-		case !r.aborted && s.runs.queued():
+		case !r.aborted && o.queued():
 			// Queued after the run's last result was read: a new run
 			// delivers them (an aborted run keeps its queue for the next
 			// prompt, as pi).
-			m := joined(s.runs.dequeue())
+			m := joined(o.dequeue())
 			next = &m
-			s.queueChanged()
+			o.queueChanged()
 			carried = r.prompts // they report when that run settles
 		}
 		if r.own { // what waited for the next prompt is queued again
-			s.runs.steerQ = append(s.runs.heldSteer, s.runs.steerQ...)
-			s.runs.followQ = append(s.runs.heldFollow, s.runs.followQ...)
-			s.runs.heldSteer, s.runs.heldFollow = nil, nil
+			o.steerQ = append(o.heldSteer, o.steerQ...)
+			o.followQ = append(o.heldFollow, o.followQ...)
+			o.heldSteer, o.heldFollow = nil, nil
 		}
 	}
-	if !r.compact && (next == nil || r.then != nil) {
+	if r.compaction == nil && (next == nil || r.then != nil) {
 		status, failure := promptStatus(msgs)
 		for _, c := range r.prompts {
 			s.out.send(promptResultJSON{Type: "prompt_result", ID: c.id, AgentInvoked: true,
@@ -889,19 +1086,17 @@ func (s *server) ended(r *run, msgs []transform.Message) {
 		s.out.send(okResponse(c.id, c.typ, nil))
 	}
 	if next != nil {
-		s.launch(*next).prompts = carried
+		o.launch(*next).prompts = carried
 		return
 	}
-	if o := s.runs.offered; s.runs.cur == nil && o != nil {
+	if t := o.offered; o.cur == nil && t != nil {
 		// A turn the CLI began by itself during r: read it now.
-		s.runs.offered = nil
-		if !s.runs.closed {
-			s.startOwn(o)
+		o.offered = nil
+		if !o.closed {
+			o.startOwn(t)
 		}
 	}
-	if s.runs.cur == nil && s.opts.Idle != nil {
-		s.opts.Idle()
-	}
+	o.idle()
 }
 
 // promptStatus is a prompt_result's status from the run's messages: its

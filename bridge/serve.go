@@ -120,7 +120,7 @@ func newServer(opts Options, out io.Writer) (*server, error) {
 		}
 	}
 	s.st = newState(opts.CLI.Model)
-	s.runs = newRunner()
+	s.runs = newRunner(s)
 	s.host = newHostLink()
 	s.info = &cliInfo{}
 	if err := s.startOn(opts); err != nil {
@@ -132,6 +132,11 @@ func newServer(opts Options, out io.Writer) (*server, error) {
 	}
 	// Last: nothing above may fail and leave the writer's goroutine behind.
 	s.out = newFrameWriter(out, opts)
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.runs.loop()
+	}()
 	s.out.send(readyJSON{Type: "ready", ProtocolVersion: 1, SupportedProtocolVersions: []int{1, 2},
 		MaxFrameBytes: rpcframe.MaxFrameBytes, MaxReassembledFrameBytes: rpcframe.MaxReassembledBytes})
 	s.wg.Add(1)
@@ -322,10 +327,7 @@ func (s *server) prewarm() {
 	if !ok || !s.opts.Prewarm {
 		return
 	}
-	s.runs.mu.Lock()
-	busy := s.runs.cur != nil
-	s.runs.mu.Unlock()
-	if busy {
+	if s.runs.busy() {
 		return // the run's turn starts the process it needs
 	}
 	session, _ := s.cliSession()
@@ -415,8 +417,7 @@ func (s *server) setEventFilter(c *call) (any, error) {
 // process to exit, giving one that already finished its turn time to write
 // its transcript.
 func (s *server) shutdown() {
-	s.runs.interruptAll()
-	s.quietStop()
+	s.runs.close()
 	s.bashJ.stop()
 	s.wg.Wait() // the plan's goroutine among them: the transport is made
 	if t, ok := s.trNow(); ok {

@@ -66,25 +66,16 @@ func raws(entries []sessions.Entry) [][]byte {
 // detached: it ends as an abort, its queue is dropped, and what it learns
 // stays out of the new session (state.gen).
 func (s *server) switchTo(c *call, l *loaded, f *fork) {
-	s.quietStop() // the old session's CLI: what it prints by itself is not the new one's
-	s.runs.mu.Lock()
-	r := s.runs.cur
-	if r != nil {
-		r.interrupt()
-		s.runs.cur = nil
-	}
-	s.runs.steerQ, s.runs.followQ, s.runs.heldSteer, s.runs.heldFollow = nil, nil, nil, nil
-	s.st.mu.Lock()
-	s.st.use(l)
-	s.st.fork = f
-	s.st.mu.Unlock()
-	s.subs.reset()
-	s.runs.mu.Unlock()
+	done, _ := s.runs.detach(func() {
+		s.st.mu.Lock()
+		s.st.use(l)
+		s.st.fork = f
+		s.st.mu.Unlock()
+		s.subs.reset()
+	})
 	c.settle()
-	if r != nil {
-		<-r.done // its end calls Options.Idle when nothing runs then
-	} else {
-		s.idleNow()
+	if done != nil {
+		<-done // its end calls Options.Idle when nothing runs then
 	}
 	s.prewarm() // the new session's process
 }
@@ -92,14 +83,7 @@ func (s *server) switchTo(c *call, l *loaded, f *fork) {
 // idleNow calls Options.Idle when nothing runs. The session in use
 // changed: its messages are what the heap keeps between runs.
 func (s *server) idleNow() {
-	if s.opts.Idle == nil {
-		return
-	}
-	s.runs.mu.Lock()
-	defer s.runs.mu.Unlock()
-	if s.runs.cur == nil {
-		s.opts.Idle()
-	}
+	s.runs.do(s.runs.idle)
 }
 
 func (s *server) newSession(c *call) (any, error) {
@@ -253,7 +237,7 @@ func (s *server) clone(c *call) (any, error) {
 	if len(conv) == 0 {
 		return nil, errors.New("clone: the session has no messages yet")
 	}
-	s.stopRun() // its messages are part of what is cloned
+	s.runs.stop() // its messages are part of what is cloned
 	s.st.mu.Lock()
 	msgs, name := slices.Clone(s.st.messages), s.st.sessionName
 	s.st.mu.Unlock()
@@ -396,10 +380,7 @@ func (s *server) persistName(id, name string) {
 				return
 			}
 		}
-		s.runs.mu.Lock()
-		busy := s.runs.cur != nil
-		s.runs.mu.Unlock()
-		if !ses.Exists || busy {
+		if !ses.Exists || s.runs.busy() {
 			return
 		}
 		cfg := s.cliConfig()

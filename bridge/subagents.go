@@ -23,7 +23,7 @@ import (
 // their transcripts are, and which of the events the host subscribed to
 // (set_subagent_subscription; off until it does, so hosts that never ask
 // see none). It lives as long as the session: a session change forgets
-// it. Its lock is taken last (after runs.mu and st.mu).
+// it. Its lock is taken last (after st.mu).
 type subagentRegistry struct {
 	mu      sync.Mutex
 	level   string                       // off, progress or events
