@@ -45,7 +45,9 @@ func (j *bashJob) stop() {
 
 // bash handles bash: the command runs in the session's folder with the
 // user's shell, on a goroutine of its own; its result answers the command
-// and, as in pi, goes into the next prompt's context.
+// and, as in pi, goes into the next prompt's context. It is stopped (its
+// process group) by abort_bash or the shutdown (the call's context), and
+// then answered cancelled.
 func (s *server) bash(c *call) (any, error) {
 	cmdline := c.str("command")
 	if cmdline == "" {
@@ -57,7 +59,7 @@ func (s *server) bash(c *call) (any, error) {
 	if j.run != nil {
 		return nil, errors.New("a bash command is already running; abort_bash stops it")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(c.Context()) // abort_bash, or the shutdown
 	b := &bashRun{cancel: cancel, done: make(chan struct{})}
 	j.run = b
 	s.wg.Add(1)

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -16,11 +17,36 @@ type call struct {
 	line []byte
 	def  *commandDef // nil for a command the bridge does not know
 
+	// ctx is the server's context (set by the dispatcher): see Context.
+	ctx context.Context
+
 	// done is closed when the call's handler returned; early when its
 	// changes to the resources of def.early are made (settle). Calls
 	// waiting on it may go. Set by the dispatcher.
 	done, early chan struct{}
 	settled     bool
+}
+
+// Context is the call's context: it ends when the bridge shuts down
+// (stdin's end, Serve's context), with [errShutdown] as its cause. A
+// handler that takes time (a CLI process, reading or writing a session,
+// waiting for the host) stops when it ends and answers the cause. Never
+// nil: a call the dispatcher did not make has the background context.
+func (c *call) Context() context.Context {
+	if c.ctx == nil {
+		return context.Background()
+	}
+	return c.ctx
+}
+
+// stopped is the call's failure once its context has ended (the cause,
+// prefixed with the command's name); nil until then. Long handlers call
+// it between their steps.
+func (c *call) stopped() error {
+	if err := context.Cause(c.Context()); err != nil {
+		return fmt.Errorf("%s: %w", c.typ, err)
+	}
+	return nil
 }
 
 // settle says the call's changes to the resources of def.early are made:

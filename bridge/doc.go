@@ -95,6 +95,13 @@
 //     and the background ones a stream run left running for the next run
 //     to adopt. Its lock is taken last.
 //   - frameWriter: stdout.
+//   - the server's context (server.ctx): the parent of every call's
+//     context ([call.Context], as net/http's Request.Context), ended
+//     first thing at shutdown. What a handler waits on (a CLI query
+//     process, reading or converting a session, export_html, the bash
+//     command, a request waiting for the host) ends with it; the handler
+//     answers the cause. Work owed to the transcript (a rename) gets
+//     FlushWait more (owedContext).
 //
 // # Ordering rules (what a host may rely on)
 //
@@ -120,6 +127,9 @@
 //     is never refused as busy.
 //  5. Answers to different commands may come in any order: hosts correlate
 //     by id, as pi's docs say.
+//  6. At shutdown (stdin's end, Serve's context) no command is waited out:
+//     those at work are cancelled and answered ("the bridge is shutting
+//     down"; bash: cancelled) before Serve returns.
 //
 // # Adding things
 //

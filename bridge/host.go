@@ -234,10 +234,12 @@ func (s *server) timeout() <-chan time.Time {
 }
 
 // register makes a waiter for the host's answer to request prefix+N. Its
-// context ends when the request is withdrawn; done forgets it.
+// context ends when the request is withdrawn (by the CLI, the end of its
+// run, or the shutdown: the server's context); done forgets it.
 func (s *server) register(ctx context.Context, prefix string, buf int) (string, *waiter, context.Context, func()) {
 	id := s.host.next(prefix)
 	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.ctx, cancel)
 	w := &waiter{ch: make(chan gjson.Result, buf), cancel: cancel}
 	h := s.host
 	h.mu.Lock()
@@ -247,6 +249,7 @@ func (s *server) register(ctx context.Context, prefix string, buf int) (string, 
 		h.mu.Lock()
 		delete(h.waiting, id)
 		h.mu.Unlock()
+		stop()
 		cancel()
 	}
 }

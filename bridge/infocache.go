@@ -116,7 +116,7 @@ func (s *server) refreshInfo() {
 	if time.Since(savedAt) < infoFreshFor {
 		return
 	}
-	if _, err := s.queryInfo(); err != nil {
+	if _, err := s.queryInfo(s.ctx); err != nil {
 		s.log.Debug("refreshing the CLI's models and commands", "err", err)
 	}
 }

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -34,7 +35,7 @@ func TestStateModelIsListed(t *testing.T) {
 		{"after set_model", claudecli.Info{Models: models, Model: "claude-sonnet-9", ContextWindow: 1_000_000}, "opus", "claude-opus-9", 200_000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := Options{query: func(claudecli.Config, time.Duration) (claudecli.Info, error) { return tc.info, nil }}
+			opts := Options{query: func(context.Context, claudecli.Config, time.Duration) (claudecli.Info, error) { return tc.info, nil }}
 			r := newRig(t, &claudetest.Transport{Per: true}, opts)
 			list := r.answer(r.sendf(`{"type":"get_available_models"}`))
 			if tc.setTo != "" {

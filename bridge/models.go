@@ -65,8 +65,8 @@ func (s *server) setLevel(level string) {
 
 // getThinkingLevels answers pi's levels that the current model has: those
 // whose effort level the CLI lists for it (all, when it lists none).
-func (s *server) getThinkingLevels(*call) (any, error) {
-	info, err := s.cliInfo()
+func (s *server) getThinkingLevels(c *call) (any, error) {
+	info, err := s.cliInfo(c.Context())
 	if err != nil {
 		return nil, err
 	}
@@ -133,13 +133,18 @@ func (s *server) knownInfo() (claudecli.Info, bool) {
 }
 
 // cliInfo returns what the CLI says about itself: what it said already
-// (knownInfo), else its answer, which waits for the CLI's plan and start.
-func (s *server) cliInfo() (claudecli.Info, error) {
+// (knownInfo), else its answer, which waits for the CLI's plan and start,
+// or until ctx ends (then ctx's cause, wrapped).
+func (s *server) cliInfo(ctx context.Context) (claudecli.Info, error) {
 	if info, ok := s.knownInfo(); ok {
 		return info, nil
 	}
-	if src, ok := s.tr().(claudecli.InfoSource); ok {
-		ctx, cancel := context.WithTimeout(context.Background(), infoTimeout)
+	t, err := s.trCtx(ctx)
+	if err != nil {
+		return claudecli.Info{}, fmt.Errorf("asking claude for its models and commands: %w", err)
+	}
+	if src, ok := t.(claudecli.InfoSource); ok {
+		ctx, cancel := context.WithTimeout(ctx, infoTimeout)
 		info, ok := src.LiveInfo(ctx)
 		cancel()
 		if ok {
@@ -152,20 +157,24 @@ func (s *server) cliInfo() (claudecli.Info, error) {
 	if got != nil {
 		return *got, nil
 	}
-	return s.queryInfo()
+	return s.queryInfo(ctx)
 }
 
 // queryInfo asks a query process (one at a time: concurrent calls share
-// it) and keeps its answer, in cliInfo and the info cache.
-func (s *server) queryInfo() (claudecli.Info, error) {
+// it) and keeps its answer, in cliInfo and the info cache. The caller
+// waits until it answers or ctx ends; the process lives on the server's
+// context (ended at shutdown, which waits for it).
+func (s *server) queryInfo(ctx context.Context) (claudecli.Info, error) {
 	ci := s.info
 	ci.mu.Lock()
 	wait := ci.inflight
 	if wait == nil {
 		wait = make(chan struct{})
 		ci.inflight = wait
+		s.wg.Add(1) // the caller is one of the server's goroutines: wg is not zero
 		go func() {
-			got, err := s.opts.query(s.opts.CLI, infoTimeout)
+			defer s.wg.Done()
+			got, err := s.opts.query(s.ctx, s.opts.CLI, infoTimeout)
 			ci.mu.Lock()
 			ci.inflight, ci.err = nil, err
 			if err == nil {
@@ -179,7 +188,11 @@ func (s *server) queryInfo() (claudecli.Info, error) {
 		}()
 	}
 	ci.mu.Unlock()
-	<-wait
+	select {
+	case <-wait:
+	case <-ctx.Done():
+		return claudecli.Info{}, fmt.Errorf("asking claude for its models and commands: %w", context.Cause(ctx))
+	}
 	ci.mu.Lock()
 	defer ci.mu.Unlock()
 	if ci.got != nil && ci.err == nil {
@@ -267,8 +280,8 @@ func findModel(info claudecli.Info, name string) (claudecli.ModelInfo, bool) {
 	return claudecli.ModelInfo{}, false
 }
 
-func (s *server) getAvailableModels(*call) (any, error) {
-	info, err := s.cliInfo()
+func (s *server) getAvailableModels(c *call) (any, error) {
+	info, err := s.cliInfo(c.Context())
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +293,7 @@ func (s *server) setModel(c *call) (any, error) {
 	if provider != transform.Provider {
 		return nil, fmt.Errorf("%s: claude-rpc runs Claude models only: provider must be %q, got %q", c.typ, transform.Provider, provider)
 	}
-	info, err := s.cliInfo()
+	info, err := s.cliInfo(c.Context())
 	if err != nil {
 		return nil, err
 	}
@@ -322,8 +335,8 @@ func (s *server) modelByID(info claudecli.Info, id string) modelInfo {
 }
 
 // cycleModel answers no data (null) when there is nothing to cycle.
-func (s *server) cycleModel(*call) (any, error) {
-	info, err := s.cliInfo()
+func (s *server) cycleModel(c *call) (any, error) {
+	info, err := s.cliInfo(c.Context())
 	if err != nil {
 		return nil, err
 	}
@@ -346,8 +359,8 @@ func (s *server) cycleModel(*call) (any, error) {
 // getCommands lists the CLI's slash commands and skills. A prompt
 // "/name args" runs one. pi's sources are extension, prompt and skill; the
 // CLI does not say which of its commands are skills, so all are "prompt".
-func (s *server) getCommands(*call) (any, error) {
-	info, err := s.cliInfo()
+func (s *server) getCommands(c *call) (any, error) {
+	info, err := s.cliInfo(c.Context())
 	if err != nil {
 		return nil, err
 	}
@@ -376,8 +389,8 @@ func (s *server) setAutoCompaction(c *call) (any, error) {
 }
 
 // getAvailableCommands lists the CLI's commands in omp's shape.
-func (s *server) getAvailableCommands(*call) (any, error) {
-	info, err := s.cliInfo()
+func (s *server) getAvailableCommands(c *call) (any, error) {
+	info, err := s.cliInfo(c.Context())
 	if err != nil {
 		return nil, err
 	}
@@ -421,7 +434,7 @@ func (s *server) getLoginProviders(*call) (any, error) {
 func (s *server) setFastMode(c *call) (any, error) {
 	on := c.raw.Get("enabled").Bool()
 	if on {
-		info, err := s.cliInfo()
+		info, err := s.cliInfo(c.Context())
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -114,5 +115,5 @@ type Options struct {
 	// (the bridge's own tests: a scripted fake).
 	transport claudecli.Transport
 	// query, when set, replaces [claudecli.Query] (tests).
-	query func(claudecli.Config, time.Duration) (claudecli.Info, error)
+	query func(context.Context, claudecli.Config, time.Duration) (claudecli.Info, error)
 }

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"sync"
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
@@ -24,6 +25,16 @@ type plannedTransport struct {
 func (s *server) tr() claudecli.Transport {
 	<-s.plan.done
 	return s.plan.t
+}
+
+// trCtx is tr, or ctx's cause when ctx ends first.
+func (s *server) trCtx(ctx context.Context) (claudecli.Transport, error) {
+	select {
+	case <-s.plan.done:
+		return s.plan.t, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
 }
 
 // trNow is the transport if it is planned already; it never waits.

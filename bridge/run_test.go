@@ -58,7 +58,7 @@ func newRig(t *testing.T, fake *claudetest.Transport, opts Options) *rig {
 	}
 	opts.CLI.Env = append(opts.CLI.Env, "CLAUDE_CONFIG_DIR="+t.TempDir())
 	if opts.query == nil {
-		opts.query = func(claudecli.Config, time.Duration) (claudecli.Info, error) {
+		opts.query = func(context.Context, claudecli.Config, time.Duration) (claudecli.Info, error) {
 			return claudecli.Info{}, errors.New("no CLI in these tests")
 		}
 	}
@@ -497,7 +497,7 @@ func TestCommandsDoNotWait(t *testing.T) {
 	asked.Add(1)
 	var once sync.Once
 	info := claudecli.Info{Models: []claudecli.ModelInfo{{Value: "opus", ResolvedModel: "claude-opus-9"}, {Value: "sonnet", ResolvedModel: "claude-sonnet-9"}}}
-	opts := Options{query: func(claudecli.Config, time.Duration) (claudecli.Info, error) {
+	opts := Options{query: func(context.Context, claudecli.Config, time.Duration) (claudecli.Info, error) {
 		once.Do(asked.Done)
 		<-release
 		return info, nil
@@ -527,7 +527,7 @@ func TestQueryIsShared(t *testing.T) {
 	release := make(chan struct{})
 	var mu sync.Mutex
 	n := 0
-	opts := Options{query: func(claudecli.Config, time.Duration) (claudecli.Info, error) {
+	opts := Options{query: func(context.Context, claudecli.Config, time.Duration) (claudecli.Info, error) {
 		mu.Lock()
 		n++
 		mu.Unlock()
@@ -550,7 +550,7 @@ func TestQueryIsShared(t *testing.T) {
 // TestLiveInfo: with a running CLI that answered initialize (the stream
 // transport), its answer is used and no query process starts.
 func TestLiveInfo(t *testing.T) {
-	opts := Options{query: func(claudecli.Config, time.Duration) (claudecli.Info, error) {
+	opts := Options{query: func(context.Context, claudecli.Config, time.Duration) (claudecli.Info, error) {
 		t.Error("a query process was started")
 		return claudecli.Info{}, errors.New("no")
 	}}

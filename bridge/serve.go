@@ -25,10 +25,11 @@ import (
 
 // Serve reads commands from in and writes responses and events to out until
 // in ends or ctx is cancelled. Then it ends the running prompt (as an abort),
-// waits for every CLI process it started to exit, and returns nil. Serve is
-// the only writer of out.
+// cancels the commands still at work (each is answered as failed), waits
+// for every CLI process it started to exit, and returns nil. Serve is the
+// only writer of out.
 func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
-	s, err := newServer(opts, out)
+	s, err := newServer(ctx, opts, out)
 	if err != nil {
 		return err
 	}
@@ -57,6 +58,12 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 // server is one Serve call: the parts that own the bridge's state (see
 // the package doc), and the dispatcher's bookkeeping.
 type server struct {
+	// ctx is the server's context, the parent of every call's
+	// ([call.Context]): it ends when Serve shuts down, with errShutdown as
+	// its cause. stop ends it.
+	ctx  context.Context
+	stop context.CancelCauseFunc
+
 	opts      Options
 	log       *slog.Logger
 	out       *frameWriter      // the protocol layer: the only writer of stdout
@@ -79,7 +86,11 @@ type server struct {
 	wg     sync.WaitGroup       // goroutines Serve waits for at shutdown
 }
 
-func newServer(opts Options, out io.Writer) (*server, error) {
+// errShutdown is the cause of the server's context's end: what a command
+// cancelled by the shutdown answers.
+var errShutdown = errors.New("the bridge is shutting down")
+
+func newServer(ctx context.Context, opts Options, out io.Writer) (*server, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
@@ -100,6 +111,7 @@ func newServer(opts Options, out io.Writer) (*server, error) {
 		opts.query = claudecli.Query
 	}
 	s := &server{opts: opts, log: opts.Log, cache: opts.InfoCache}
+	s.ctx, s.stop = context.WithCancelCause(ctx)
 	s.plan = &plannedTransport{done: make(chan struct{}), name: opts.Transport, ask: opts.Ask}
 	s.cwd = opts.CLI.Dir
 	if s.cwd == "" {
@@ -124,6 +136,7 @@ func newServer(opts Options, out io.Writer) (*server, error) {
 	s.host = newHostLink()
 	s.info = &cliInfo{}
 	if err := s.startOn(opts); err != nil {
+		s.stop(err)
 		return nil, err
 	}
 	version := s.loadCache(env)
@@ -216,6 +229,7 @@ func (s *server) dispatch(l inLine) {
 		s.out.send(errResponse(c.id, c.typ, err.Error()))
 		return
 	}
+	c.ctx = s.ctx
 	if c.def.kind == preempt {
 		s.handle(c)
 		return
@@ -324,8 +338,8 @@ func appendLive(rs []chan struct{}, ch chan struct{}) []chan struct{} {
 func (s *server) prewarm() {
 	t, _ := s.trNow() // not planned yet: the plan's goroutine prewarms
 	w, ok := t.(claudecli.Warmer)
-	if !ok || !s.opts.Prewarm {
-		return
+	if !ok || !s.opts.Prewarm || s.ctx.Err() != nil {
+		return // shutting down: no process to start
 	}
 	if s.runs.busy() {
 		return // the run's turn starts the process it needs
@@ -352,7 +366,7 @@ func (s *server) commandsChanged() {
 	if !ok {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), infoTimeout)
+	ctx, cancel := context.WithTimeout(s.ctx, infoTimeout)
 	info, ok := src.LiveInfo(ctx)
 	cancel()
 	if !ok {
@@ -413,12 +427,30 @@ func (s *server) setEventFilter(c *call) (any, error) {
 	return eventFilterData{Events: types}, nil
 }
 
-// shutdown ends the running prompt as an abort and waits for every CLI
-// process to exit, giving one that already finished its turn time to write
-// its transcript.
+// owedContext is the context of work the bridge owes the session on disk
+// after it answered (the CLI writing a name into the transcript): it
+// outlives the server's context by FlushWait, the time a CLI process that
+// finished its turn gets to write its transcript at shutdown. cancel
+// releases it.
+func (s *server) owedContext() (ctx context.Context, cancel func()) {
+	ctx, end := context.WithCancelCause(context.WithoutCancel(s.ctx))
+	stop := context.AfterFunc(s.ctx, func() {
+		select {
+		case <-ctx.Done():
+		case <-time.After(s.opts.FlushWait):
+			end(errShutdown)
+		}
+	})
+	return ctx, func() { stop(); end(nil) }
+}
+
+// shutdown ends the running prompt as an abort, cancels what works on
+// the server's context (the commands at work, the bash command, requests
+// waiting for the host) and waits for every CLI process to exit, giving
+// one that already finished its turn time to write its transcript.
 func (s *server) shutdown() {
+	s.stop(errShutdown)
 	s.runs.close()
-	s.bashJ.stop()
 	s.wg.Wait() // the plan's goroutine among them: the transport is made
 	if t, ok := s.trNow(); ok {
 		t.Close(s.opts.FlushWait)

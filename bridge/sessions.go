@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,8 +34,9 @@ type loaded struct {
 }
 
 // loadSession reads a session (a transcript path or a session id) without
-// touching the one in use: any error leaves the bridge as it was.
-func (s *server) loadSession(idOrPath string) (*loaded, error) {
+// touching the one in use: any error leaves the bridge as it was. It
+// stops after the step at work (reading, converting) once ctx has ended.
+func (s *server) loadSession(ctx context.Context, idOrPath string) (*loaded, error) {
 	path, err := sessions.Find(s.configDir, s.cwd, idOrPath)
 	if err != nil {
 		return nil, err
@@ -43,7 +45,13 @@ func (s *server) loadSession(idOrPath string) (*loaded, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
 	l := &loaded{id: tr.SessionID(), path: path, messages: transform.FromTranscript(raws(tr.Conversation()), s.opts.ToolNames)}
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
 	for _, e := range tr.Entries {
 		if e.Type == "custom-title" {
 			l.name = gjson.GetBytes(e.Raw, "customTitle").String()
@@ -114,7 +122,7 @@ func (s *server) openSession(c *call) (any, error) {
 	case err != nil: // none yet: a new one
 		s.switchTo(c, &loaded{id: sessions.NewID()}, nil)
 	case latest != current:
-		l, err := s.loadSession(latest)
+		l, err := s.loadSession(c.Context(), latest)
 		if err != nil {
 			return nil, fmt.Errorf("open_session: %w", err)
 		}
@@ -128,7 +136,7 @@ func (s *server) openSession(c *call) (any, error) {
 }
 
 func (s *server) switchSession(c *call) (any, error) {
-	l, err := s.loadSession(c.str("sessionPath"))
+	l, err := s.loadSession(c.Context(), c.str("sessionPath"))
 	if err != nil {
 		return nil, fmt.Errorf("switch_session: %w", err)
 	}
@@ -192,6 +200,9 @@ func (s *server) getForkMessages(*call) (any, error) {
 func (s *server) fork(c *call) (any, error) {
 	entryID := c.str("entryId")
 	conv, source, err := s.history()
+	if err == nil {
+		err = c.stopped()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -223,7 +234,11 @@ func (s *server) fork(c *call) (any, error) {
 	if at > 0 { // else nothing came before it: a fresh session
 		f = &fork{from: source, at: conv[at-1].UUID}
 	}
-	s.switchTo(c, &loaded{id: sessions.NewID(), messages: transform.FromTranscript(raws(conv[:at]), s.opts.ToolNames)}, f)
+	msgs := transform.FromTranscript(raws(conv[:at]), s.opts.ToolNames)
+	if err := c.stopped(); err != nil {
+		return nil, err
+	}
+	s.switchTo(c, &loaded{id: sessions.NewID(), messages: msgs}, f)
 	return forkData{Text: text, Cancelled: false}, nil
 }
 
@@ -231,6 +246,9 @@ func (s *server) fork(c *call) (any, error) {
 // session in use is left as it is on disk.
 func (s *server) clone(c *call) (any, error) {
 	conv, source, err := s.history()
+	if err == nil {
+		err = c.stopped()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +286,7 @@ func (s *server) startOn(opts Options) error {
 	}
 	st := s.st
 	if idOrPath != "" {
-		l, err := s.loadSession(idOrPath)
+		l, err := s.loadSession(s.ctx, idOrPath)
 		if err != nil {
 			return fmt.Errorf("--session %s: %w", idOrPath, err)
 		}
@@ -300,7 +318,8 @@ func (s *server) startOn(opts Options) error {
 
 // exportHTML handles export_html: the session's messages as one
 // self-contained HTML page, at outputPath or in the working folder. The
-// file is written whole (a temp file renamed), so a reader never sees half.
+// file is written whole (a temp file renamed), so a reader never sees half;
+// it stops, writing nothing, once the call's context has ended.
 func (s *server) exportHTML(c *call) (any, error) {
 	path := c.str("outputPath")
 	s.st.mu.Lock()
@@ -315,13 +334,16 @@ func (s *server) exportHTML(c *call) (any, error) {
 	}
 	raws := make([]json.RawMessage, 0, len(msgs))
 	for _, m := range msgs {
+		if err := c.stopped(); err != nil {
+			return nil, err
+		}
 		b, err := json.Marshal(m)
 		if err != nil {
 			return nil, fmt.Errorf("export_html: encoding a message: %w", err)
 		}
 		raws = append(raws, b)
 	}
-	if err := writeFileAtomic(path, func(w io.Writer) error { return htmlexport.Render(w, title, raws) }); err != nil {
+	if err := writeFileAtomic(path, func(w io.Writer) error { return htmlexport.Render(c.Context(), w, title, raws) }); err != nil {
 		return nil, fmt.Errorf("export_html: %w", err)
 	}
 	return exportData{Path: path}, nil
@@ -357,7 +379,7 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 
 // persistName has the CLI write name into session id's transcript now,
 // as pi writes its session_info entry, in the background (the answer does
-// not wait; shutdown does): through the stream transport's process when it
+// not wait; shutdown does, FlushWait at most: owedContext): through the stream transport's process when it
 // runs the session, else, when the session has a transcript and no run is
 // in progress, through a CLI process of its own (claudecli.RenameSession,
 // about a start-up's time). A session without a transcript gets the name
@@ -385,7 +407,9 @@ func (s *server) persistName(id, name string) {
 		}
 		cfg := s.cliConfig()
 		cfg.Host = nil
-		if err := claudecli.RenameSession(cfg, ses, name, 30*time.Second); err != nil {
+		ctx, cancel := s.owedContext()
+		defer cancel()
+		if err := claudecli.RenameSession(ctx, cfg, ses, name, 30*time.Second); err != nil {
 			s.log.Warn("set_session_name: the CLI did not write the name; the next turn gives it", "err", err)
 		}
 	}()

@@ -1,6 +1,7 @@
 package claudecli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,8 +16,10 @@ import (
 // controlProc is a CLI process run for its control protocol alone (no
 // user line, so no turn: no API call): Query and RenameSession. The caller
 // owns it: send writes requests, answers carries the CLI's control
-// responses in the order it printed them, and close ends it.
+// responses in the order it printed them, and close ends it. When ctx
+// ends first, the process (its group) is stopped and next says why.
 type controlProc struct {
+	ctx    context.Context
 	p      *Process
 	stdin  io.WriteCloser
 	closed chan struct{} // closed by close: answers are no longer taken
@@ -27,13 +30,16 @@ type controlProc struct {
 	answers chan gjson.Result
 }
 
-// startControl starts the CLI with args.
-func startControl(cfg Config, args []string) (*controlProc, error) {
+// startControl starts the CLI with args, unless ctx has ended.
+func startControl(ctx context.Context, cfg Config, args []string) (*controlProc, error) {
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
 	p, stdin, err := startPiped(cfg, args)
 	if err != nil {
 		return nil, err
 	}
-	c := &controlProc{p: p, stdin: stdin, closed: make(chan struct{}), answers: make(chan gjson.Result, 8)}
+	c := &controlProc{ctx: ctx, p: p, stdin: stdin, closed: make(chan struct{}), answers: make(chan gjson.Result, 8)}
 	go func() {
 		defer close(c.answers)
 		lr := jsonl.NewReader(p.Stdout(), 64<<20)
@@ -66,7 +72,8 @@ func (c *controlProc) send(id string, req map[string]any) error {
 }
 
 // next is the next answer; ok is false when the CLI's stdout ended first,
-// and an error names the timeout (the process is then stopped).
+// and an error names the timeout or ctx's cause (the process is then
+// stopped).
 func (c *controlProc) next(deadline <-chan time.Time, what string, timeout time.Duration) (a gjson.Result, ok bool, err error) {
 	select {
 	case a, ok = <-c.answers:
@@ -74,6 +81,9 @@ func (c *controlProc) next(deadline <-chan time.Time, what string, timeout time.
 	case <-deadline:
 		c.p.Stop()
 		return gjson.Result{}, false, fmt.Errorf("claude did not answer %s within %v", what, timeout)
+	case <-c.ctx.Done():
+		c.p.Stop()
+		return gjson.Result{}, false, fmt.Errorf("waiting for claude's answer to %s: %w", what, context.Cause(c.ctx))
 	}
 }
 

@@ -104,9 +104,11 @@ func ParseInfo(r gjson.Result) Info {
 
 // Query starts the CLI with cfg, asks it to initialize and returns what it
 // said, without running a turn (so without calling the API or writing a
-// transcript). It takes about as long as the CLI's start-up.
-func Query(cfg Config, timeout time.Duration) (Info, error) {
-	c, err := startControl(cfg, append(cfg.TurnArgs(Session{}), "--no-session-persistence"))
+// transcript). It takes about as long as the CLI's start-up, timeout at
+// most; when ctx ends first, the CLI's process group is stopped and the
+// error wraps ctx's cause.
+func Query(ctx context.Context, cfg Config, timeout time.Duration) (Info, error) {
+	c, err := startControl(ctx, cfg, append(cfg.TurnArgs(Session{}), "--no-session-persistence"))
 	if err != nil {
 		return Info{}, err
 	}

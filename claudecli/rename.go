@@ -1,6 +1,7 @@
 package claudecli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -53,10 +54,12 @@ func (s *stream) Rename(session Session, title string) error {
 // RenameSession names an existing session (one with a transcript) through
 // a CLI process of its own: it resumes the session, asks rename_session and
 // exits, without a turn (so without calling the API). It takes about as
-// long as the CLI's start-up. No other process may be running the session.
-func RenameSession(cfg Config, session Session, title string, timeout time.Duration) error {
+// long as the CLI's start-up, timeout at most; when ctx ends first, the
+// CLI's process group is stopped. No other process may be running the
+// session.
+func RenameSession(ctx context.Context, cfg Config, session Session, title string, timeout time.Duration) error {
 	session.Name = "" // the request names it; --name would write it twice
-	c, err := startControl(cfg, cfg.TurnArgs(session))
+	c, err := startControl(ctx, cfg, cfg.TurnArgs(session))
 	if err != nil {
 		return err
 	}

@@ -321,6 +321,33 @@ func testStdinClosedWhileStreaming(t *testing.T, tp string) {
 	b.requireNoLeftovers()
 }
 
+func TestStdinClosedWhileAskingModels(t *testing.T) {
+	forEachTransport(t, testStdinClosedWhileAskingModels)
+}
+
+// get_available_models with nothing cached asks the CLI (a query process
+// on pipe and pty, the starting process on stream); stdin ends before it
+// answered. claude-rpc answers the command (its models, or the shutdown as
+// its failure), exits 0 and leaves no process behind.
+func testStdinClosedWhileAskingModels(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp, "--cache-dir", "off")
+	b.send(`{"id":"m","type":"get_available_models"}`)
+	time.Sleep(300 * time.Millisecond) // the CLI starting
+	start := time.Now()
+	code, rest := b.closeAndWait(15 * time.Second)
+	t.Logf("%s: claude-rpc exited %v after stdin closed", tp, time.Since(start).Round(time.Millisecond))
+	assert.Equal(t, 0, code)
+	answered := false
+	for _, f := range rest {
+		if f.Get("type").String() == "response" && f.Get("id").String() == "m" {
+			answered = true
+			assert.True(t, f.Get("success").Bool() || strings.Contains(f.Get("error").String(), "the bridge is shutting down"), f.Raw)
+		}
+	}
+	assert.True(t, answered, "get_available_models was not answered")
+	b.requireNoLeftovers()
+}
+
 func TestMissingCLIIsAnErrorEventNotACrash(t *testing.T) {
 	forEachTransport(t, testMissingCLIIsAnErrorEventNotACrash)
 }

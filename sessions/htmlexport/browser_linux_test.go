@@ -51,7 +51,7 @@ func TestBrowserRendersExport(t *testing.T) {
 	}
 	f, err := os.Create(page)
 	require.NoError(t, err)
-	require.NoError(t, Render(f, "marker-title </title><b>t</b>", msgs))
+	require.NoError(t, Render(context.Background(), f, "marker-title </title><b>t</b>", msgs))
 	require.NoError(t, f.Close())
 
 	t.Run("dom", func(t *testing.T) {

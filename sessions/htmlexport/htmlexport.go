@@ -18,6 +18,7 @@ package htmlexport
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -31,13 +32,18 @@ import (
 // Render writes one HTML document titled title that shows messages in order.
 // Each message is pi's message JSON. Unknown roles, content blocks and fields
 // are shown generically, and a message that is not JSON at all is shown as
-// raw text, so a session never fails to export; the only errors are w's.
-func Render(w io.Writer, title string, messages []json.RawMessage) error {
+// raw text, so a session never fails to export; the only errors are w's,
+// and ctx's cause once ctx has ended (checked between messages: a long
+// session stops within one message's work).
+func Render(ctx context.Context, w io.Writer, title string, messages []json.RawMessage) error {
 	views := make([]messageView, 0, len(messages))
 	for _, raw := range messages {
+		if err := context.Cause(ctx); err != nil {
+			return err
+		}
 		views = append(views, toView(raw))
 	}
-	return page(w, pageView{Title: title, Messages: views})
+	return page(ctx, w, pageView{Title: title, Messages: views})
 }
 
 type pageView struct {
@@ -326,7 +332,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 //	{{end}}</section>
 //	{{end}}</body>
 //	</html>
-func page(w io.Writer, v pageView) error {
+func page(ctx context.Context, w io.Writer, v pageView) error {
 	p := pageWriter{bufio.NewWriter(w)}
 	p.raw("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n" +
 		"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>")
@@ -335,6 +341,9 @@ func page(w io.Writer, v pageView) error {
 	p.esc(v.Title)
 	p.raw("</h1>\n")
 	for _, m := range v.Messages {
+		if err := context.Cause(ctx); err != nil {
+			return err
+		}
 		p.raw(`<section class="msg `)
 		p.esc(m.Role)
 		if m.IsError {

@@ -2,6 +2,7 @@ package htmlexport
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"regexp"
@@ -132,7 +133,7 @@ func TestRender(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			require.NoError(t, Render(&buf, "Session <b>&amp;</b>", []json.RawMessage{json.RawMessage(tt.msg)}))
+			require.NoError(t, Render(context.Background(), &buf, "Session <b>&amp;</b>", []json.RawMessage{json.RawMessage(tt.msg)}))
 			out := buf.String()
 			for _, w := range tt.want {
 				assert.Contains(t, out, w)
@@ -157,7 +158,7 @@ func TestRenderWholeSession(t *testing.T) {
 		json.RawMessage(`{"role":"assistant","content":[{"type":"text","text":"There is a.go"}],"stopReason":"stop"}`),
 	}
 	var buf bytes.Buffer
-	require.NoError(t, Render(&buf, "s", msgs))
+	require.NoError(t, Render(context.Background(), &buf, "s", msgs))
 	out := buf.String()
 	assert.Equal(t, 4, strings.Count(out, `<section class="msg `))
 	assert.NotContains(t, out, "<script")
@@ -166,12 +167,12 @@ func TestRenderWholeSession(t *testing.T) {
 	checkStructure(t, out)
 
 	buf.Reset()
-	require.NoError(t, Render(&buf, "empty", nil))
+	require.NoError(t, Render(context.Background(), &buf, "empty", nil))
 	checkStructure(t, buf.String())
 }
 
 func TestRenderWriteError(t *testing.T) {
-	err := Render(failWriter{}, "t", []json.RawMessage{json.RawMessage(`{"role":"user","content":"x"}`)})
+	err := Render(context.Background(), failWriter{}, "t", []json.RawMessage{json.RawMessage(`{"role":"user","content":"x"}`)})
 	assert.ErrorIs(t, err, errWrite)
 }
 
@@ -254,4 +255,14 @@ func TestPrettyJSON(t *testing.T) {
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, prettyJSON(json.RawMessage(tt.in)), "%s", tt.in)
 	}
+}
+
+// TestRenderStops: a render whose context has ended stops with its cause.
+func TestRenderStops(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	stop := errors.New("stop")
+	cancel(stop)
+	var buf bytes.Buffer
+	err := Render(ctx, &buf, "t", []json.RawMessage{json.RawMessage(`{"role":"user","content":"x"}`)})
+	assert.ErrorIs(t, err, stop)
 }

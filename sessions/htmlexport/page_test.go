@@ -2,6 +2,7 @@ package htmlexport
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"html/template"
 	"testing"
@@ -56,7 +57,7 @@ func renderTemplate(t testing.TB, v pageView) string {
 func renderPage(t testing.TB, v pageView) string {
 	t.Helper()
 	var buf bytes.Buffer
-	require.NoError(t, page(&buf, v))
+	require.NoError(t, page(context.Background(), &buf, v))
 	return buf.String()
 }
 
