@@ -112,13 +112,11 @@ const infoTimeout = 30 * time.Second
 // knownInfo is what the CLI said about itself, if it has already said it
 // (in this run, else last time): it never waits.
 func (s *server) knownInfo() (claudecli.Info, bool) {
-	if t, _ := s.trNow(); t != nil {
-		if src, ok := t.(claudecli.InfoSource); ok {
-			ctx, cancel := context.WithCancel(context.Background())
-			cancel()
-			if info, ok := src.LiveInfo(ctx); ok {
-				return info, true
-			}
+	if live := s.capsNow().LiveInfo; live != nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if info, ok := live(ctx); ok {
+			return info, true
 		}
 	}
 	s.info.mu.Lock()
@@ -138,9 +136,9 @@ func (s *server) cliInfo() (claudecli.Info, error) {
 	if info, ok := s.knownInfo(); ok {
 		return info, nil
 	}
-	if src, ok := s.tr().(claudecli.InfoSource); ok {
+	if live := s.tr().Caps().LiveInfo; live != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), infoTimeout)
-		info, ok := src.LiveInfo(ctx)
+		info, ok := live(ctx)
 		cancel()
 		if ok {
 			return info, nil

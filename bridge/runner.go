@@ -381,7 +381,7 @@ func (s *server) translator() *transform.Translator {
 	s.st.mu.Lock()
 	tr.SetThinkingLevel(s.st.thinkingLevel())
 	s.st.mu.Unlock()
-	if s.tr().Name() == claudecli.TransportStream {
+	if s.tr().Caps().Persistent {
 		// The process goes on after the turn, and background sub-agents
 		// with it: their lines come in a later run.
 		tr.KeepDetached()
@@ -409,7 +409,7 @@ func (s *server) goOn(r *run, tr *transform.Translator, more bool) {
 }
 
 // ownTurn takes a turn the CLI began by itself (the stream transport's
-// [claudecli.OwnTurns]): when idle, it is read at once ([server.startOwn]);
+// [claudecli.Caps.OnOwnTurn]): when idle, it is read at once ([server.startOwn]);
 // while a run is under way it waits until the bridge is idle
 // ([server.ended]), unless a CLI turn of that run takes its lines first
 // (they then show in that run, before its prompt's turn).
@@ -536,7 +536,7 @@ func (s *server) runTurn(r *run, tr *transform.Translator, m message) bool {
 	s.st.mu.Unlock()
 	session, _ := s.cliSession()
 	input, uuid := claudecli.UserLine(text, m.images), ""
-	if s.tr().Name() == claudecli.TransportStream {
+	if s.tr().Caps().Persistent {
 		// The process may have run a turn of its own while idle (when a
 		// background sub-agent or command finished), whose lines come
 		// first: the CLI's report on this line tells where the prompt's
@@ -757,10 +757,10 @@ func (s *server) attach(r *run, turn claudecli.Turn) {
 // does. Per-turn transports keep them queued until the CLI turn ends.
 // Called with runs.mu held.
 func (s *server) handOver(r *run) {
-	st, ok := r.turn.(claudecli.Steerer)
-	if !ok || r.aborted || r.compact || r.released {
+	if !s.tr().Caps().Steer || r.aborted || r.compact || r.released {
 		return
 	}
+	st := r.turn.(claudecli.Steerer) // Caps.Steer: the transport's turns are
 	rn := s.runs
 	for len(rn.steerQ) > 0 && (rn.steering == modeAll || len(r.handed) == 0) {
 		m := rn.steerQ[0]

@@ -317,9 +317,8 @@ func appendLive(rs []chan struct{}, ch chan struct{}) []chan struct{} {
 // prewarm starts the CLI process the next prompt will run in, when the
 // transport keeps one (Options.Prewarm); its goroutine is the bridge's.
 func (s *server) prewarm() {
-	t, _ := s.trNow() // not planned yet: the plan's goroutine prewarms
-	w, ok := t.(claudecli.Warmer)
-	if !ok || !s.opts.Prewarm {
+	warm := s.capsNow().Warm // nil until planned: the plan's goroutine prewarms
+	if warm == nil || !s.opts.Prewarm {
 		return
 	}
 	s.runs.mu.Lock()
@@ -337,7 +336,7 @@ func (s *server) prewarm() {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		w.Warm(session)
+		warm(session)
 		s.commandsChanged()
 	}()
 }
@@ -345,13 +344,12 @@ func (s *server) prewarm() {
 // commandsChanged sends omp's available_commands_update when the running
 // CLI's commands differ from those last sent (the first time: always).
 func (s *server) commandsChanged() {
-	t, _ := s.trNow()
-	src, ok := t.(claudecli.InfoSource)
-	if !ok {
+	live := s.capsNow().LiveInfo
+	if live == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), infoTimeout)
-	info, ok := src.LiveInfo(ctx)
+	info, ok := live(ctx)
 	cancel()
 	if !ok {
 		return

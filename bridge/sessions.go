@@ -387,8 +387,8 @@ func (s *server) persistName(id, name string) {
 	go func() {
 		defer s.wg.Done()
 		ses := claudecli.Session{ID: id, Exists: sessions.Exists(s.configDir, s.cwd, id)}
-		if r, ok := s.tr().(claudecli.Renamer); ok {
-			err := r.Rename(ses, name)
+		if rename := s.tr().Caps().Rename; rename != nil {
+			err := rename(ses, name)
 			if err == nil || !errors.Is(err, claudecli.ErrNotRunning) {
 				if err != nil {
 					s.log.Warn("set_session_name: the CLI did not write the name; the next turn gives it", "err", err)
