@@ -83,8 +83,8 @@ func newServer(opts Options, out io.Writer) (*server, error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	if opts.FlushWait <= 0 {
-		opts.FlushWait = 10 * time.Second
+	if opts.flushWait <= 0 {
+		opts.flushWait = 10 * time.Second
 	}
 	if opts.Transport == "" {
 		opts.Transport = claudecli.TransportStream
@@ -418,7 +418,7 @@ func (s *server) shutdown() {
 	s.bashJ.stop()
 	s.wg.Wait() // the plan's goroutine among them: the transport is made
 	if t, ok := s.trNow(); ok {
-		t.Close(s.opts.FlushWait)
+		t.Close(s.opts.flushWait)
 	}
 	s.out.close()
 }

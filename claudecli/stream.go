@@ -19,10 +19,10 @@ import (
 	"github.com/claude-rpc/claude-rpc/claudecli/jsonl"
 )
 
-// InterruptDeadline is how long the stream transport waits for the CLI to
+// interruptDeadline is how long the stream transport waits for the CLI to
 // end a turn after an interrupt request before it kills the process (the
-// next turn then resumes the session in a new one). A variable for tests.
-var InterruptDeadline = 5 * time.Second
+// next turn then resumes the session in a new one).
+const interruptDeadline = 5 * time.Second
 
 // stream keeps one CLI process per session with stdin open: turns are user
 // lines, and the control protocol (initialize, interrupt) runs over the same
@@ -694,8 +694,8 @@ func Lifecycle(line []byte) (uuid, state string, ok bool) {
 }
 
 // Interrupt sends the interrupt control request; if the turn has not ended
-// within [InterruptDeadline], the process is killed. Steering lines the CLI
-// has not started are cancelled with it (cancel_queued, advertised as
+// within [interruptDeadline], the process is killed. Steering lines the
+// CLI has not started are cancelled with it (cancel_queued, advertised as
 // interrupt_cancel_queued_v1): without that the CLI would run them as its
 // next command after the interrupted one.
 func (t *streamTurn) Interrupt() {
@@ -705,14 +705,14 @@ func (t *streamTurn) Interrupt() {
 		return
 	}
 	go func() {
-		if _, err := t.sp.request(map[string]any{"subtype": "interrupt", "cancel_queued": true}, InterruptDeadline); err != nil && !t.sp.isDead() {
+		if _, err := t.sp.request(map[string]any{"subtype": "interrupt", "cancel_queued": true}, interruptDeadline); err != nil && !t.sp.isDead() {
 			t.sp.p.Stop()
 			return
 		}
 		select {
 		case <-t.ended:
 		case <-t.sp.dead:
-		case <-time.After(InterruptDeadline):
+		case <-time.After(interruptDeadline):
 			t.sp.p.Stop()
 		}
 	}()
