@@ -25,7 +25,7 @@ const latencyPrompt = "[[think:Let me check the date.]][[say:" +
 
 // BenchmarkLineToFrame times, for every frame the bridge writes, the time
 // from reading the CLI line that made it to writing the frame to stdout (a
-// pipe read by the benchmark), with Options.Trace. It runs the bridge in
+// pipe read by the benchmark), with Options' trace (bridge.SetTrace). It runs the bridge in
 // process on the real CLI (stream transport, one prompt per iteration) and
 // reports percentiles: with --coalesce 0 over every frame (the bridge's own
 // cost), and with the default window over the frames coalescing did not
@@ -61,7 +61,8 @@ func BenchmarkLineToFrame(b *testing.B) {
 				b.Fatal(err)
 			}
 			opts := bridge.Options{CLI: claudecli.Config{Path: claudetest.CLI(b), Dir: dir, PermissionMode: "default"},
-				Transport: claudecli.TransportStream, Coalesce: tc.coalesce, Trace: trace}
+				Transport: claudecli.TransportStream, Coalesce: tc.coalesce}
+			bridge.SetTrace(&opts, trace)
 			done := make(chan error, 1)
 			go func() { done <- bridge.Serve(context.Background(), inR, outW, opts); _ = outW.Close() }()
 			r := bufio.NewReaderSize(outR, 1<<20)

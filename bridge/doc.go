@@ -101,7 +101,7 @@
 //     process, reading or converting a session, export_html, the bash
 //     command, a request waiting for the host) ends with it; the handler
 //     answers the cause. Work owed to the transcript (a rename) gets
-//     FlushWait more (owedContext).
+//     the flush wait more (owedContext).
 //
 // # Ordering rules (what a host may rely on)
 //

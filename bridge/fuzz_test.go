@@ -41,7 +41,7 @@ func FuzzServe(f *testing.F) {
 			CLI:       claudecli.Config{Path: "/nonexistent/claude", Dir: t.TempDir()},
 			Transport: claudecli.TransportPipe,
 			MaxLine:   1 << 16,
-			FlushWait: time.Second,
+			flushWait: time.Second,
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()

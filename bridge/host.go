@@ -291,7 +291,7 @@ func deliver(w *waiter, v gjson.Result) {
 var toolNameRe = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,54}$`)
 
 func (s *server) setHostTools(c *call) (any, error) {
-	if s.transportName() != claudecli.TransportStream {
+	if !s.capsNow().Control {
 		return nil, errors.New("set_host_tools needs the stream transport (--transport stream): the CLI calls host tools over its control protocol")
 	}
 	var tools []hostTool

@@ -9,8 +9,6 @@ import (
 	"strings"
 
 	"github.com/tidwall/gjson"
-
-	"github.com/claude-rpc/claude-rpc/claudecli"
 )
 
 // Host URIs (omp's set_host_uri_schemes): the host serves URLs of its own
@@ -43,7 +41,7 @@ var schemeRe = regexp.MustCompile(`^[a-z][a-z0-9+.-]*$`)
 var reservedSchemes = map[string]bool{"http": true, "https": true, "file": true, "data": true}
 
 func (s *server) setHostURISchemes(c *call) (any, error) {
-	if s.transportName() != claudecli.TransportStream {
+	if !s.capsNow().Control {
 		return nil, errors.New("set_host_uri_schemes needs the stream transport (--transport stream): the CLI reaches the host's URLs through tools over its control protocol")
 	}
 	v := c.raw.Get("schemes")

@@ -108,10 +108,8 @@ func (s *server) refreshInfo() {
 	if !cached {
 		return
 	}
-	if t, _ := s.trNow(); t != nil {
-		if _, live := t.(claudecli.InfoSource); live && s.opts.Prewarm {
-			return
-		}
+	if s.capsNow().LiveInfo != nil && s.opts.Prewarm {
+		return
 	}
 	if time.Since(savedAt) < infoFreshFor {
 		return

@@ -112,13 +112,11 @@ const infoTimeout = 30 * time.Second
 // knownInfo is what the CLI said about itself, if it has already said it
 // (in this run, else last time): it never waits.
 func (s *server) knownInfo() (claudecli.Info, bool) {
-	if t, _ := s.trNow(); t != nil {
-		if src, ok := t.(claudecli.InfoSource); ok {
-			ctx, cancel := context.WithCancel(context.Background())
-			cancel()
-			if info, ok := src.LiveInfo(ctx); ok {
-				return info, true
-			}
+	if live := s.capsNow().LiveInfo; live != nil {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if info, ok := live(ctx); ok {
+			return info, true
 		}
 	}
 	s.info.mu.Lock()
@@ -143,9 +141,9 @@ func (s *server) cliInfo(ctx context.Context) (claudecli.Info, error) {
 	if err != nil {
 		return claudecli.Info{}, fmt.Errorf("asking claude for its models and commands: %w", err)
 	}
-	if src, ok := t.(claudecli.InfoSource); ok {
+	if live := t.Caps().LiveInfo; live != nil {
 		ctx, cancel := context.WithTimeout(ctx, infoTimeout)
-		info, ok := src.LiveInfo(ctx)
+		info, ok := live(ctx)
 		cancel()
 		if ok {
 			return info, nil

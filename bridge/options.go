@@ -22,10 +22,6 @@ type Options struct {
 	MaxLine int
 	// Log receives the bridge's logs; nil discards them.
 	Log *slog.Logger
-	// FlushWait bounds how long, at exit, the bridge lets a CLI process that
-	// has finished its turn write its transcript before stopping it; 0 means
-	// 10 seconds.
-	FlushWait time.Duration
 	// IdleTimeout stops a turn during which the CLI printed nothing for
 	// that long, ending the run with an error; 0 never does.
 	IdleTimeout time.Duration
@@ -64,12 +60,6 @@ type Options struct {
 	// deltas of one block are merged into one message_update frame (see
 	// frameWriter); 0 writes every delta as its own frame, as pi does.
 	Coalesce time.Duration
-	// Trace, when set, is called for each frame made from a CLI line with
-	// the time the line was read, the time the frame was written, and
-	// whether coalescing held it. For benchmarks; it is called on the
-	// writer goroutine and must be quick.
-	Trace func(read, written time.Time, held bool)
-
 	// MessageUpdates is the shape of message_update: "full" (pi 0.73's,
 	// the default: each carries the message so far, twice) or "delta"
 	// (pi 1.5's: the change only, output linear in the reply).
@@ -111,9 +101,22 @@ type Options struct {
 	// has spoken, and it is refreshed in the background.
 	InfoCache *infocache.Store
 
+	// What only tests and benchmarks set (export_test.go gives the
+	// external ones theirs). Each replaces one thing a bridge otherwise
+	// makes or fixes itself, so it travels with the rest of the options.
+
 	// transport, when set, is used instead of the one Transport names
 	// (the bridge's own tests: a scripted fake).
 	transport claudecli.Transport
-	// query, when set, replaces [claudecli.Query] (tests).
+	// query, when set, replaces [claudecli.Query].
 	query func(context.Context, claudecli.Config, time.Duration) (claudecli.Info, error)
+	// flushWait bounds how long, at exit, the bridge lets a CLI process
+	// that has finished its turn write its transcript before stopping it;
+	// 0 means 10 seconds.
+	flushWait time.Duration
+	// trace, when set, is called for each frame made from a CLI line with
+	// the time the line was read, the time the frame was written, and
+	// whether coalescing held it (BenchmarkLineToFrame). It is called on
+	// the writer goroutine and must be quick.
+	trace func(read, written time.Time, held bool)
 }

@@ -44,9 +44,18 @@ func (s *server) trNow() (claudecli.Transport, bool) {
 	return s.plan.t, s.plan.t != nil
 }
 
-// transportName is the transport's name: the one asked for until the
-// plan is made (the plan differs only for a CLI older than the supported
-// range).
+// capsNow is what the transport can do, without waiting: until the plan
+// is made, what the one asked for would (the plan differs only for a CLI
+// older than the supported range), with no funcs (claudecli.CapsOf).
+func (s *server) capsNow() claudecli.Caps {
+	if t, ok := s.trNow(); ok {
+		return t.Caps()
+	}
+	return claudecli.CapsOf(s.transportName())
+}
+
+// transportName is the transport's name, for get_state: the one asked for
+// until the plan is made.
 func (s *server) transportName() string {
 	s.plan.mu.Lock()
 	defer s.plan.mu.Unlock()
@@ -69,8 +78,8 @@ func (s *server) askOn() bool {
 // host's side of the control protocol (the CLI then refuses every tool
 // that needs permission without asking).
 func (s *server) setTransport(t claudecli.Transport, ask bool) {
-	if o, ok := t.(claudecli.OwnTurns); ok {
-		o.OnOwnTurn(s.runs.ownTurn) // the CLI's turns of its own become runs
+	if on := t.Caps().OnOwnTurn; on != nil {
+		on(s.runs.ownTurn) // the CLI's turns of its own become runs
 	}
 	s.plan.mu.Lock()
 	s.plan.ask = ask

@@ -584,7 +584,7 @@ func (o *runner) translator() *transform.Translator {
 	s.st.mu.Lock()
 	tr.SetThinkingLevel(s.st.thinkingLevel())
 	s.st.mu.Unlock()
-	if t, _ := s.trNow(); t != nil && t.Name() == claudecli.TransportStream {
+	if s.capsNow().Persistent {
 		// The process goes on after the turn, and background sub-agents
 		// with it: their lines come in a later run.
 		tr.KeepDetached()
@@ -609,7 +609,7 @@ func (o *runner) goOn(r *run) {
 }
 
 // ownTurn takes a turn the CLI began by itself (the stream transport's
-// [claudecli.OwnTurns]; called on a goroutine of the transport's): when
+// [claudecli.Caps.OnOwnTurn]; called on a goroutine of the transport's): when
 // idle, it is read at once ([runner.startOwn]); while a run is under way
 // it waits until the bridge is idle ([runner.ended]), unless a CLI turn of
 // that run takes its lines first (they then show in that run, before its
@@ -728,7 +728,7 @@ func (o *runner) startTurn(r *run, m message) {
 		t := s.tr()
 		input := claudecli.UserLine(text, m.images)
 		id := ""
-		if t.Name() == claudecli.TransportStream {
+		if t.Caps().Persistent {
 			// The process may have run a turn of its own while idle (when
 			// a background sub-agent or command finished), whose lines
 			// come first: the CLI's report on this line tells where the
@@ -948,10 +948,10 @@ func (o *runner) attach(r *run, turn claudecli.Turn) {
 // does. Per-turn transports keep them queued until the CLI turn ends. On
 // the loop.
 func (o *runner) handOver(r *run) {
-	st, ok := r.turn.(claudecli.Steerer)
-	if !ok || r.aborted || r.compaction != nil || r.released {
+	if !o.s.capsNow().Steer || r.aborted || r.compaction != nil || r.released {
 		return
 	}
+	st := r.turn.(claudecli.Steerer) // Caps.Steer: the transport's turns are
 	s := o.s
 	for len(o.steerQ) > 0 && (o.steering == modeAll || len(r.handed) == 0) {
 		m := o.steerQ[0]

@@ -94,8 +94,8 @@ func newServer(ctx context.Context, opts Options, out io.Writer) (*server, error
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	if opts.FlushWait <= 0 {
-		opts.FlushWait = 10 * time.Second
+	if opts.flushWait <= 0 {
+		opts.flushWait = 10 * time.Second
 	}
 	if opts.Transport == "" {
 		opts.Transport = claudecli.TransportStream
@@ -336,9 +336,8 @@ func appendLive(rs []chan struct{}, ch chan struct{}) []chan struct{} {
 // prewarm starts the CLI process the next prompt will run in, when the
 // transport keeps one (Options.Prewarm); its goroutine is the bridge's.
 func (s *server) prewarm() {
-	t, _ := s.trNow() // not planned yet: the plan's goroutine prewarms
-	w, ok := t.(claudecli.Warmer)
-	if !ok || !s.opts.Prewarm || s.ctx.Err() != nil {
+	warm := s.capsNow().Warm // nil until planned: the plan's goroutine prewarms
+	if warm == nil || !s.opts.Prewarm || s.ctx.Err() != nil {
 		return // shutting down: no process to start
 	}
 	if s.runs.busy() {
@@ -353,7 +352,7 @@ func (s *server) prewarm() {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		w.Warm(session)
+		warm(session)
 		s.commandsChanged()
 	}()
 }
@@ -361,13 +360,12 @@ func (s *server) prewarm() {
 // commandsChanged sends omp's available_commands_update when the running
 // CLI's commands differ from those last sent (the first time: always).
 func (s *server) commandsChanged() {
-	t, _ := s.trNow()
-	src, ok := t.(claudecli.InfoSource)
-	if !ok {
+	live := s.capsNow().LiveInfo
+	if live == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, infoTimeout)
-	info, ok := src.LiveInfo(ctx)
+	info, ok := live(ctx)
 	cancel()
 	if !ok {
 		return
@@ -429,7 +427,7 @@ func (s *server) setEventFilter(c *call) (any, error) {
 
 // owedContext is the context of work the bridge owes the session on disk
 // after it answered (the CLI writing a name into the transcript): it
-// outlives the server's context by FlushWait, the time a CLI process that
+// outlives the server's context by the flush wait (Options.flushWait), the time a CLI process that
 // finished its turn gets to write its transcript at shutdown. cancel
 // releases it.
 func (s *server) owedContext() (ctx context.Context, cancel func()) {
@@ -437,7 +435,7 @@ func (s *server) owedContext() (ctx context.Context, cancel func()) {
 	stop := context.AfterFunc(s.ctx, func() {
 		select {
 		case <-ctx.Done():
-		case <-time.After(s.opts.FlushWait):
+		case <-time.After(s.opts.flushWait):
 			end(errShutdown)
 		}
 	})
@@ -453,7 +451,7 @@ func (s *server) shutdown() {
 	s.runs.close()
 	s.wg.Wait() // the plan's goroutine among them: the transport is made
 	if t, ok := s.trNow(); ok {
-		t.Close(s.opts.FlushWait)
+		t.Close(s.opts.flushWait)
 	}
 	s.out.close()
 }

@@ -379,7 +379,7 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 
 // persistName has the CLI write name into session id's transcript now,
 // as pi writes its session_info entry, in the background (the answer does
-// not wait; shutdown does, FlushWait at most: owedContext): through the stream transport's process when it
+// not wait; shutdown does, the flush wait at most: owedContext): through the stream transport's process when it
 // runs the session, else, when the session has a transcript and no run is
 // in progress, through a CLI process of its own (claudecli.RenameSession,
 // about a start-up's time). A session without a transcript gets the name
@@ -393,8 +393,8 @@ func (s *server) persistName(id, name string) {
 	go func() {
 		defer s.wg.Done()
 		ses := claudecli.Session{ID: id, Exists: sessions.Exists(s.configDir, s.cwd, id)}
-		if r, ok := s.tr().(claudecli.Renamer); ok {
-			err := r.Rename(ses, name)
+		if rename := s.tr().Caps().Rename; rename != nil {
+			err := rename(ses, name)
 			if err == nil || !errors.Is(err, claudecli.ErrNotRunning) {
 				if err != nil {
 					s.log.Warn("set_session_name: the CLI did not write the name; the next turn gives it", "err", err)

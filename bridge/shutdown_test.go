@@ -112,7 +112,7 @@ func serveReturns(t *testing.T, r *rig, within time.Duration) time.Duration {
 // ended.
 func TestShutdownDuringRename(t *testing.T) {
 	cli, pidFile := muteCLI(t)
-	opts := Options{CLI: cli, FlushWait: 500 * time.Millisecond}
+	opts := Options{CLI: cli, flushWait: 500 * time.Millisecond}
 	r := newRig(t, &claudetest.Transport{Per: true, Scenarios: []claudetest.Scenario{replay(recording(t, "text"))}}, opts)
 	st := r.call(map[string]any{"type": "get_state"}).Get("data")
 	file := st.Get("sessionFile").String()
@@ -121,8 +121,8 @@ func TestShutdownDuringRename(t *testing.T) {
 	require.True(t, r.call(map[string]any{"type": "set_session_name", "name": "n"}).Get("success").Bool())
 	pid := startedPid(t, pidFile)
 	took := serveReturns(t, r, time.Minute)
-	assert.GreaterOrEqual(t, took, opts.FlushWait, "the name owed to the transcript gets FlushWait")
-	assert.Less(t, took, opts.FlushWait+2*time.Second)
+	assert.GreaterOrEqual(t, took, opts.flushWait, "the name owed to the transcript gets FlushWait")
+	assert.Less(t, took, opts.flushWait+2*time.Second)
 	assert.True(t, processGone(pid), "the rename process %d is left running", pid)
 }
 

@@ -89,7 +89,7 @@ func soak(t *testing.T, cli, tp string, turns int) {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	opts := Options{CLI: claudecli.Config{Path: cli, Dir: t.TempDir(), Env: srv.CLIEnv(home), PermissionMode: "default"},
-		Transport: tp, FlushWait: 10 * time.Second}
+		Transport: tp}
 	done := make(chan error, 1)
 	go func() { done <- Serve(context.Background(), inR, outW, opts); _ = outW.Close() }()
 	frames := bufio.NewScanner(outR)

@@ -116,13 +116,11 @@ func (s *server) applySettings(f func(*cliSettings)) {
 // first turn killed before it wrote anything). The second result is the
 // session's generation.
 func (s *server) cliSession() (claudecli.Session, uint64) {
-	if t, _ := s.trNow(); t != nil {
-		if q, ok := t.(claudecli.Quiescer); ok {
-			// A per-turn CLI writes its transcript as it exits, possibly
-			// after its result: decide resume or create once it has. (No
-			// transport yet: no CLI ever ran.)
-			q.Quiesce()
-		}
+	if quiesce := s.capsNow().Quiesce; quiesce != nil {
+		// A per-turn CLI writes its transcript as it exits, possibly
+		// after its result: decide resume or create once it has. (No
+		// transport yet: no CLI ever ran.)
+		quiesce()
 	}
 	s.st.mu.Lock()
 	defer s.st.mu.Unlock()

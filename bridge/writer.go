@@ -53,7 +53,7 @@ type frameWriter struct {
 	log      *slog.Logger
 	ch       chan item
 	done     chan struct{}
-	trace    bool         // Options.Trace is set
+	trace    bool         // Options.trace is set
 	lastRead atomic.Int64 // UnixNano of the last CLI line read, when tracing
 
 	mu     sync.Mutex // guards closed, and sending on ch against closing it
@@ -81,9 +81,9 @@ func newFrameWriter(out io.Writer, opts Options) *frameWriter {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
-	w := &frameWriter{sink: newSink(out, opts.Trace), delta: opts.MessageUpdates == UpdatesDelta,
+	w := &frameWriter{sink: newSink(out, opts.trace), delta: opts.MessageUpdates == UpdatesDelta,
 		coalesce: opts.Coalesce, log: opts.Log, ch: make(chan item, 256), done: make(chan struct{}),
-		trace: opts.Trace != nil}
+		trace: opts.trace != nil}
 	go w.run()
 	return w
 }

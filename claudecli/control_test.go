@@ -19,7 +19,7 @@ func TestQueryStopsWithContext(t *testing.T) {
 	_, err := Query(ctx, fake(t, "relay"), 30*time.Second) // relay echoes requests: no answer
 	took := time.Since(start)
 	assert.ErrorIs(t, err, stop)
-	assert.Less(t, took, 300*time.Millisecond+StopGrace, "it waited for its timeout")
+	assert.Less(t, took, 300*time.Millisecond+stopGrace, "it waited for its timeout")
 
 	err = RenameSession(ctx, fake(t, "relay"), Session{ID: "x", Exists: true}, "n", 30*time.Second)
 	assert.ErrorIs(t, err, stop, "an ended context starts nothing")

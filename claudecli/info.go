@@ -68,12 +68,6 @@ type CommandInfo struct {
 	Builtin      bool // one of the CLI's own, not a user's or a plugin's
 }
 
-// InfoSource is a transport whose running CLI process has told what it
-// offers (the stream transport): asking it costs no process of its own.
-type InfoSource interface {
-	LiveInfo(ctx context.Context) (Info, bool)
-}
-
 // ParseInfo reads an initialize response (the "response" object of the
 // control_response).
 func ParseInfo(r gjson.Result) Info {

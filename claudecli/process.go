@@ -71,9 +71,9 @@ type Config struct {
 // host's environment says (a host running inside Claude Code has "cli").
 const Entrypoint = "sdk-cli"
 
-// StopGrace is how long [Process.Stop] waits after SIGTERM before SIGKILL.
-// A package variable so tests can shorten it.
-var StopGrace = 3 * time.Second
+// stopGrace is how long [Process.Stop] waits after SIGTERM before SIGKILL.
+// A variable so this package's tests can shorten it.
+var stopGrace = 3 * time.Second
 
 // stdoutGrace bounds how long a reader may keep waiting for EOF on stdout
 // after the process and its group are gone (a daemon that escaped the group
@@ -386,7 +386,7 @@ func (p *Process) Exit() *ExitError {
 }
 
 // Stop ends the process and its group: SIGTERM, then SIGKILL after
-// [StopGrace]. It returns when the process has exited. Safe to call more than
+// 3 seconds. It returns when the process has exited. Safe to call more than
 // once and after the process exited.
 func (p *Process) Stop() {
 	p.stopOnce.Do(func() {
@@ -398,7 +398,7 @@ func (p *Process) Stop() {
 		_ = signalGroup(p, termSignal)
 		select {
 		case <-p.done:
-		case <-time.After(StopGrace):
+		case <-time.After(stopGrace):
 			_ = signalGroup(p, killSignal)
 		}
 	})

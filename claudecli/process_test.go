@@ -136,8 +136,8 @@ func TestStopKillsTheGroup(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("SIGTERM and process groups are Unix's; on Windows the Job Object ends the tree (TestStopEndsTheJob)")
 	}
-	defer func(g time.Duration) { StopGrace = g }(StopGrace)
-	StopGrace = 200 * time.Millisecond
+	defer func(g time.Duration) { stopGrace = g }(stopGrace)
+	stopGrace = 200 * time.Millisecond
 	p, err := StartTurn(script(t, "trap '' TERM; sleep 60 & echo started; wait\n"), Session{}, nil)
 	require.NoError(t, err)
 	buf := make([]byte, 8)

@@ -14,24 +14,16 @@ import (
 // the transcript at once, the lines --name writes and --resume reads back;
 // a session with no transcript yet gets none.
 
-// ErrNotRunning is [Renamer.Rename]'s answer when no process of the
+// ErrNotRunning is [Caps.Rename]'s answer when no process of the
 // transport runs the session.
 var ErrNotRunning = errors.New("no CLI process runs the session")
-
-// Renamer is a transport whose running process can name its session at
-// once (the stream transport).
-type Renamer interface {
-	// Rename names session through the process that runs it, and waits
-	// for the CLI's answer. It returns ErrNotRunning when none does.
-	Rename(session Session, title string) error
-}
 
 // renameRequest is the control request that names the session.
 func renameRequest(title string) map[string]any {
 	return map[string]any{"subtype": "rename_session", "title": title, "source": "host"}
 }
 
-// Rename implements [Renamer]. The process is left running: its name is
+// Rename is [Caps.Rename]. The process is left running: its name is
 // now title, so the next turn with that name keeps it.
 func (s *stream) Rename(session Session, title string) error {
 	s.mu.Lock()

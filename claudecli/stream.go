@@ -19,10 +19,10 @@ import (
 	"github.com/claude-rpc/claude-rpc/claudecli/jsonl"
 )
 
-// InterruptDeadline is how long the stream transport waits for the CLI to
+// interruptDeadline is how long the stream transport waits for the CLI to
 // end a turn after an interrupt request before it kills the process (the
-// next turn then resumes the session in a new one). A variable for tests.
-var InterruptDeadline = 5 * time.Second
+// next turn then resumes the session in a new one).
+const interruptDeadline = 5 * time.Second
 
 // stream keeps one CLI process per session with stdin open: turns are user
 // lines, and the control protocol (initialize, interrupt) runs over the same
@@ -96,6 +96,14 @@ func newStream(cfg Config, maxLine int) *stream { return &stream{cfg: cfg, maxLi
 
 func (s *stream) Name() string { return TransportStream }
 
+// Caps: the stream transport's process persists, and does everything of
+// [Caps] but quiesce (a turn is over when the caller releases it).
+func (s *stream) Caps() Caps {
+	c := CapsOf(TransportStream)
+	c.LiveInfo, c.Rename, c.Warm, c.OnOwnTurn = s.LiveInfo, s.Rename, s.Warm, s.OnOwnTurn
+	return c
+}
+
 // streamProc is one persistent CLI process and the goroutine reading it.
 type streamProc struct {
 	p       *Process
@@ -122,17 +130,7 @@ type streamProc struct {
 	inflight map[string]context.CancelFunc // CLI requests being answered
 }
 
-// Warmer is a transport that can start its CLI process before the first
-// turn, so that turn does not wait for the CLI's start-up.
-type Warmer interface {
-	// Warm starts and initializes the process the next turn on session
-	// would run in, unless one runs already or a turn is under way. The
-	// CLI calls no API and writes no transcript until it is given a user
-	// line (2.1.328; TestPrewarm checks it).
-	Warm(session Session)
-}
-
-// Warm implements [Warmer].
+// Warm is [Caps.Warm].
 func (s *stream) Warm(session Session) {
 	s.tmu.Lock()
 	busy := s.turn != nil && !s.turn.isOver()
@@ -228,7 +226,7 @@ func (s *stream) waitTurnOver() {
 
 // OwnTurn is a turn the CLI began by itself, while none of the caller's
 // was open (a background sub-agent or command ended, a scheduled
-// wake-up): [OwnTurns] offers it.
+// wake-up): [Caps.OnOwnTurn] offers it.
 type OwnTurn interface {
 	Turn
 	// Claim makes the turn the caller's to read and release. It reports
@@ -236,21 +234,6 @@ type OwnTurn interface {
 	// they come first in that turn, before the CLI reports its input
 	// started ([Lifecycle]).
 	Claim() bool
-}
-
-// OwnTurns is a transport whose CLI runs turns by itself between the
-// caller's (the stream transport: its process goes on after a turn).
-// What it relies on (the CLI 2.1.328; testdata/cli/subagent-background-idle
-// records it): with no user line pending, the CLI prints nothing unless
-// something it runs in the background moves (a background sub-agent's
-// lines, task_* system lines, then a turn of its own: init … result).
-type OwnTurns interface {
-	// OnOwnTurn sets f, which the transport calls on a goroutine of its
-	// own with each turn the CLI begins by itself: the CLI printed a line
-	// while no turn was open. The process is read at all times: until f's
-	// caller claims the turn (or a turn of the caller's takes it over),
-	// its lines wait.
-	OnOwnTurn(f func(OwnTurn))
 }
 
 // OpensTurn reports whether a line the CLI printed while idle begins a
@@ -276,7 +259,7 @@ func OpensTurn(line []byte) bool {
 	return false
 }
 
-// OnOwnTurn implements [OwnTurns].
+// OnOwnTurn is [Caps.OnOwnTurn].
 func (s *stream) OnOwnTurn(f func(OwnTurn)) {
 	s.tmu.Lock()
 	defer s.tmu.Unlock()
@@ -545,8 +528,8 @@ func (sp *streamProc) shutdown(flush time.Duration) {
 	waitOrStop(sp.p, flush)
 }
 
-// LiveInfo is the running process's initialize answer: what the CLI that
-// runs the turns offers. It waits for the answer of a process still
+// LiveInfo is [Caps.LiveInfo]: the running process's initialize answer,
+// what the CLI that runs the turns offers. It waits for the answer of a process still
 // starting (or ctx); false when no process runs or it did not answer.
 func (s *stream) LiveInfo(ctx context.Context) (Info, bool) {
 	s.mu.Lock()
@@ -711,8 +694,8 @@ func Lifecycle(line []byte) (uuid, state string, ok bool) {
 }
 
 // Interrupt sends the interrupt control request; if the turn has not ended
-// within [InterruptDeadline], the process is killed. Steering lines the CLI
-// has not started are cancelled with it (cancel_queued, advertised as
+// within [interruptDeadline], the process is killed. Steering lines the
+// CLI has not started are cancelled with it (cancel_queued, advertised as
 // interrupt_cancel_queued_v1): without that the CLI would run them as its
 // next command after the interrupted one.
 func (t *streamTurn) Interrupt() {
@@ -722,14 +705,14 @@ func (t *streamTurn) Interrupt() {
 		return
 	}
 	go func() {
-		if _, err := t.sp.request(map[string]any{"subtype": "interrupt", "cancel_queued": true}, InterruptDeadline); err != nil && !t.sp.isDead() {
+		if _, err := t.sp.request(map[string]any{"subtype": "interrupt", "cancel_queued": true}, interruptDeadline); err != nil && !t.sp.isDead() {
 			t.sp.p.Stop()
 			return
 		}
 		select {
 		case <-t.ended:
 		case <-t.sp.dead:
-		case <-time.After(InterruptDeadline):
+		case <-time.After(interruptDeadline):
 			t.sp.p.Stop()
 		}
 	}()

@@ -1,6 +1,7 @@
 package claudecli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -18,8 +19,12 @@ import (
 // one (the previous per-turn process has written its transcript and exited,
 // or the persistent process has finished the previous turn).
 type Transport interface {
-	// Name is the transport's --transport value.
+	// Name is the transport's --transport value, for logs and reports:
+	// what the transport can do is [Transport.Caps].
 	Name() string
+	// Caps is what the transport can do beyond these methods. It is the
+	// same for the transport's life and quick to call.
+	Caps() Caps
 	// Turn starts a turn on session with input, one stream-json user line.
 	Turn(session Session, input []byte) (Turn, error)
 	// SetConfig changes how the CLI runs from the next turn on (a
@@ -57,6 +62,73 @@ type Turn interface {
 	Err() error
 	// Pid is the CLI process's id, for logs.
 	Pid() int
+}
+
+// Caps is what a transport can do beyond [Transport]'s other methods: the
+// one thing a caller asks, rather than the transport's name or type. A
+// false field is a thing the transport does not do; a nil func, a method
+// it does not have. The funcs may be called from any goroutine.
+type Caps struct {
+	// Persistent: one CLI process runs turn after turn and goes on between
+	// them (the stream transport). What the CLI started in the background
+	// during a turn (a sub-agent) may print in a later turn, or in a turn
+	// of its own (OnOwnTurn); so a turn may begin with lines that are not
+	// its input's, and the CLI reports a user line given with a uuid
+	// ([UserLineID]) in a command_lifecycle line ([Lifecycle]) that tells
+	// where that input's turn begins. False: each turn is a process of its
+	// own, and every line it prints is the turn's.
+	Persistent bool
+	// Steer: the transport's turns are [Steerer]s, which take user lines
+	// while they run. False: a turn takes its input only.
+	Steer bool
+	// Control: the CLI speaks the control protocol with [Config.Host]
+	// while a turn runs: it calls the tools the host serves
+	// ([Config.SDKServers]) and asks before a tool that needs permission
+	// ([Config.AskPermissions]). False: Host is never called.
+	Control bool
+
+	// LiveInfo, when set, is what the running CLI process said about
+	// itself (its initialize answer): asking costs no process of its own.
+	// It waits for the answer of a process still starting, until ctx is
+	// done; false when no process runs or it did not answer.
+	LiveInfo func(ctx context.Context) (Info, bool)
+	// Rename, when set, names session through the process that runs it,
+	// at once, and waits for the CLI's answer. It returns [ErrNotRunning]
+	// when no process of the transport runs the session.
+	Rename func(session Session, title string) error
+	// Warm, when set, starts and initializes the process the next turn on
+	// session would run in, so that turn does not wait for the CLI's
+	// start-up; it does nothing when that process runs already or a turn
+	// is under way. The CLI calls no API and writes no transcript until it
+	// is given a user line (2.1.328; TestPrewarm checks it). It blocks
+	// while the process starts.
+	Warm func(session Session)
+	// Quiesce, when set, waits until the previous turn is over to the end:
+	// a per-turn process writes its transcript as it exits, after its last
+	// line. What the caller decides next (resume the session, or create
+	// it) then sees the transcript as the CLI left it.
+	Quiesce func()
+	// OnOwnTurn, when set, says the CLI runs turns by itself between the
+	// caller's (a Persistent process), and sets f, which the transport
+	// calls on a goroutine of its own with each turn the CLI begins by
+	// itself: the CLI printed a line while no turn was open. The process
+	// is read at all times: until f's caller claims the turn (or a turn
+	// of the caller's takes it over), its lines wait. What it relies on
+	// (the CLI 2.1.328; testdata/cli/subagent-background-idle records
+	// it): with no user line pending, the CLI prints nothing unless
+	// something it runs in the background moves (a background sub-agent's
+	// lines, task_* system lines, then a turn of its own: init … result).
+	OnOwnTurn func(f func(OwnTurn))
+}
+
+// CapsOf is what the transport [New] makes of name can do, for a caller
+// that must know before one is made: the flags only; the funcs, which
+// need the transport, are nil.
+func CapsOf(name string) Caps {
+	if name == TransportStream {
+		return Caps{Persistent: true, Steer: true, Control: true}
+	}
+	return Caps{}
 }
 
 // Transport names accepted by [New].
@@ -98,22 +170,21 @@ type perTurn struct {
 
 func (t *perTurn) Name() string { return t.name }
 
+// Caps: a per-turn transport quiesces, and does nothing else of [Caps].
+func (t *perTurn) Caps() Caps {
+	c := CapsOf(t.name)
+	c.Quiesce = t.Quiesce
+	return c
+}
+
 func (t *perTurn) SetConfig(cfg Config) {
 	t.mu.Lock()
 	t.cfg = cfg
 	t.mu.Unlock()
 }
 
-// Quiescer is a transport whose previous turn may still be finishing
-// after its last line (a per-turn process writes its transcript as it
-// exits). Quiesce waits until it has, so what the caller decides next
-// (resume the session, or create it) sees the transcript as the CLI left
-// it.
-type Quiescer interface {
-	Quiesce()
-}
-
-// Quiesce waits (up to flushWait) for the previous turn's process to exit.
+// Quiesce is [Caps.Quiesce]: it waits (up to flushWait) for the previous
+// turn's process to exit.
 func (t *perTurn) Quiesce() {
 	t.mu.Lock()
 	prev := t.last

@@ -49,12 +49,21 @@ type Transport struct {
 // Scenario plays one CLI turn.
 type Scenario func(t *Turn)
 
-// Name is "fake".
+// Name is the transport it plays: pipe when Per, else stream.
 func (f *Transport) Name() string {
 	if f.Per {
 		return claudecli.TransportPipe
 	}
 	return claudecli.TransportStream
+}
+
+// Caps are those of the transport it plays ([claudecli.CapsOf]), with
+// LiveInfo and OnOwnTurn whatever Per says (Info and the scenarios decide
+// what they give); it neither warms, renames nor quiesces.
+func (f *Transport) Caps() claudecli.Caps {
+	c := claudecli.CapsOf(f.Name())
+	c.LiveInfo, c.OnOwnTurn = f.LiveInfo, f.OnOwnTurn
+	return c
 }
 
 // SetConfig keeps cfg; its Host answers the scenarios' Ask.
@@ -125,7 +134,7 @@ func newTurn(f *Transport, session claudecli.Session, input []byte) *Turn {
 		interrupted: make(chan struct{}), released: make(chan struct{}), over: make(chan struct{}), played: make(chan struct{})}
 }
 
-// OnOwnTurn implements [claudecli.OwnTurns]: f gets the turns [Transport.Own]
+// OnOwnTurn is [claudecli.Caps.OnOwnTurn]: f gets the turns [Transport.Own]
 // plays.
 func (f *Transport) OnOwnTurn(fn func(claudecli.OwnTurn)) {
 	f.mu.Lock()
@@ -134,7 +143,7 @@ func (f *Transport) OnOwnTurn(fn func(claudecli.OwnTurn)) {
 }
 
 // Own plays sc as a turn the CLI begins by itself while idle, as the
-// stream transport offers one ([claudecli.OwnTurns]): once the previous
+// stream transport offers one ([claudecli.Caps.OnOwnTurn]): once the previous
 // turn is over, the turn is offered to OnOwnTurn's function (on a
 // goroutine) and sc plays. Unlike the stream transport, a turn that takes
 // it over unclaimed does not get its lines (they are dropped).
