@@ -32,7 +32,7 @@ func nowMillis() int64 { return time.Now().UnixMilli() }
 // agent_end.
 type runner struct {
 	s      *server      // the owners a run works with: out, st, subs, host, the transport
-	calls  chan func()  // messages for the loop
+	calls  chan loopMsg // messages for the loop
 	lines  chan lineMsg // lines the readers read, one at a time each
 	exited chan struct{}
 
@@ -97,8 +97,9 @@ type quietTurn struct {
 }
 
 func newRunner(s *server) *runner {
-	return &runner{s: s, calls: make(chan func(), 16), lines: make(chan lineMsg),
+	o := &runner{s: s, calls: make(chan loopMsg, 16), lines: make(chan lineMsg),
 		exited: make(chan struct{}), steering: modeOneAtATime, followUp: modeOneAtATime}
+	return o
 }
 
 // loop runs the runner's messages and its readers' lines until it is
@@ -107,8 +108,11 @@ func (o *runner) loop() {
 	defer close(o.exited)
 	for !o.closed || o.alive > 0 {
 		select {
-		case f := <-o.calls:
-			f()
+		case m := <-o.calls:
+			m.f()
+			if m.done != nil {
+				close(m.done)
+			}
 		case l := <-o.lines:
 			more := o.line(l)
 			if !more {
@@ -119,10 +123,19 @@ func (o *runner) loop() {
 	}
 }
 
+// loopMsg is a message for the loop: f, run there; done, if any, is
+// closed once f ran.
+type loopMsg struct {
+	f    func()
+	done chan struct{}
+}
+
 // post hands f to the loop; it reports false when the loop has ended.
-func (o *runner) post(f func()) bool {
+func (o *runner) post(f func()) bool { return o.send(loopMsg{f: f}) }
+
+func (o *runner) send(m loopMsg) bool {
 	select {
-	case o.calls <- f:
+	case o.calls <- m:
 		return true
 	case <-o.exited:
 		return false
@@ -133,7 +146,7 @@ func (o *runner) post(f func()) bool {
 // running f, when the loop has ended (shutdown).
 func (o *runner) do(f func()) bool {
 	done := make(chan struct{})
-	if !o.post(func() { f(); close(done) }) {
+	if !o.send(loopMsg{f: f, done: done}) {
 		return false
 	}
 	<-done
@@ -225,17 +238,26 @@ type handedMsg struct {
 	m    message
 }
 
-// status is what get_state reports of the runner.
-func (o *runner) status() (pending int, steering, followUp string, streaming, compacting bool) {
+// runStatus is what get_state reports of the runner.
+type runStatus struct {
+	pending               int
+	steering, followUp    string
+	streaming, compacting bool
+}
+
+// status is the runner's status, asked of its loop: a run's last frames
+// are queued on the loop before it is idle, so a host that saw agent_end
+// (or compact's answer) is told it is.
+func (o *runner) status() (st runStatus) {
 	o.do(func() {
-		pending = len(o.steerQ) + len(o.followQ) + len(o.heldSteer) + len(o.heldFollow)
+		st = runStatus{pending: len(o.steerQ) + len(o.followQ) + len(o.heldSteer) + len(o.heldFollow),
+			steering: o.steering, followUp: o.followUp}
 		if r := o.cur; r != nil {
-			pending += len(r.handed)
-			streaming, compacting = r.compaction == nil, r.compaction != nil
+			st.pending += len(r.handed)
+			st.streaming, st.compacting = r.compaction == nil, r.compaction != nil
 		}
-		steering, followUp = o.steering, o.followUp
 	})
-	return pending, steering, followUp, streaming, compacting
+	return st
 }
 
 // busy reports whether a run is under way.
@@ -315,12 +337,14 @@ func (s *server) enqueue(c *call, steer bool) (any, error) {
 }
 
 // abortAndPrompt aborts the running prompt, if any, and runs a new one
-// after it. Like prompt, it is acknowledged at once.
+// after it. Like prompt, it is acknowledged at once: before the new run's
+// agent_start, queued on the loop.
 func (s *server) abortAndPrompt(c *call) (any, error) {
 	return s.withMessage(c, func(o *runner, m message) (any, error) {
 		o.cur.then, o.cur.thenCall = &m, c
 		o.cur.interrupt()
-		return nil, nil
+		s.out.send(okResponse(c.id, c.typ, nil))
+		return nil, errAnswered
 	})
 }
 

@@ -194,7 +194,7 @@ func (s *server) transcriptPath() string {
 }
 
 func (s *server) getState(*call) (any, error) {
-	pending, steering, followUp, running, compacting := s.runs.status()
+	rs := s.runs.status()
 	s.bashJ.mu.Lock()
 	bashing := s.bashJ.run != nil
 	s.bashJ.mu.Unlock()
@@ -210,21 +210,21 @@ func (s *server) getState(*call) (any, error) {
 	return stateData{
 		Model:                 listed,
 		ThinkingLevel:         st.thinkingLevel(),
-		IsStreaming:           running,
-		IsCompacting:          compacting,
-		SteeringMode:          steering,
-		FollowUpMode:          followUp,
+		IsStreaming:           rs.streaming,
+		IsCompacting:          rs.compacting,
+		SteeringMode:          rs.steering,
+		FollowUpMode:          rs.followUp,
 		InterruptMode:         st.interrupt,
 		SessionFile:           s.transcriptPath(),
 		SessionID:             st.sessionID,
 		SessionName:           st.sessionName,
 		AutoCompactionEnabled: !st.settings.noAutoCompact,
 		MessageCount:          len(st.messages),
-		PendingMessageCount:   pending,
-		QueuedMessageCount:    pending,
+		PendingMessageCount:   rs.pending,
+		QueuedMessageCount:    rs.pending,
 		TodoPhases:            st.todos.list.Phases(),
 		Transport:             s.transportName(),
-		IsSettled:             !running && !compacting,
+		IsSettled:             !rs.streaming && !rs.compacting,
 		ContextUsage:          s.contextUsage(model),
 		HasPendingAsyncWork:   bashing,
 		FastModeEnabled:       st.settings.fastMode,
