@@ -68,6 +68,18 @@
 // (the host knows whose frames it sees), and pi's hosts already queue with
 // streamingBehavior while isStreaming.
 //
+// On the stream transport a steer queued while a CLI turn runs is handed
+// to the CLI at once ([server.handOver]), not held until the model's
+// message ends with tool calls, which would let clear_queue take back what
+// the model has not seen (as pi 1.5 does): the CLI queues a line some
+// milliseconds after it is written, and a fast tool's result can come
+// first, so the steer would miss the model call after the tool results and
+// come one call later. Written as the CLI printed the tool call (Read of a
+// small file), it missed that call in 19 of 20 runs on 2.1.275; on 2.1.328
+// and 2.1.332 in none (of 90, of 20), but in 5 of 10 and 7 of 10 when
+// written 20 ms later. Handed during the reply, it reached that call in 10
+// of 10 on each. So clear_queue lists a handed steer as kept.
+//
 // # Who owns what
 //
 //   - state (state.go): the session (id, name, file, messages, fork), the

@@ -355,6 +355,40 @@ func TestRunSteerAtToolBoundary(t *testing.T) {
 	assert.Len(t, r.fake.Turns(), 1, "one CLI turn")
 }
 
+// TestClearQueueKeepsAHandedSteer: on the stream transport a steer sent
+// while the model's reply streams, before its tool call is complete, is
+// handed to the CLI at once, not held until the message ends with tool
+// calls (doc.go says why): clear_queue lists it as kept, not cleared, and
+// the model gets it after the tool result.
+func TestClearQueueKeepsAHandedSteer(t *testing.T) {
+	rec := recording(t, "steer-at-tool-boundary")
+	recorded := gjson.ParseBytes(rec.Inputs[1]).Get("uuid").String()
+	require.Contains(t, string(rec.Lines[5]), `"type":"assistant"`, "the recording: line 5 ends the tool call")
+	cleared := make(chan struct{})
+	scenario := func(t *claudetest.Turn) {
+		t.Emit(rec.Lines[:5]...) // the tool call streams, not yet complete
+		s, ok := t.WaitSteer()
+		if !ok {
+			return
+		}
+		<-cleared
+		t.Emit(claudetest.Replace(rec.Lines[5:], recorded, s.UUID)...)
+		<-t.Released()
+	}
+	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{scenario}}, Options{})
+	r.sendf(`{"type":"prompt","message":"run it"}`)
+	r.event("message_start")
+	r.call(map[string]any{"type": "steer", "message": "change course"})
+	require.Eventually(t, func() bool { return len(r.fake.Inputs()) == 2 }, waitFor, time.Millisecond, "handed to the CLI mid-reply")
+	res := r.call(map[string]any{"type": "clear_queue"})
+	assert.Equal(t, `{"steering":[],"followUp":[],"kept":["change course"]}`, res.Get("data").Raw)
+	close(cleared)
+	end := r.event("agent_end")
+	assert.Equal(t, []string{"user:run it", "assistant:", "toolResult:slept", "user:change course", "assistant:" + gjson.ParseBytes(rec.Lines[16]).Get("message.content.0.text").String()},
+		texts(end.Get("messages")), "the kept steer reached the model after the tool result")
+	assert.Len(t, r.fake.Turns(), 1, "one CLI turn")
+}
+
 func TestRunFollowUpIsAnotherTurnOfTheRun(t *testing.T) {
 	rec := recording(t, "text")
 	gate := make(chan struct{})

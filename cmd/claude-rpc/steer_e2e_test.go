@@ -3,6 +3,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -66,15 +68,9 @@ func testSteerDuringToolCall(t *testing.T, tp string) {
 		assert.Equal(t, []string{"tool said: slept", "steered"}, assistantTexts(frames))
 		return
 	}
-	// Stream: the steer went with the tool result, in the same model call
-	// (the CLI quotes it after the result: 2.1.328 in a system message of
-	// its own, 2.1.332 in a text block of the result's user message).
+	// Stream: the steer went with the tool result, in the same model call.
 	require.Len(t, reqs, 2, "the tool call, then tool result and steer in one model call")
-	msgs := reqs[1].Messages().Array()
-	require.GreaterOrEqual(t, len(msgs), 2)
-	tail := msgs[len(msgs)-2].Get("content").Raw + msgs[len(msgs)-1].Get("content").Raw
-	result, steered := strings.Index(tail, `"tool_result"`), strings.Index(tail, "change course")
-	assert.True(t, result >= 0 && steered > result, "the steer after the tool result, in the last two messages: %.2000s", tail)
+	steerAfterToolResult(t, reqs[1], "change course")
 	// The host sees it where the model got it: a new turn after the tool
 	// results, before the answer.
 	var sh []string
@@ -87,6 +83,19 @@ func testSteerDuringToolCall(t *testing.T, tp string) {
 	require.GreaterOrEqual(t, i, 0, "%v", sh)
 	assert.Equal(t, []string{"message_end:toolResult", "turn_end", "turn_start", "message_start:user", "message_end:user", "message_start:assistant"}, sh[i:i+6])
 	assert.Equal(t, []string{"steered"}, assistantTexts(frames))
+}
+
+// steerAfterToolResult checks that req, a model call, ends with the tool
+// result and then the steer (steer: a part of its text): the CLI quotes
+// it after the result, 2.1.328 in a system message of its own, 2.1.332 in
+// a text block of the result's user message.
+func steerAfterToolResult(t *testing.T, req claudetest.Request, steer string) {
+	t.Helper()
+	msgs := req.Messages().Array()
+	require.GreaterOrEqual(t, len(msgs), 2)
+	tail := msgs[len(msgs)-2].Get("content").Raw + msgs[len(msgs)-1].Get("content").Raw
+	result, steered := strings.Index(tail, `"tool_result"`), strings.Index(tail, steer)
+	assert.True(t, result >= 0 && steered > result, "the steer after the tool result, in the last two messages: %.2000s", tail)
 }
 
 func indexOf(list []string, s string) int {
@@ -168,4 +177,30 @@ func testAbortKeepsAHandedSteer(t *testing.T, tp string) {
 	assert.Len(t, requestsEndingWith(b.srv.MessagesRequests(), "again\n\n"+steer), 1, "delivered once, with the prompt")
 	assert.Empty(t, requestsEndingWith(b.srv.MessagesRequests(), steer), "and not on its own")
 	assert.False(t, strings.Contains(b.stderr.String(), "panic"))
+}
+
+// On the stream transport a steer sent while the model's reply streams,
+// before its tool call (a fast one: Read of a small file), is handed to
+// the CLI at once: clear_queue lists it as kept, and the model gets it
+// with the tool result, in the same call. Held until the message ended
+// with the tool call, it would have missed that call on a fast tool
+// (bridge/doc.go: the figures).
+func TestClearQueueKeepsASteerHandedMidReply(t *testing.T) {
+	claudetest.EndToEnd(t)
+	t.Parallel()
+	b := startBridge(t, "--transport", "stream")
+	file := filepath.Join(b.dir, "small.txt")
+	require.NoError(t, os.WriteFile(file, []byte("small\n"), 0o644))
+	b.startSlowPrompt("[[slow:20]][[read:" + file + "]]")
+	steer := "change course [[say:steered]]"
+	require.True(t, b.call(map[string]any{"type": "steer", "message": steer}).Get("success").Bool())
+	cleared := b.call(map[string]any{"type": "clear_queue"}).Get("data")
+	assert.Equal(t, `{"steering":[],"followUp":[],"kept":["change course [[say:steered]]"]}`, cleared.Raw)
+
+	frames := b.until(60*time.Second, isType("agent_end"))
+	assert.Equal(t, []string{"[[slow:20]][[read:" + file + "]]", steer}, userTexts(frames[len(frames)-1]))
+	reqs := b.srv.MessagesRequests()
+	require.Len(t, reqs, 2, "the tool call, then tool result and steer in one model call")
+	steerAfterToolResult(t, reqs[1], "change course")
+	assert.Equal(t, "steered", last(frames, "message_end", "assistant").Get("message.content.0.text").String(), "the answer to the steer")
 }
