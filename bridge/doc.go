@@ -69,7 +69,7 @@
 // streamingBehavior while isStreaming.
 //
 // On the stream transport a steer queued while a CLI turn runs is handed
-// to the CLI at once ([server.handOver]), not held until the model's
+// to the CLI at once ([runner.handOver]), not held until the model's
 // message ends with tool calls, which would let clear_queue take back what
 // the model has not seen (as pi 1.5 does): the CLI queues a line some
 // milliseconds after it is written, and a fast tool's result can come
@@ -133,10 +133,11 @@
 //     that its change is made (call.settle), letting the commands behind
 //     it go while it finishes (new_session switches at once and answers
 //     once the old run has ended).
-//  4. A prompt is answered before its agent_start; an abort after the
-//     run's agent_end (at once when idle); a run's last frames are queued
-//     before the bridge counts as idle, so a host that prompts on agent_end
-//     is never refused as busy.
+//  4. A prompt (and abort_and_prompt) is answered before its agent_start;
+//     an abort after the run's agent_end (at once when idle); a run's last
+//     frames are queued before the bridge counts as idle, so a host that
+//     prompts on agent_end is never refused as busy, and get_state sent
+//     after agent_end says the bridge is idle.
 //  5. Answers to different commands may come in any order: hosts correlate
 //     by id, as pi's docs say.
 //  6. At shutdown (stdin's end, Serve's context) no command is waited out:
