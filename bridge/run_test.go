@@ -491,6 +491,14 @@ func TestRunAbortAndPrompt(t *testing.T) {
 	assert.Equal(t, -1, r.index("agent_settled"), "no agent_settled before the last run ended")
 	r.event("agent_settled")
 	assert.Equal(t, []string{"user:two", "assistant:" + gjson.ParseBytes(rec.Lines[11]).Get("message.content.0.text").String()}, texts(end.Get("messages")))
+	starts := []int{}
+	for i, k := range r.kinds() {
+		if k == "agent_start" {
+			starts = append(starts, i)
+		}
+	}
+	require.Len(t, starts, 2)
+	assert.Less(t, r.index("response:"+id), starts[1], "abort_and_prompt is answered before its run's agent_start (rule 4)")
 }
 
 // TestRunNewSessionMidRun: new_session switches at once (get_state sent
