@@ -32,6 +32,13 @@ type bashRun struct {
 	done   chan struct{}
 }
 
+// running reports whether a command runs.
+func (j *bashJob) running() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.run != nil
+}
+
 // stop stops the running command, if any, and waits until it ended.
 func (j *bashJob) stop() {
 	j.mu.Lock()
@@ -76,9 +83,7 @@ func (s *server) bash(c *call) (any, error) {
 			return
 		}
 		if !c.raw.Get("excludeFromContext").Bool() {
-			s.st.mu.Lock()
-			s.st.bashContext = append(s.st.bashContext, bashContextText(cmdline, res))
-			s.st.mu.Unlock()
+			s.st.addBashContext(bashContextText(cmdline, res))
 		}
 		s.out.send(okResponse(c.id, c.typ, res))
 	}()

@@ -103,7 +103,7 @@ func (st *state) startEntries() {
 		st.addEntry(entryJSON{Type: "session_info", Name: st.sessionName}, now)
 	}
 	st.addEntry(entryJSON{Type: "model_change", Provider: transform.Provider, ModelID: model}, now)
-	st.addEntry(entryJSON{Type: "thinking_level_change", ThinkingLevel: st.thinkingLevel()}, now)
+	st.addEntry(entryJSON{Type: "thinking_level_change", ThinkingLevel: st.levelLocked()}, now)
 	st.addMessageEntries(st.messages)
 }
 
@@ -125,9 +125,7 @@ func (st *state) addMessageEntries(msgs []transform.Message) {
 func (st *state) note(e entryJSON) { st.addEntry(e, nowMillis()) }
 
 func (s *server) getEntries(c *call) (any, error) {
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	all := s.st.entries
+	all := s.st.allEntries()
 	d := entriesData{Entries: []entryJSON{}}
 	if n := len(all); n > 0 {
 		d.LeafID = all[n-1].ID
@@ -150,9 +148,7 @@ func (s *server) getEntries(c *call) (any, error) {
 }
 
 func (s *server) getTree(*call) (any, error) {
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	all := s.st.entries
+	all := s.st.allEntries()
 	d := treeData{Tree: []treeNode{}}
 	if len(all) == 0 {
 		return d, nil
@@ -174,7 +170,7 @@ func (s *server) getTree(*call) (any, error) {
 // entryText is the text of the user message an entry id (get_entries')
 // names, and how many user messages with the same text come before it, so
 // fork can find that prompt in the CLI's transcript; ok is false when the
-// id is no user message's entry.
+// id is no user message's entry. Called with st.mu held.
 func (st *state) entryText(id string) (text string, nth int, ok bool) {
 	seen := map[string]int{}
 	for _, e := range st.entries {

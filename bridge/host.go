@@ -345,9 +345,7 @@ func (s *server) mcpMessage(ctx context.Context, m gjson.Result) map[string]any 
 		return result(map[string]any{"protocolVersion": m.Get("params.protocolVersion").String(),
 			"capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]string{"name": "claude-rpc host tools", "version": "1"}})
 	case method == "tools/list":
-		s.st.mu.Lock()
-		tools, uris := s.st.settings.hostTools, s.st.settings.hostURIs
-		s.st.mu.Unlock()
+		tools, uris := s.st.hostServes()
 		list := make([]map[string]any, 0, len(tools))
 		for _, t := range tools {
 			// alwaysLoad: the model gets the tool itself, not a placeholder

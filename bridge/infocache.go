@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"maps"
 	"time"
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
@@ -42,13 +41,11 @@ func (s *server) loadCache(env []string) string {
 	s.info.mu.Lock()
 	s.info.cached, s.info.savedAt = &e.Info, e.Saved
 	s.info.mu.Unlock()
-	s.st.mu.Lock()
+	limits := make(map[string]transform.Limits, len(e.Limits))
 	for id, l := range e.Limits {
-		if _, known := s.st.limits[id]; !known && l.ContextWindow > 0 {
-			s.st.limits[id] = transform.Limits{ContextWindow: l.ContextWindow, MaxTokens: l.MaxTokens}
-		}
+		limits[id] = transform.Limits{ContextWindow: l.ContextWindow, MaxTokens: l.MaxTokens}
 	}
-	s.st.mu.Unlock()
+	s.st.addLimits(limits)
 	return e.Info.Version
 }
 
@@ -67,10 +64,7 @@ func (s *server) saveCache(info *claudecli.Info) {
 		info = &got
 	}
 	e := infocache.Entry{Info: *info, Limits: map[string]infocache.Limits{}, Saved: time.Now().UTC()}
-	s.st.mu.Lock()
-	limits := maps.Clone(s.st.limits)
-	s.st.mu.Unlock()
-	for id, l := range limits {
+	for id, l := range s.st.knownLimits() {
 		e.Limits[id] = infocache.Limits{ContextWindow: l.ContextWindow, MaxTokens: l.MaxTokens}
 	}
 	if err := s.cache.Save(s.cacheKey, e); err != nil {

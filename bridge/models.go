@@ -31,8 +31,8 @@ var effortOf = map[string]string{"off": "low", "minimal": "low", "low": "low", "
 // default effort, medium.
 const defaultThinkingLevel = "medium"
 
-// thinkingLevel is the level get_state reports. Called with st.mu held.
-func (st *state) thinkingLevel() string {
+// levelLocked is the level get_state reports. Called with st.mu held.
+func (st *state) levelLocked() string {
 	if st.settings.thinkingLevel == "" {
 		return defaultThinkingLevel
 	}
@@ -51,14 +51,10 @@ func (s *server) setThinkingLevel(c *call) (any, error) {
 // setLevel makes level the thinking level and, when it changed, says so
 // (thinking_level_changed, before the command's answer).
 func (s *server) setLevel(level string) {
-	s.st.mu.Lock()
 	before := s.st.thinkingLevel()
-	s.st.mu.Unlock()
 	s.applySettings(func(st *cliSettings) { st.thinkingLevel = level })
 	if level != before {
-		s.st.mu.Lock()
-		s.st.note(entryJSON{Type: "thinking_level_change", ThinkingLevel: level})
-		s.st.mu.Unlock()
+		s.st.noteLevelChange(level)
 		s.out.send(thinkingLevelChangedJSON{Type: "thinking_level_changed", Level: level})
 	}
 }
@@ -70,7 +66,7 @@ func (s *server) getThinkingLevels(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, ok := findModel(info, s.modelName())
+	m, ok := findModel(info, s.st.modelName())
 	levels := []string{}
 	for _, l := range thinkingLevels {
 		if !ok || len(m.EffortLevels) == 0 || slices.Contains(m.EffortLevels, effortOf[l]) {
@@ -81,9 +77,7 @@ func (s *server) getThinkingLevels(c *call) (any, error) {
 }
 
 func (s *server) cycleThinkingLevel(*call) (any, error) {
-	s.st.mu.Lock()
 	i := slices.Index(thinkingLevels, s.st.thinkingLevel())
-	s.st.mu.Unlock()
 	next := thinkingLevels[(i+1)%len(thinkingLevels)]
 	s.setLevel(next)
 	return levelData{Level: next}, nil
@@ -199,18 +193,12 @@ func (s *server) queryInfo(ctx context.Context) (claudecli.Info, error) {
 	return claudecli.Info{}, fmt.Errorf("asking claude for its models and commands: %w", ci.err)
 }
 
-// models lists the CLI's models as pi's Models, one per model id: the
-// CLI's "default" entry names the same model as one of its aliases, whose
-// display name ("Opus") reads better than "Default (recommended)".
-func (s *server) models(info claudecli.Info) []modelInfo {
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	return s.modelsLocked(info)
-}
-
-// modelsLocked is models, called with st.mu held.
-func (s *server) modelsLocked(info claudecli.Info) []modelInfo {
-	s.noteLimits(info)
+// modelsLocked lists the CLI's models as pi's Models, one per model id:
+// the CLI's "default" entry names the same model as one of its aliases,
+// whose display name ("Opus") reads better than "Default (recommended)".
+// Called with st.mu held.
+func (st *state) modelsLocked(info claudecli.Info) []modelInfo {
+	st.noteLimits(info)
 	var out []modelInfo
 	at := map[string]int{}           // model id → index in out
 	fromDefault := map[string]bool{} // the entry came from "default"
@@ -219,7 +207,7 @@ func (s *server) modelsLocked(info claudecli.Info) []modelInfo {
 		if id == "" {
 			id = m.Value
 		}
-		mi := s.describeModel(id)
+		mi := st.describeModel(id)
 		mi.Name, mi.Cost = m.DisplayName, priceOf(m.Description)
 		i, ok := at[id]
 		switch {
@@ -283,7 +271,7 @@ func (s *server) getAvailableModels(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return modelsData{Models: s.models(info)}, nil
+	return modelsData{Models: s.st.models(info)}, nil
 }
 
 func (s *server) setModel(c *call) (any, error) {
@@ -298,7 +286,7 @@ func (s *server) setModel(c *call) (any, error) {
 	m, ok := findModel(info, id)
 	if !ok {
 		var known []string
-		for _, mi := range s.models(info) {
+		for _, mi := range s.st.models(info) {
 			known = append(known, mi.ID)
 		}
 		return nil, fmt.Errorf("Model not found: %s/%s (known: %s)", provider, id, strings.Join(known, ", "))
@@ -313,23 +301,19 @@ func (s *server) switchModel(info claudecli.Info, m claudecli.ModelInfo) modelIn
 		id = m.Value
 	}
 	s.applySettings(func(st *cliSettings) { st.model = m.Value })
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	s.st.model = id
-	s.st.note(entryJSON{Type: "model_change", Provider: transform.Provider, ModelID: id})
-	return s.modelByID(info, id)
+	return s.st.useModel(info, id)
 }
 
 // modelByID is model id as get_available_models lists it (display name,
 // price), or as far as the bridge knows it when the CLI does not list it.
 // Called with st.mu held.
-func (s *server) modelByID(info claudecli.Info, id string) modelInfo {
-	for _, mi := range s.modelsLocked(info) {
+func (st *state) modelByID(info claudecli.Info, id string) modelInfo {
+	for _, mi := range st.modelsLocked(info) {
 		if mi.ID == id {
 			return mi
 		}
 	}
-	return s.describeModel(id)
+	return st.describeModel(id)
 }
 
 // cycleModel answers no data (null) when there is nothing to cycle.
@@ -338,19 +322,15 @@ func (s *server) cycleModel(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	models := s.models(info)
+	models := s.st.models(info)
 	if len(models) < 2 {
 		return json.RawMessage("null"), nil // pi 1.5 answers data: null
 	}
-	s.st.mu.Lock()
-	cur := s.st.model
-	s.st.mu.Unlock()
+	cur := s.st.cliModel()
 	i := slices.IndexFunc(models, func(m modelInfo) bool { return m.ID == cur })
 	next, _ := findModel(info, models[(i+1)%len(models)].ID)
 	mi := s.switchModel(info, next)
-	s.st.mu.Lock()
 	level := s.st.thinkingLevel()
-	s.st.mu.Unlock()
 	return cycleModelData{Model: mi, ThinkingLevel: level, IsScoped: false}, nil
 }
 
@@ -436,26 +416,10 @@ func (s *server) setFastMode(c *call) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if m, ok := findModel(info, s.modelName()); ok && !m.SupportsFastMode {
+		if m, ok := findModel(info, s.st.modelName()); ok && !m.SupportsFastMode {
 			return nil, errors.New("Fast mode is unavailable for the current model.")
 		}
 	}
 	s.applySettings(func(st *cliSettings) { st.fastMode = on })
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	return fastModeData{Enabled: on, Active: on && s.st.fastMode == "on"}, nil
-}
-
-// modelName is the model the next turn runs, as the CLI names it: the one
-// asked for, else the one the CLI reported, else its default.
-func (s *server) modelName() string {
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	switch {
-	case s.st.settings.model != "":
-		return s.st.settings.model
-	case s.st.model != "":
-		return s.st.model
-	}
-	return "default"
+	return fastModeData{Enabled: on, Active: on && s.st.fastModeActive()}, nil
 }

@@ -97,7 +97,8 @@ func (s *server) passConfig() {
 	s.plan.cfgMu.Lock()
 	defer s.plan.cfgMu.Unlock()
 	if t, ok := s.trNow(); ok {
-		t.SetConfig(s.cliConfig())
+		cfg, _ := s.cliConfig()
+		t.SetConfig(cfg)
 	}
 }
 

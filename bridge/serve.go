@@ -34,7 +34,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 		return err
 	}
 	defer s.shutdown()
-	if len(s.st.messages) > 0 {
+	if s.st.messageCount() > 0 {
 		s.idleNow() // a session's history loaded at start (--session, --continue)
 	}
 
@@ -131,7 +131,7 @@ func newServer(ctx context.Context, opts Options, out io.Writer) (*server, error
 			s.baseURL = v
 		}
 	}
-	s.st = newState(opts.CLI.Model)
+	s.st = newState(opts.CLI.Model, stateEnv{configDir: s.configDir, cwd: s.cwd, baseURL: s.baseURL})
 	s.runs = newRunner(s)
 	s.host = newHostLink()
 	s.info = &cliInfo{}

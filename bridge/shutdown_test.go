@@ -176,7 +176,7 @@ func TestShutdownDuringBash(t *testing.T) {
 // shuts down) fails with the cause and writes nothing.
 func TestExportHTMLStops(t *testing.T) {
 	dir := t.TempDir()
-	s := &server{st: newState(""), cwd: dir}
+	s := &server{st: newState("", stateEnv{cwd: dir}), cwd: dir}
 	s.st.messages = []transform.Message{{Role: "user", Content: []transform.Content{transform.TextContent("hi")}}}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(errShutdown)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tidwall/gjson"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -17,10 +18,20 @@ import (
 )
 
 // state is the session the bridge works on and the host's settings. Its
-// mutex guards short sections only: no I/O, no frames written, nothing
-// that waits. The runner's mutex may be held while taking it.
+// mutex is taken only by state's methods in this file, each holding it
+// for one short section: no I/O but a stat of the transcript
+// (nextSession), no frames written, nothing that waits, and no other
+// owner's method called. Handlers and the runner call those methods; the
+// helpers in other files (entries.go, todos.go, bash.go, models.go) are
+// called by them with the mutex held. What a handler needs of several
+// fields at once comes from one method (stateData, sessionStats,
+// conversation), and each read-modify-write is one method (learn,
+// takePromptContext, useModel), so no handler holds the lock.
 type state struct {
 	mu sync.Mutex
+	// at is where the session lives and what describes its models:
+	// fixed for the bridge's life.
+	at stateEnv
 	// gen counts session switches: a run remembers the generation it
 	// started in, and what it learned is kept only if it still matches
 	// (a run ended by new_session does not write into the new session).
@@ -37,9 +48,12 @@ type state struct {
 	// limits are the models' context window and output cap as the CLI
 	// reported them for a turn (this run's, or earlier runs' from the
 	// info cache), by API model id.
-	limits      map[string]transform.Limits
-	fastMode    string // the CLI's fast mode state, once a turn reported it
-	settings    cliSettings
+	limits   map[string]transform.Limits
+	fastMode string // the CLI's fast mode state, once a turn reported it
+	settings cliSettings
+	// settingsRev counts changes of settings: of two configs made from
+	// them, the one of the higher revision is the newer (passConfig).
+	settingsRev uint64
 	interrupt   string      // omp's interrupt mode: stored and reported
 	todos       todoState   // the todo list (todoPhases)
 	bashContext []string    // bash executions for the next prompt's context
@@ -49,8 +63,15 @@ type state struct {
 	compacted bool
 }
 
-func newState(model string) *state {
-	st := &state{sessionID: sessions.NewID(), model: model, interrupt: "immediate", limits: map[string]transform.Limits{}}
+// stateEnv is what state needs of the bridge's setup, fixed for its life:
+// where the CLI keeps sessions (configDir, for the working folder cwd)
+// and the API its models are reached at (get_state's model).
+type stateEnv struct {
+	configDir, cwd, baseURL string
+}
+
+func newState(model string, at stateEnv) *state {
+	st := &state{at: at, sessionID: sessions.NewID(), model: model, interrupt: "immediate", limits: map[string]transform.Limits{}}
 	st.startEntries()
 	return st
 }
@@ -68,11 +89,10 @@ type cliSettings struct {
 	hostURIs      []hostURIScheme // set_host_uri_schemes (hosturis.go)
 }
 
-// cliConfig is the CLI's config with the host's settings.
-func (s *server) cliConfig() claudecli.Config {
-	s.st.mu.Lock()
-	set := s.st.settings
-	s.st.mu.Unlock()
+// cliConfig is the CLI's config with the host's settings, and the
+// settings' revision it was made from.
+func (s *server) cliConfig() (claudecli.Config, uint64) {
+	set, rev := s.st.currentSettings()
 	cfg := s.opts.CLI
 	if set.model != "" {
 		cfg.Model = set.model
@@ -97,16 +117,14 @@ func (s *server) cliConfig() claudecli.Config {
 	if env != nil {
 		cfg.Env = append(base, env...) // the last value of a key wins
 	}
-	return cfg
+	return cfg, rev
 }
 
 // applySettings changes the settings with f and passes the new config on.
 // Calls that change settings write resConfig, so they run one at a time,
 // in the order sent.
 func (s *server) applySettings(f func(*cliSettings)) {
-	s.st.mu.Lock()
-	f(&s.st.settings)
-	s.st.mu.Unlock()
+	s.st.changeSettings(f)
 	s.passConfig()
 	s.prewarm() // a change that needs a new process gets it now
 }
@@ -122,10 +140,34 @@ func (s *server) cliSession() (claudecli.Session, uint64) {
 		// transport yet: no CLI ever ran.)
 		quiesce()
 	}
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	st := s.st
-	ses := claudecli.Session{ID: st.sessionID, Exists: sessions.Exists(s.configDir, s.cwd, st.sessionID), Name: st.sessionName}
+	return s.st.nextSession()
+}
+
+// The methods below are state's: each takes its mutex for what it says
+// and calls no other owner.
+
+// currentSettings are the host's settings now, and their revision.
+func (st *state) currentSettings() (cliSettings, uint64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.settings, st.settingsRev
+}
+
+// changeSettings changes the settings with f, a new revision.
+func (st *state) changeSettings(f func(*cliSettings)) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	f(&st.settings)
+	st.settingsRev++
+}
+
+// nextSession is the CLI session the next turn works on (cliSession) and
+// its generation. Once the CLI has made a forked session, it is resumed
+// from then on.
+func (st *state) nextSession() (claudecli.Session, uint64) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	ses := claudecli.Session{ID: st.sessionID, Exists: sessions.Exists(st.at.configDir, st.at.cwd, st.sessionID), Name: st.sessionName}
 	switch {
 	case ses.Exists:
 		st.fork = nil // made: from now on it is resumed
@@ -133,6 +175,33 @@ func (s *server) cliSession() (claudecli.Session, uint64) {
 		ses.ForkFrom, ses.ResumeAt = st.fork.from, st.fork.at
 	}
 	return ses, st.gen
+}
+
+// useSession makes l the session in use, a copy the CLI makes of f's
+// when f is not nil: a new generation, so a run of the old one keeps what
+// it learns to itself.
+func (st *state) useSession(l *loaded, f *fork) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.use(l)
+	st.fork = f
+}
+
+// startWith sets what the bridge starts with besides the session's
+// contents (startOn): the session id when given, the name (trimmed) when
+// given, and the thinking level when it is one of pi's.
+func (st *state) startWith(id, name, level string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if id != "" {
+		st.sessionID = id
+	}
+	if name != "" {
+		st.sessionName = strings.TrimSpace(name)
+	}
+	if slices.Contains(thinkingLevels, level) {
+		st.settings.thinkingLevel = level
+	}
 }
 
 // use makes l the session in use: a new generation, so a run of the old
@@ -146,8 +215,13 @@ func (st *state) use(l *loaded) {
 	st.startEntries()
 }
 
-// learn keeps what a run's translator learned, if the run belongs to the
-// session in use.
+// generation is the session generation in use.
+func (st *state) generation() uint64 {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.gen
+}
+
 // current reports whether gen is the session generation in use.
 func (st *state) current(gen uint64) bool {
 	st.mu.Lock()
@@ -155,8 +229,19 @@ func (st *state) current(gen uint64) bool {
 	return gen == st.gen
 }
 
-// It reports whether the run told limits not known before (worth keeping
-// in the info cache).
+// sawSessionID keeps the session id a run's CLI reported, if the run
+// belongs to the session in use (gen).
+func (st *state) sawSessionID(gen uint64, id string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if gen == st.gen {
+		st.sessionID = id
+	}
+}
+
+// learn keeps what a run's translator learned, if the run belongs to the
+// session in use. It reports whether the run told limits not known
+// before (worth keeping in the info cache).
 func (st *state) learn(gen uint64, tr *transform.Translator, msgs bool) (newLimits bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -184,52 +269,287 @@ func (st *state) learn(gen uint64, tr *transform.Translator, msgs bool) (newLimi
 	return newLimits
 }
 
-// transcriptPath is where the session in use is (or will be) written.
-// Called with st.mu held.
-func (s *server) transcriptPath() string {
-	if s.st.sessionFile != "" {
-		return s.st.sessionFile
-	}
-	return sessions.TranscriptPath(s.configDir, s.cwd, s.st.sessionID)
+// currentSessionID is the id of the session in use.
+func (st *state) currentSessionID() string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.sessionID
 }
 
-func (s *server) getState(*call) (any, error) {
-	rs := s.runs.status()
-	s.bashJ.mu.Lock()
-	bashing := s.bashJ.run != nil
-	s.bashJ.mu.Unlock()
-	info, known := s.knownInfo()
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	st := s.st
-	model := s.currentModel(info, known)
+// where is the session in use's id and its transcript's path.
+func (st *state) where() (id, file string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.sessionID, st.transcriptPath()
+}
+
+// source is what history reads the session in use from: its id, the fork
+// it is a copy of (nil if none), and its transcript when it came from a
+// path.
+func (st *state) source() (id string, f *fork, file string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.sessionID, st.fork, st.sessionFile
+}
+
+// conversation is a copy of the session's messages, with its id and name.
+func (st *state) conversation() (msgs []transform.Message, id, name string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return slices.Clone(st.messages), st.sessionID, st.sessionName
+}
+
+// messageCount is how many messages the session has.
+func (st *state) messageCount() int {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return len(st.messages)
+}
+
+// rename names the session, noting it as an entry, and returns its id.
+func (st *state) rename(name string) (id string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.sessionName = name
+	st.note(entryJSON{Type: "session_info", Name: name})
+	return st.sessionID
+}
+
+// setInterrupt keeps omp's interrupt mode.
+func (st *state) setInterrupt(mode string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.interrupt = mode
+}
+
+// noteCompaction notes that the context was compacted: its size is unknown
+// until the next run tells it.
+func (st *state) noteCompaction(e entryJSON) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.compacted = true
+	st.note(e)
+}
+
+// allEntries are the session's entries. The slice is the state's, only
+// appended to: the caller reads it and never writes it.
+func (st *state) allEntries() []entryJSON {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.entries
+}
+
+// promptOfEntry is entryText under the lock.
+func (st *state) promptOfEntry(id string) (text string, nth int, ok bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.entryText(id)
+}
+
+// thinkingLevel is the level get_state reports.
+func (st *state) thinkingLevel() string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.levelLocked()
+}
+
+// noteLevelChange notes a change of the thinking level as an entry.
+func (st *state) noteLevelChange(level string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.note(entryJSON{Type: "thinking_level_change", ThinkingLevel: level})
+}
+
+// cliModel is the model the CLI reported, else the one asked for ("" for
+// the CLI's default).
+func (st *state) cliModel() string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.model
+}
+
+// modelName is the model the next turn runs, as the CLI names it: the one
+// asked for, else the one the CLI reported, else its default.
+func (st *state) modelName() string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	switch {
+	case st.settings.model != "":
+		return st.settings.model
+	case st.model != "":
+		return st.model
+	}
+	return "default"
+}
+
+// fastModeActive reports whether the CLI's last turn said fast mode is on.
+func (st *state) fastModeActive() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.fastMode == "on"
+}
+
+// models lists the CLI's models (info) as pi's Models, with the limits
+// known so far (modelsLocked).
+func (st *state) models(info claudecli.Info) []modelInfo {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.modelsLocked(info)
+}
+
+// useModel makes id the model the CLI runs, noting it as an entry, and
+// describes it as get_available_models lists it (modelByID).
+func (st *state) useModel(info claudecli.Info, id string) modelInfo {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.model = id
+	st.note(entryJSON{Type: "model_change", Provider: transform.Provider, ModelID: id})
+	return st.modelByID(info, id)
+}
+
+// addLimits keeps limits (the info cache's) for the models whose limits
+// are not known yet.
+func (st *state) addLimits(limits map[string]transform.Limits) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for id, l := range limits {
+		if _, known := st.limits[id]; !known && l.ContextWindow > 0 {
+			st.limits[id] = l
+		}
+	}
+}
+
+// knownLimits is a copy of the models' limits known now.
+func (st *state) knownLimits() map[string]transform.Limits {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return maps.Clone(st.limits)
+}
+
+// hostServes is what the host serves the model: its tools and URI
+// schemes.
+func (st *state) hostServes() ([]hostTool, []hostURIScheme) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.settings.hostTools, st.settings.hostURIs
+}
+
+// uriScheme is the scheme the host serves by that (lower-case) name.
+func (st *state) uriScheme(scheme string) (hostURIScheme, bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	var def *hostURIScheme
+	for i, sc := range st.settings.hostURIs {
+		if sc.Scheme == scheme {
+			def = &st.settings.hostURIs[i]
+		}
+	}
+	if def == nil {
+		return hostURIScheme{}, false
+	}
+	return *def, true
+}
+
+// setTodos replaces the todo list, to be told to the model with the next
+// prompt, and returns it as stored.
+func (st *state) setTodos(phases []transform.TodoPhase) []transform.TodoPhase {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.todos.list.Set(phases)
+	st.todos.tell = true
+	return st.todos.list.Phases()
+}
+
+// observeTodos keeps the todo list in step with the CLI's todo tool calls
+// among evs.
+func (st *state) observeTodos(evs []transform.Event) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for j := range evs {
+		st.todos.list.Observe(&evs[j])
+	}
+}
+
+// addBashContext keeps a bash execution for the next prompt's context.
+func (st *state) addBashContext(text string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.bashContext = append(st.bashContext, text)
+}
+
+// takePromptContext is a prompt's text as the CLI gets it: the bash
+// executions since the last prompt before it, the todo list after it
+// when the host set it; both are then forgotten.
+func (st *state) takePromptContext(text string) string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.takeBashContext() + text + st.takeTodoContext()
+}
+
+// pendingBashContext is the bash executions for the next message, kept
+// until dropBashContext.
+func (st *state) pendingBashContext() string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.bashContextText()
+}
+
+// dropBashContext forgets the bash executions: the message they went
+// with is handed.
+func (st *state) dropBashContext() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.takeBashContext()
+}
+
+// stateData is get_state's answer as far as the state tells it: all but
+// the runner's status, the bash command's and the transport's. info is
+// what the CLI said about itself, if known.
+func (st *state) stateData(info claudecli.Info, known bool) stateData {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	model := st.currentModel(info, known)
 	var listed *modelInfo
 	if known || st.model != "" { // else a name the list may not have
 		listed = &model
 	}
 	return stateData{
 		Model:                 listed,
-		ThinkingLevel:         st.thinkingLevel(),
-		IsStreaming:           rs.streaming,
-		IsCompacting:          rs.compacting,
-		SteeringMode:          rs.steering,
-		FollowUpMode:          rs.followUp,
+		ThinkingLevel:         st.levelLocked(),
 		InterruptMode:         st.interrupt,
-		SessionFile:           s.transcriptPath(),
+		SessionFile:           st.transcriptPath(),
 		SessionID:             st.sessionID,
 		SessionName:           st.sessionName,
 		AutoCompactionEnabled: !st.settings.noAutoCompact,
 		MessageCount:          len(st.messages),
-		PendingMessageCount:   rs.pending,
-		QueuedMessageCount:    rs.pending,
 		TodoPhases:            st.todos.list.Phases(),
-		Transport:             s.transportName(),
-		IsSettled:             !rs.streaming && !rs.compacting,
-		ContextUsage:          s.contextUsage(model),
-		HasPendingAsyncWork:   bashing,
+		ContextUsage:          st.contextUsage(model),
 		FastModeEnabled:       st.settings.fastMode,
 		FastModeActive:        st.settings.fastMode && st.fastMode == "on",
-	}, nil
+	}
+}
+
+// transcriptPath is where the session in use is (or will be) written.
+// Called with st.mu held.
+func (st *state) transcriptPath() string {
+	if st.sessionFile != "" {
+		return st.sessionFile
+	}
+	return sessions.TranscriptPath(st.at.configDir, st.at.cwd, st.sessionID)
+}
+
+func (s *server) getState(*call) (any, error) {
+	rs := s.runs.status()
+	bashing := s.bashJ.running()
+	info, known := s.knownInfo()
+	d := s.st.stateData(info, known)
+	d.IsStreaming, d.IsCompacting = rs.streaming, rs.compacting
+	d.SteeringMode, d.FollowUpMode = rs.steering, rs.followUp
+	d.PendingMessageCount, d.QueuedMessageCount = rs.pending, rs.pending
+	d.Transport = s.transportName()
+	d.IsSettled = !rs.streaming && !rs.compacting
+	d.HasPendingAsyncWork = bashing
+	return d, nil
 }
 
 // modelInfo describes the model the CLI runs: the one it reported, else the
@@ -237,50 +557,60 @@ func (s *server) getState(*call) (any, error) {
 // model). Context window and output cap are the CLI's figures once a turn
 // reported them; until then, those of current Claude models. Called with
 // st.mu held.
-func (s *server) modelInfo() modelInfo {
-	id := s.st.model
+func (st *state) modelInfo() modelInfo {
+	id := st.model
 	if id == "" {
 		id = "default"
 	}
-	return s.describeModel(id)
+	return st.describeModel(id)
 }
 
 // describeModel is pi's Model for a model id, with the limits known so far.
 // Called with st.mu held.
-func (s *server) describeModel(id string) modelInfo {
-	limits, ok := s.st.limits[id]
+func (st *state) describeModel(id string) modelInfo {
+	limits, ok := st.limits[id]
 	if !ok {
 		limits = defaultLimits
 	}
 	return modelInfo{
-		ID: id, Name: id, API: transform.API, Provider: transform.Provider, BaseURL: s.baseURL,
+		ID: id, Name: id, API: transform.API, Provider: transform.Provider, BaseURL: st.at.baseURL,
 		Reasoning: true, Input: []string{"text", "image"},
 		ContextWindow: limits.ContextWindow, MaxTokens: limits.MaxTokens,
 	}
 }
 
-func (s *server) getMessages(*call) (any, error) {
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	return messagesData{Messages: append([]transform.Message{}, s.st.messages...)}, nil
+// messagesCopy is a copy of the session's messages.
+func (st *state) messagesCopy() []transform.Message {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return append([]transform.Message{}, st.messages...)
 }
 
-// getLastAssistantText is pi's: the text of the last assistant message,
-// not counting aborted ones without content, trimmed; {} when there is
-// none.
-func (s *server) getLastAssistantText(*call) (any, error) {
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	msgs := s.st.messages
+func (s *server) getMessages(*call) (any, error) {
+	return messagesData{Messages: s.st.messagesCopy()}, nil
+}
+
+// lastAssistantText is pi's get_last_assistant_text: the text of the last
+// assistant message, not counting aborted ones without content, trimmed;
+// "" when there is none.
+func (st *state) lastAssistantText() string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	msgs := st.messages
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := &msgs[i]
 		if m.Role != transform.RoleAssistant || m.StopReason == transform.StopAborted && len(m.Content) == 0 {
 			continue
 		}
-		if t := strings.TrimSpace(m.Text()); t != "" {
-			return lastTextData{Text: t}, nil
-		}
-		break
+		return strings.TrimSpace(m.Text())
+	}
+	return ""
+}
+
+// getLastAssistantText answers {} when there is no text.
+func (s *server) getLastAssistantText(*call) (any, error) {
+	if t := s.st.lastAssistantText(); t != "" {
+		return lastTextData{Text: t}, nil
 	}
 	return lastTextData{}, nil
 }
@@ -293,11 +623,7 @@ func (s *server) setSessionName(c *call) (any, error) {
 	if name == "" {
 		return nil, errors.New("Session name cannot be empty") // pi's words
 	}
-	s.st.mu.Lock()
-	s.st.sessionName = name
-	s.st.note(entryJSON{Type: "session_info", Name: name})
-	id := s.st.sessionID
-	s.st.mu.Unlock()
+	id := s.st.rename(name)
 	s.out.send(sessionInfoChangedJSON{Type: "session_info_changed", Name: name})
 	s.persistName(id, name)
 	return nil, nil
@@ -308,46 +634,48 @@ func (s *server) setInterruptMode(c *call) (any, error) {
 	if mode != "immediate" && mode != "wait" {
 		return nil, fmt.Errorf("%s: mode must be \"immediate\" or \"wait\", got %q", c.typ, mode)
 	}
-	s.st.mu.Lock()
-	s.st.interrupt = mode
-	s.st.mu.Unlock()
+	s.st.setInterrupt(mode)
 	return nil, nil
 }
 
-// getSessionStats counts the session's messages and sums the CLI's usage
+// sessionStats counts the session's messages and sums the CLI's usage
 // and cost on them (the CLI reports cost per run; it sits on each run's
-// last message).
-func (s *server) getSessionStats(*call) (any, error) {
-	info, known := s.knownInfo()
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	msgs := s.st.messages
-	st := sessionStats{SessionFile: s.transcriptPath(), SessionID: s.st.sessionID, TotalMessages: len(msgs)}
+// last message). info is what the CLI said about itself, if known.
+func (st *state) sessionStats(info claudecli.Info, known bool) sessionStats {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	msgs := st.messages
+	ss := sessionStats{SessionFile: st.transcriptPath(), SessionID: st.sessionID, TotalMessages: len(msgs)}
 	for i := range msgs {
 		m := &msgs[i]
 		switch m.Role {
 		case transform.RoleUser:
-			st.UserMessages++
+			ss.UserMessages++
 		case transform.RoleToolResult:
-			st.ToolResults++
+			ss.ToolResults++
 		case transform.RoleAssistant:
-			st.AssistantMessages++
+			ss.AssistantMessages++
 			for _, c := range m.Content {
 				if c.Type == "toolCall" {
-					st.ToolCalls++
+					ss.ToolCalls++
 				}
 			}
 			u := m.Usage
-			st.Tokens.Input += u.Input
-			st.Tokens.Output += u.Output
-			st.Tokens.CacheRead += u.CacheRead
-			st.Tokens.CacheWrite += u.CacheWrite
-			st.Cost += u.Cost.Total
+			ss.Tokens.Input += u.Input
+			ss.Tokens.Output += u.Output
+			ss.Tokens.CacheRead += u.CacheRead
+			ss.Tokens.CacheWrite += u.CacheWrite
+			ss.Cost += u.Cost.Total
 		}
 	}
-	st.Tokens.Total = st.Tokens.Input + st.Tokens.Output + st.Tokens.CacheRead + st.Tokens.CacheWrite
-	st.ContextUsage = s.contextUsage(s.currentModel(info, known))
-	return st, nil
+	ss.Tokens.Total = ss.Tokens.Input + ss.Tokens.Output + ss.Tokens.CacheRead + ss.Tokens.CacheWrite
+	ss.ContextUsage = st.contextUsage(st.currentModel(info, known))
+	return ss
+}
+
+func (s *server) getSessionStats(*call) (any, error) {
+	info, known := s.knownInfo()
+	return s.st.sessionStats(info, known), nil
 }
 
 // pageCursor is what a get_messages_page cursor says: where the next page
@@ -373,15 +701,21 @@ func (s *server) getMessagesPage(c *call) (any, error) {
 		}
 		limit = int(v.Num)
 	}
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	st := s.st
+	return s.st.messagesPage(c.typ, c.str("cursor"), limit)
+}
+
+// messagesPage is the page of at most limit messages that cursor (raw;
+// "" for the first page) asks for, in one state of the session. typ is
+// the command's, for errors.
+func (st *state) messagesPage(typ, raw string, limit int) (any, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	cur := pageCursor{Version: 1, Session: st.sessionID, Gen: st.gen, Count: len(st.messages)}
-	if raw := c.str("cursor"); raw != "" {
+	if raw != "" {
 		var got pageCursor
 		b, err := base64.RawURLEncoding.DecodeString(raw)
 		if err != nil || json.Unmarshal(b, &got) != nil || got.Version != 1 || got.Offset < 0 {
-			return nil, fmt.Errorf("%s: cursor %q is not one of get_messages_page's", c.typ, raw)
+			return nil, fmt.Errorf("%s: cursor %q is not one of get_messages_page's", typ, raw)
 		}
 		if got.Session != cur.Session || got.Gen != cur.Gen || got.Count != cur.Count || got.Offset > cur.Count {
 			return nil, &codedError{code: "stale_cursor", msg: "RPC message cursor is stale"}
@@ -409,13 +743,13 @@ func (s *server) getMessagesPage(c *call) (any, error) {
 // tokens (input, cache, output: what the next call starts from), of the
 // model's context window. Unknown (null) after a compaction until the
 // next run. Called with st.mu held.
-func (s *server) contextUsage(model modelInfo) contextUsage {
+func (st *state) contextUsage(model modelInfo) contextUsage {
 	cu := contextUsage{ContextWindow: model.ContextWindow}
-	if s.st.compacted {
+	if st.compacted {
 		return cu
 	}
 	var n int64
-	msgs := s.st.messages
+	msgs := st.messages
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if m := &msgs[i]; m.Role == transform.RoleAssistant && m.Usage.Input+m.Usage.CacheRead > 0 {
 			u := m.Usage
@@ -437,12 +771,12 @@ var defaultLimits = transform.Limits{ContextWindow: 200_000, MaxTokens: 32_000}
 // run, unless a turn told that model's limits: the CLI's figure before
 // any turn (its output cap comes with the first turn's result). Called
 // with st.mu held, wherever a model is described from info.
-func (s *server) noteLimits(info claudecli.Info) {
+func (st *state) noteLimits(info claudecli.Info) {
 	if info.Model == "" || info.ContextWindow <= 0 {
 		return
 	}
-	if _, ok := s.st.limits[info.Model]; !ok {
-		s.st.limits[info.Model] = transform.Limits{ContextWindow: info.ContextWindow, MaxTokens: defaultLimits.MaxTokens}
+	if _, ok := st.limits[info.Model]; !ok {
+		st.limits[info.Model] = transform.Limits{ContextWindow: info.ContextWindow, MaxTokens: defaultLimits.MaxTokens}
 	}
 }
 
@@ -450,10 +784,10 @@ func (s *server) noteLimits(info claudecli.Info) {
 // lists it once the CLI's models are known (now, or from the info cache);
 // get_state, get_session_stats and the list agree on its limits. Called
 // with st.mu held.
-func (s *server) currentModel(info claudecli.Info, known bool) modelInfo {
-	m := s.modelInfo()
+func (st *state) currentModel(info claudecli.Info, known bool) modelInfo {
+	m := st.modelInfo()
 	if known {
-		m = s.knownModel(info, m)
+		m = st.knownModel(info, m)
 	}
 	return m
 }
@@ -462,19 +796,19 @@ func (s *server) currentModel(info claudecli.Info, known bool) modelInfo {
 // describes it (display name, price), once the CLI has listed its models:
 // before the first turn, the model the CLI said it will run, else the one
 // its alias ("default", "opus") stands for. Called with st.mu held.
-func (s *server) knownModel(info claudecli.Info, m modelInfo) modelInfo {
+func (st *state) knownModel(info claudecli.Info, m modelInfo) modelInfo {
 	name := m.ID
 	switch {
-	case s.st.model == "" && s.st.settings.model != "":
-		name = s.st.settings.model
-	case s.st.model == "" && info.Model != "":
+	case st.model == "" && st.settings.model != "":
+		name = st.settings.model
+	case st.model == "" && info.Model != "":
 		name = info.Model // the model the CLI's settings choose
 	}
 
 	if cm, ok := findModel(info, name); ok && cm.ResolvedModel != "" {
 		name = cm.ResolvedModel
 	}
-	for _, mi := range s.modelsLocked(info) {
+	for _, mi := range st.modelsLocked(info) {
 		if mi.ID == name {
 			return mi
 		}

@@ -38,11 +38,7 @@ func (s *server) setTodos(c *call) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("set_todos: %w", err)
 	}
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	s.st.todos.list.Set(phases)
-	s.st.todos.tell = true
-	return todosData{TodoPhases: s.st.todos.list.Phases()}, nil
+	return todosData{TodoPhases: s.st.setTodos(phases)}, nil
 }
 
 // parseTodoPhases validates set_todos' phases and normalizes them: names
@@ -174,11 +170,7 @@ func (s *server) noteTodos(evs []transform.Event) {
 		default:
 			continue
 		}
-		s.st.mu.Lock()
-		for j := i; j < len(evs); j++ {
-			s.st.todos.list.Observe(&evs[j])
-		}
-		s.st.mu.Unlock()
+		s.st.observeTodos(evs[i:])
 		return
 	}
 }
