@@ -20,7 +20,8 @@ import (
 // returned: its last bytes; the whole output then goes to a temp file.
 const bashKeep = 50 << 10
 
-// bashJob is the running bash command, if any: one at a time.
+// bashJob is the running bash command, if any: one at a time. Its mutex
+// is taken only by its methods below, which call nothing else.
 type bashJob struct {
 	mu  sync.Mutex
 	run *bashRun
@@ -37,6 +38,24 @@ func (j *bashJob) running() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	return j.run != nil
+}
+
+// start makes b the running command, unless one runs already (false).
+func (j *bashJob) start(b *bashRun) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.run != nil {
+		return false
+	}
+	j.run = b
+	return true
+}
+
+// ended forgets the running command: it has ended.
+func (j *bashJob) ended() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.run = nil
 }
 
 // stop stops the running command, if any, and waits until it ended.
@@ -60,24 +79,19 @@ func (s *server) bash(c *call) (any, error) {
 	if cmdline == "" {
 		return nil, errors.New("bash: \"command\" is empty")
 	}
-	j := &s.bashJ
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.run != nil {
-		return nil, errors.New("a bash command is already running; abort_bash stops it")
-	}
 	ctx, cancel := context.WithCancel(c.Context()) // abort_bash, or the shutdown
 	b := &bashRun{cancel: cancel, done: make(chan struct{})}
-	j.run = b
+	if !s.bashJ.start(b) {
+		cancel()
+		return nil, errors.New("a bash command is already running; abort_bash stops it")
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		defer close(b.done)
 		res, err := s.execBash(ctx, cmdline, &bashUpdates{out: s.out, id: c.id})
 		cancel()
-		j.mu.Lock()
-		j.run = nil
-		j.mu.Unlock()
+		s.bashJ.ended()
 		if err != nil {
 			s.out.send(errResponse(c.id, c.typ, err.Error()))
 			return

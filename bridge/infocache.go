@@ -38,9 +38,7 @@ func (s *server) loadCache(env []string) string {
 		return ""
 	}
 	s.log.Debug("cached CLI info", "dir", s.cache.Dir(), "key", key, "version", e.Info.Version, "saved", e.Saved)
-	s.info.mu.Lock()
-	s.info.cached, s.info.savedAt = &e.Info, e.Saved
-	s.info.mu.Unlock()
+	s.info.setCached(&e.Info, e.Saved)
 	limits := make(map[string]transform.Limits, len(e.Limits))
 	for id, l := range e.Limits {
 		limits[id] = transform.Limits{ContextWindow: l.ContextWindow, MaxTokens: l.MaxTokens}
@@ -96,9 +94,7 @@ const infoFreshFor = time.Hour
 // the entry is older than infoFreshFor. Called on the start goroutine,
 // after the plan and the prewarm.
 func (s *server) refreshInfo() {
-	s.info.mu.Lock()
-	cached, savedAt := s.info.cached != nil, s.info.savedAt
-	s.info.mu.Unlock()
+	cached, savedAt := s.info.cachedAt()
 	if !cached {
 		return
 	}

@@ -87,7 +87,8 @@ func (s *server) cycleThinkingLevel(*call) (any, error) {
 // running CLI's initialize answer when the transport has one; else one
 // query process, shared by the calls that ask while it runs, and kept once
 // it answered (a failure is asked again next time); until either, what
-// the CLI said last time (the info cache).
+// the CLI said last time (the info cache). Its mutex is taken only by its
+// methods below, which call nothing else.
 type cliInfo struct {
 	mu       sync.Mutex
 	got      *claudecli.Info
@@ -113,15 +114,89 @@ func (s *server) knownInfo() (claudecli.Info, bool) {
 			return info, true
 		}
 	}
-	s.info.mu.Lock()
-	defer s.info.mu.Unlock()
+	return s.info.known()
+}
+
+// known is what the CLI answered, else what the info cache says, if
+// either.
+func (ci *cliInfo) known() (claudecli.Info, bool) {
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
 	switch {
-	case s.info.got != nil:
-		return *s.info.got, true
-	case s.info.cached != nil:
-		return *s.info.cached, true
+	case ci.got != nil:
+		return *ci.got, true
+	case ci.cached != nil:
+		return *ci.cached, true
 	}
 	return claudecli.Info{}, false
+}
+
+// answered is what a query process answered, if one did.
+func (ci *cliInfo) answered() (claudecli.Info, bool) {
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
+	if ci.got == nil {
+		return claudecli.Info{}, false
+	}
+	return *ci.got, true
+}
+
+// setCached keeps what the info cache says the CLI said at savedAt.
+func (ci *cliInfo) setCached(info *claudecli.Info, savedAt time.Time) {
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
+	ci.cached, ci.savedAt = info, savedAt
+}
+
+// cachedAt reports whether the answers so far come from the info cache,
+// and when the CLI told them.
+func (ci *cliInfo) cachedAt() (bool, time.Time) {
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
+	return ci.cached != nil, ci.savedAt
+}
+
+// commandsChanged keeps cmds (JSON) as the commands last sent, and
+// reports whether they differ from those sent before.
+func (ci *cliInfo) commandsChanged(cmds string) bool {
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
+	same := cmds == ci.sentCommands
+	ci.sentCommands = cmds
+	return !same
+}
+
+// joinQuery is the running query's end (closed when it ends), a new one
+// when none runs: then first is true and the caller runs it, and calls
+// queried with its answer before closing wait.
+func (ci *cliInfo) joinQuery() (wait chan struct{}, first bool) {
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
+	if ci.inflight == nil {
+		ci.inflight, first = make(chan struct{}), true
+	}
+	return ci.inflight, first
+}
+
+// queried keeps a query's answer (kept) or failure (asked again next
+// time).
+func (ci *cliInfo) queried(got claudecli.Info, err error) {
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
+	ci.inflight, ci.err = nil, err
+	if err == nil {
+		ci.got = &got
+	}
+}
+
+// queryResult is the last query's answer, else its failure.
+func (ci *cliInfo) queryResult() (claudecli.Info, error) {
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
+	if ci.got != nil && ci.err == nil {
+		return *ci.got, nil
+	}
+	return claudecli.Info{}, fmt.Errorf("asking claude for its models and commands: %w", ci.err)
 }
 
 // cliInfo returns what the CLI says about itself: what it said already
@@ -143,11 +218,8 @@ func (s *server) cliInfo(ctx context.Context) (claudecli.Info, error) {
 			return info, nil
 		}
 	}
-	s.info.mu.Lock()
-	got := s.info.got
-	s.info.mu.Unlock()
-	if got != nil {
-		return *got, nil
+	if got, ok := s.info.answered(); ok {
+		return got, nil
 	}
 	return s.queryInfo(ctx)
 }
@@ -157,40 +229,25 @@ func (s *server) cliInfo(ctx context.Context) (claudecli.Info, error) {
 // waits until it answers or ctx ends; the process lives on the server's
 // context (ended at shutdown, which waits for it).
 func (s *server) queryInfo(ctx context.Context) (claudecli.Info, error) {
-	ci := s.info
-	ci.mu.Lock()
-	wait := ci.inflight
-	if wait == nil {
-		wait = make(chan struct{})
-		ci.inflight = wait
+	wait, first := s.info.joinQuery()
+	if first {
 		s.wg.Add(1) // the caller is one of the server's goroutines: wg is not zero
 		go func() {
 			defer s.wg.Done()
 			got, err := s.opts.query(s.ctx, s.opts.CLI, infoTimeout)
-			ci.mu.Lock()
-			ci.inflight, ci.err = nil, err
-			if err == nil {
-				ci.got = &got
-			}
-			ci.mu.Unlock()
+			s.info.queried(got, err)
 			if err == nil {
 				s.saveCache(&got)
 			}
 			close(wait)
 		}()
 	}
-	ci.mu.Unlock()
 	select {
 	case <-wait:
 	case <-ctx.Done():
 		return claudecli.Info{}, fmt.Errorf("asking claude for its models and commands: %w", context.Cause(ctx))
 	}
-	ci.mu.Lock()
-	defer ci.mu.Unlock()
-	if ci.got != nil && ci.err == nil {
-		return *ci.got, nil
-	}
-	return claudecli.Info{}, fmt.Errorf("asking claude for its models and commands: %w", ci.err)
+	return s.info.queryResult()
 }
 
 // modelsLocked lists the CLI's models as pi's Models, one per model id:

@@ -124,7 +124,7 @@ func newServer(ctx context.Context, opts Options, out io.Writer) (*server, error
 	env := opts.CLI.Environ()
 	s.configDir = sessions.ConfigDir(env)
 	s.subs.reset()
-	s.subs.level = "off"
+	s.subs.subscribe("off")
 	s.baseURL = "https://api.anthropic.com"
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "ANTHROPIC_BASE_URL="); ok && v != "" {
@@ -373,11 +373,7 @@ func (s *server) commandsChanged() {
 	s.saveCache(&info)
 	cmds := availableCommands(info)
 	b, _ := json.Marshal(cmds)
-	s.info.mu.Lock()
-	same := string(b) == s.info.sentCommands
-	s.info.sentCommands = string(b)
-	s.info.mu.Unlock()
-	if !same {
+	if s.info.commandsChanged(string(b)) {
 		s.out.send(availableCommandsUpdateJSON{Type: "available_commands_update", Commands: cmds})
 	}
 }
