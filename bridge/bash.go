@@ -212,17 +212,17 @@ func bashContextText(cmdline string, res bashResult) string {
 
 // takeBashContext returns the bash executions since the last prompt as
 // context for the CLI, and forgets them. Called with st.mu held.
-func (st *state) takeBashContext() string {
-	text := st.bashContextText()
-	st.bashContext = nil
+func (ls *lockedState) takeBashContext() string {
+	text := ls.bashContextText()
+	ls.bashContext = nil
 	return text
 }
 
 // bashContextText is what [state.takeBashContext] returns, kept. Called
 // with st.mu held.
-func (st *state) bashContextText() string {
-	if len(st.bashContext) == 0 {
+func (ls *lockedState) bashContextText() string {
+	if len(ls.bashContext) == 0 {
 		return ""
 	}
-	return strings.Join(st.bashContext, "\n\n") + "\n\n"
+	return strings.Join(ls.bashContext, "\n\n") + "\n\n"
 }

@@ -32,11 +32,11 @@ var effortOf = map[string]string{"off": "low", "minimal": "low", "low": "low", "
 const defaultThinkingLevel = "medium"
 
 // levelLocked is the level get_state reports. Called with st.mu held.
-func (st *state) levelLocked() string {
-	if st.settings.thinkingLevel == "" {
+func (ls *lockedState) levelLocked() string {
+	if ls.settings.thinkingLevel == "" {
 		return defaultThinkingLevel
 	}
-	return st.settings.thinkingLevel
+	return ls.settings.thinkingLevel
 }
 
 func (s *server) setThinkingLevel(c *call) (any, error) {
@@ -254,8 +254,8 @@ func (s *server) queryInfo(ctx context.Context) (claudecli.Info, error) {
 // the CLI's "default" entry names the same model as one of its aliases,
 // whose display name ("Opus") reads better than "Default (recommended)".
 // Called with st.mu held.
-func (st *state) modelsLocked(info claudecli.Info) []modelInfo {
-	st.noteLimits(info)
+func (ls *lockedState) modelsLocked(info claudecli.Info) []modelInfo {
+	ls.noteLimits(info)
 	var out []modelInfo
 	at := map[string]int{}           // model id → index in out
 	fromDefault := map[string]bool{} // the entry came from "default"
@@ -264,7 +264,7 @@ func (st *state) modelsLocked(info claudecli.Info) []modelInfo {
 		if id == "" {
 			id = m.Value
 		}
-		mi := st.describeModel(id)
+		mi := ls.describeModel(id)
 		mi.Name, mi.Cost = m.DisplayName, priceOf(m.Description)
 		i, ok := at[id]
 		switch {
@@ -364,13 +364,13 @@ func (s *server) switchModel(info claudecli.Info, m claudecli.ModelInfo) modelIn
 // modelByID is model id as get_available_models lists it (display name,
 // price), or as far as the bridge knows it when the CLI does not list it.
 // Called with st.mu held.
-func (st *state) modelByID(info claudecli.Info, id string) modelInfo {
-	for _, mi := range st.modelsLocked(info) {
+func (ls *lockedState) modelByID(info claudecli.Info, id string) modelInfo {
+	for _, mi := range ls.modelsLocked(info) {
 		if mi.ID == id {
 			return mi
 		}
 	}
-	return st.describeModel(id)
+	return ls.describeModel(id)
 }
 
 // cycleModel answers no data (null) when there is nothing to cycle.

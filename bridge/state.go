@@ -17,18 +17,33 @@ import (
 	"github.com/claude-rpc/claude-rpc/transform"
 )
 
-// state is the session the bridge works on and the host's settings. Its
-// mutex is taken only by state's methods in this file, each holding it
-// for one short section: no I/O but a stat of the transcript
-// (nextSession), no frames written, nothing that waits, and no other
-// owner's method called. Handlers and the runner call those methods; the
-// helpers in other files (entries.go, todos.go, bash.go, models.go) are
-// called by them with the mutex held. What a handler needs of several
-// fields at once comes from one method (stateData, sessionStats,
+// state is the session the bridge works on and the host's settings: a
+// mutex and the fields it guards (lockedState), reached only by state's
+// methods in this file, each of which takes the mutex (lock) for one
+// short section: no I/O but a stat of the transcript (nextSession), no
+// frames written, nothing that waits, and no other owner's method called.
+// Handlers and the runner call those methods; what a handler needs of
+// several fields at once comes from one method (stateData, sessionStats,
 // conversation), and each read-modify-write is one method (learn,
-// takePromptContext, useModel), so no handler holds the lock.
+// takePromptContext, useModel). The helpers they call with the mutex held
+// are lockedState's (here and in entries.go, todos.go, bash.go,
+// models.go): they have no mutex to take and no state to call back, so
+// no section nests in another.
 type state struct {
 	mu sync.Mutex
+	f  lockedState // guarded by mu: reached through lock
+}
+
+// lock takes the mutex and returns the fields it guards; the caller
+// unlocks st.mu when its section ends.
+func (st *state) lock() *lockedState {
+	st.mu.Lock()
+	return &st.f
+}
+
+// lockedState is state's fields; its methods are called with state's
+// mutex held.
+type lockedState struct {
 	// at is where the session lives and what describes its models:
 	// fixed for the bridge's life.
 	at stateEnv
@@ -71,8 +86,8 @@ type stateEnv struct {
 }
 
 func newState(model string, at stateEnv) *state {
-	st := &state{at: at, sessionID: sessions.NewID(), model: model, interrupt: "immediate", limits: map[string]transform.Limits{}}
-	st.startEntries()
+	st := &state{f: lockedState{at: at, sessionID: sessions.NewID(), model: model, interrupt: "immediate", limits: map[string]transform.Limits{}}}
+	st.f.startEntries()
 	return st
 }
 
@@ -148,94 +163,95 @@ func (s *server) cliSession() (claudecli.Session, uint64) {
 
 // currentSettings are the host's settings now, and their revision.
 func (st *state) currentSettings() (cliSettings, uint64) {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	return st.settings, st.settingsRev
+	return ls.settings, ls.settingsRev
 }
 
-// changeSettings changes the settings with f, a new revision.
+// changeSettings changes the settings with f (which only assigns), a new
+// revision.
 func (st *state) changeSettings(f func(*cliSettings)) {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	f(&st.settings)
-	st.settingsRev++
+	f(&ls.settings)
+	ls.settingsRev++
 }
 
 // nextSession is the CLI session the next turn works on (cliSession) and
 // its generation. Once the CLI has made a forked session, it is resumed
 // from then on.
 func (st *state) nextSession() (claudecli.Session, uint64) {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	ses := claudecli.Session{ID: st.sessionID, Exists: sessions.Exists(st.at.configDir, st.at.cwd, st.sessionID), Name: st.sessionName}
+	ses := claudecli.Session{ID: ls.sessionID, Exists: sessions.Exists(ls.at.configDir, ls.at.cwd, ls.sessionID), Name: ls.sessionName}
 	switch {
 	case ses.Exists:
-		st.fork = nil // made: from now on it is resumed
-	case st.fork != nil:
-		ses.ForkFrom, ses.ResumeAt = st.fork.from, st.fork.at
+		ls.fork = nil // made: from now on it is resumed
+	case ls.fork != nil:
+		ses.ForkFrom, ses.ResumeAt = ls.fork.from, ls.fork.at
 	}
-	return ses, st.gen
+	return ses, ls.gen
 }
 
 // useSession makes l the session in use, a copy the CLI makes of f's
 // when f is not nil: a new generation, so a run of the old one keeps what
 // it learns to itself.
 func (st *state) useSession(l *loaded, f *fork) {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	st.use(l)
-	st.fork = f
+	ls.use(l)
+	ls.fork = f
 }
 
 // startWith sets what the bridge starts with besides the session's
 // contents (startOn): the session id when given, the name (trimmed) when
 // given, and the thinking level when it is one of pi's.
 func (st *state) startWith(id, name, level string) {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
 	if id != "" {
-		st.sessionID = id
+		ls.sessionID = id
 	}
 	if name != "" {
-		st.sessionName = strings.TrimSpace(name)
+		ls.sessionName = strings.TrimSpace(name)
 	}
 	if slices.Contains(thinkingLevels, level) {
-		st.settings.thinkingLevel = level
+		ls.settings.thinkingLevel = level
 	}
 }
 
 // use makes l the session in use: a new generation, so a run of the old
 // one keeps what it learns to itself. Called with st.mu held.
-func (st *state) use(l *loaded) {
-	st.gen++
-	st.sessionID, st.sessionFile, st.sessionName = l.id, l.path, l.name
-	st.messages = l.messages
-	st.fork, st.todos = nil, todoState{}
-	st.bashContext = nil
-	st.startEntries()
+func (ls *lockedState) use(l *loaded) {
+	ls.gen++
+	ls.sessionID, ls.sessionFile, ls.sessionName = l.id, l.path, l.name
+	ls.messages = l.messages
+	ls.fork, ls.todos = nil, todoState{}
+	ls.bashContext = nil
+	ls.startEntries()
 }
 
 // generation is the session generation in use.
 func (st *state) generation() uint64 {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	return st.gen
+	return ls.gen
 }
 
 // current reports whether gen is the session generation in use.
 func (st *state) current(gen uint64) bool {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	return gen == st.gen
+	return gen == ls.gen
 }
 
 // sawSessionID keeps the session id a run's CLI reported, if the run
 // belongs to the session in use (gen).
 func (st *state) sawSessionID(gen uint64, id string) {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	if gen == st.gen {
-		st.sessionID = id
+	if gen == ls.gen {
+		ls.sessionID = id
 	}
 }
 
@@ -243,205 +259,205 @@ func (st *state) sawSessionID(gen uint64, id string) {
 // session in use. It reports whether the run told limits not known
 // before (worth keeping in the info cache).
 func (st *state) learn(gen uint64, tr *transform.Translator, msgs bool) (newLimits bool) {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	if gen != st.gen {
+	if gen != ls.gen {
 		return false
 	}
 	if msgs {
-		st.messages = append(st.messages, tr.Messages()...)
-		st.addMessageEntries(tr.Messages())
-		st.compacted = false
+		ls.messages = append(ls.messages, tr.Messages()...)
+		ls.addMessageEntries(tr.Messages())
+		ls.compacted = false
 	}
 	if sid := tr.SessionID(); sid != "" {
-		st.sessionID = sid
+		ls.sessionID = sid
 	}
 	if m := tr.Model(); m != "" {
-		st.model = m
+		ls.model = m
 	}
-	if l := tr.Limits(); l.ContextWindow > 0 && st.model != "" {
-		newLimits = st.limits[st.model] != l
-		st.limits[st.model] = l
+	if l := tr.Limits(); l.ContextWindow > 0 && ls.model != "" {
+		newLimits = ls.limits[ls.model] != l
+		ls.limits[ls.model] = l
 	}
 	if f := tr.FastMode(); f != "" {
-		st.fastMode = f
+		ls.fastMode = f
 	}
 	return newLimits
 }
 
 // currentSessionID is the id of the session in use.
 func (st *state) currentSessionID() string {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	return st.sessionID
+	return ls.sessionID
 }
 
 // where is the session in use's id and its transcript's path.
 func (st *state) where() (id, file string) {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	return st.sessionID, st.transcriptPath()
+	return ls.sessionID, ls.transcriptPath()
 }
 
 // source is what history reads the session in use from: its id, the fork
 // it is a copy of (nil if none), and its transcript when it came from a
 // path.
 func (st *state) source() (id string, f *fork, file string) {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	return st.sessionID, st.fork, st.sessionFile
+	return ls.sessionID, ls.fork, ls.sessionFile
 }
 
 // conversation is a copy of the session's messages, with its id and name.
 func (st *state) conversation() (msgs []transform.Message, id, name string) {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	return slices.Clone(st.messages), st.sessionID, st.sessionName
+	return slices.Clone(ls.messages), ls.sessionID, ls.sessionName
 }
 
 // messageCount is how many messages the session has.
 func (st *state) messageCount() int {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	return len(st.messages)
+	return len(ls.messages)
 }
 
 // rename names the session, noting it as an entry, and returns its id.
 func (st *state) rename(name string) (id string) {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	st.sessionName = name
-	st.note(entryJSON{Type: "session_info", Name: name})
-	return st.sessionID
+	ls.sessionName = name
+	ls.note(entryJSON{Type: "session_info", Name: name})
+	return ls.sessionID
 }
 
 // setInterrupt keeps omp's interrupt mode.
 func (st *state) setInterrupt(mode string) {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	st.interrupt = mode
+	ls.interrupt = mode
 }
 
 // noteCompaction notes that the context was compacted: its size is unknown
 // until the next run tells it.
 func (st *state) noteCompaction(e entryJSON) {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	st.compacted = true
-	st.note(e)
+	ls.compacted = true
+	ls.note(e)
 }
 
 // allEntries are the session's entries. The slice is the state's, only
 // appended to: the caller reads it and never writes it.
 func (st *state) allEntries() []entryJSON {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	return st.entries
+	return ls.entries
 }
 
 // promptOfEntry is entryText under the lock.
 func (st *state) promptOfEntry(id string) (text string, nth int, ok bool) {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	return st.entryText(id)
+	return ls.entryText(id)
 }
 
 // thinkingLevel is the level get_state reports.
 func (st *state) thinkingLevel() string {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	return st.levelLocked()
+	return ls.levelLocked()
 }
 
 // noteLevelChange notes a change of the thinking level as an entry.
 func (st *state) noteLevelChange(level string) {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	st.note(entryJSON{Type: "thinking_level_change", ThinkingLevel: level})
+	ls.note(entryJSON{Type: "thinking_level_change", ThinkingLevel: level})
 }
 
 // cliModel is the model the CLI reported, else the one asked for ("" for
 // the CLI's default).
 func (st *state) cliModel() string {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	return st.model
+	return ls.model
 }
 
 // modelName is the model the next turn runs, as the CLI names it: the one
 // asked for, else the one the CLI reported, else its default.
 func (st *state) modelName() string {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
 	switch {
-	case st.settings.model != "":
-		return st.settings.model
-	case st.model != "":
-		return st.model
+	case ls.settings.model != "":
+		return ls.settings.model
+	case ls.model != "":
+		return ls.model
 	}
 	return "default"
 }
 
 // fastModeActive reports whether the CLI's last turn said fast mode is on.
 func (st *state) fastModeActive() bool {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	return st.fastMode == "on"
+	return ls.fastMode == "on"
 }
 
 // models lists the CLI's models (info) as pi's Models, with the limits
 // known so far (modelsLocked).
 func (st *state) models(info claudecli.Info) []modelInfo {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	return st.modelsLocked(info)
+	return ls.modelsLocked(info)
 }
 
 // useModel makes id the model the CLI runs, noting it as an entry, and
 // describes it as get_available_models lists it (modelByID).
 func (st *state) useModel(info claudecli.Info, id string) modelInfo {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	st.model = id
-	st.note(entryJSON{Type: "model_change", Provider: transform.Provider, ModelID: id})
-	return st.modelByID(info, id)
+	ls.model = id
+	ls.note(entryJSON{Type: "model_change", Provider: transform.Provider, ModelID: id})
+	return ls.modelByID(info, id)
 }
 
 // addLimits keeps limits (the info cache's) for the models whose limits
 // are not known yet.
 func (st *state) addLimits(limits map[string]transform.Limits) {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
 	for id, l := range limits {
-		if _, known := st.limits[id]; !known && l.ContextWindow > 0 {
-			st.limits[id] = l
+		if _, known := ls.limits[id]; !known && l.ContextWindow > 0 {
+			ls.limits[id] = l
 		}
 	}
 }
 
 // knownLimits is a copy of the models' limits known now.
 func (st *state) knownLimits() map[string]transform.Limits {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	return maps.Clone(st.limits)
+	return maps.Clone(ls.limits)
 }
 
 // hostServes is what the host serves the model: its tools and URI
 // schemes.
 func (st *state) hostServes() ([]hostTool, []hostURIScheme) {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	return st.settings.hostTools, st.settings.hostURIs
+	return ls.settings.hostTools, ls.settings.hostURIs
 }
 
 // uriScheme is the scheme the host serves by that (lower-case) name.
 func (st *state) uriScheme(scheme string) (hostURIScheme, bool) {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
 	var def *hostURIScheme
-	for i, sc := range st.settings.hostURIs {
+	for i, sc := range ls.settings.hostURIs {
 		if sc.Scheme == scheme {
-			def = &st.settings.hostURIs[i]
+			def = &ls.settings.hostURIs[i]
 		}
 	}
 	if def == nil {
@@ -453,89 +469,89 @@ func (st *state) uriScheme(scheme string) (hostURIScheme, bool) {
 // setTodos replaces the todo list, to be told to the model with the next
 // prompt, and returns it as stored.
 func (st *state) setTodos(phases []transform.TodoPhase) []transform.TodoPhase {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	st.todos.list.Set(phases)
-	st.todos.tell = true
-	return st.todos.list.Phases()
+	ls.todos.list.Set(phases)
+	ls.todos.tell = true
+	return ls.todos.list.Phases()
 }
 
 // observeTodos keeps the todo list in step with the CLI's todo tool calls
 // among evs.
 func (st *state) observeTodos(evs []transform.Event) {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
 	for j := range evs {
-		st.todos.list.Observe(&evs[j])
+		ls.todos.list.Observe(&evs[j])
 	}
 }
 
 // addBashContext keeps a bash execution for the next prompt's context.
 func (st *state) addBashContext(text string) {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	st.bashContext = append(st.bashContext, text)
+	ls.bashContext = append(ls.bashContext, text)
 }
 
 // takePromptContext is a prompt's text as the CLI gets it: the bash
 // executions since the last prompt before it, the todo list after it
 // when the host set it; both are then forgotten.
 func (st *state) takePromptContext(text string) string {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	return st.takeBashContext() + text + st.takeTodoContext()
+	return ls.takeBashContext() + text + ls.takeTodoContext()
 }
 
 // pendingBashContext is the bash executions for the next message, kept
 // until dropBashContext.
 func (st *state) pendingBashContext() string {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	return st.bashContextText()
+	return ls.bashContextText()
 }
 
 // dropBashContext forgets the bash executions: the message they went
 // with is handed.
 func (st *state) dropBashContext() {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	st.takeBashContext()
+	ls.takeBashContext()
 }
 
 // stateData is get_state's answer as far as the state tells it: all but
 // the runner's status, the bash command's and the transport's. info is
 // what the CLI said about itself, if known.
 func (st *state) stateData(info claudecli.Info, known bool) stateData {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	model := st.currentModel(info, known)
+	model := ls.currentModel(info, known)
 	var listed *modelInfo
-	if known || st.model != "" { // else a name the list may not have
+	if known || ls.model != "" { // else a name the list may not have
 		listed = &model
 	}
 	return stateData{
 		Model:                 listed,
-		ThinkingLevel:         st.levelLocked(),
-		InterruptMode:         st.interrupt,
-		SessionFile:           st.transcriptPath(),
-		SessionID:             st.sessionID,
-		SessionName:           st.sessionName,
-		AutoCompactionEnabled: !st.settings.noAutoCompact,
-		MessageCount:          len(st.messages),
-		TodoPhases:            st.todos.list.Phases(),
-		ContextUsage:          st.contextUsage(model),
-		FastModeEnabled:       st.settings.fastMode,
-		FastModeActive:        st.settings.fastMode && st.fastMode == "on",
+		ThinkingLevel:         ls.levelLocked(),
+		InterruptMode:         ls.interrupt,
+		SessionFile:           ls.transcriptPath(),
+		SessionID:             ls.sessionID,
+		SessionName:           ls.sessionName,
+		AutoCompactionEnabled: !ls.settings.noAutoCompact,
+		MessageCount:          len(ls.messages),
+		TodoPhases:            ls.todos.list.Phases(),
+		ContextUsage:          ls.contextUsage(model),
+		FastModeEnabled:       ls.settings.fastMode,
+		FastModeActive:        ls.settings.fastMode && ls.fastMode == "on",
 	}
 }
 
 // transcriptPath is where the session in use is (or will be) written.
 // Called with st.mu held.
-func (st *state) transcriptPath() string {
-	if st.sessionFile != "" {
-		return st.sessionFile
+func (ls *lockedState) transcriptPath() string {
+	if ls.sessionFile != "" {
+		return ls.sessionFile
 	}
-	return sessions.TranscriptPath(st.at.configDir, st.at.cwd, st.sessionID)
+	return sessions.TranscriptPath(ls.at.configDir, ls.at.cwd, ls.sessionID)
 }
 
 func (s *server) getState(*call) (any, error) {
@@ -557,23 +573,23 @@ func (s *server) getState(*call) (any, error) {
 // model). Context window and output cap are the CLI's figures once a turn
 // reported them; until then, those of current Claude models. Called with
 // st.mu held.
-func (st *state) modelInfo() modelInfo {
-	id := st.model
+func (ls *lockedState) modelInfo() modelInfo {
+	id := ls.model
 	if id == "" {
 		id = "default"
 	}
-	return st.describeModel(id)
+	return ls.describeModel(id)
 }
 
 // describeModel is pi's Model for a model id, with the limits known so far.
 // Called with st.mu held.
-func (st *state) describeModel(id string) modelInfo {
-	limits, ok := st.limits[id]
+func (ls *lockedState) describeModel(id string) modelInfo {
+	limits, ok := ls.limits[id]
 	if !ok {
 		limits = defaultLimits
 	}
 	return modelInfo{
-		ID: id, Name: id, API: transform.API, Provider: transform.Provider, BaseURL: st.at.baseURL,
+		ID: id, Name: id, API: transform.API, Provider: transform.Provider, BaseURL: ls.at.baseURL,
 		Reasoning: true, Input: []string{"text", "image"},
 		ContextWindow: limits.ContextWindow, MaxTokens: limits.MaxTokens,
 	}
@@ -581,9 +597,9 @@ func (st *state) describeModel(id string) modelInfo {
 
 // messagesCopy is a copy of the session's messages.
 func (st *state) messagesCopy() []transform.Message {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	return append([]transform.Message{}, st.messages...)
+	return append([]transform.Message{}, ls.messages...)
 }
 
 func (s *server) getMessages(*call) (any, error) {
@@ -594,9 +610,9 @@ func (s *server) getMessages(*call) (any, error) {
 // assistant message, not counting aborted ones without content, trimmed;
 // "" when there is none.
 func (st *state) lastAssistantText() string {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	msgs := st.messages
+	msgs := ls.messages
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := &msgs[i]
 		if m.Role != transform.RoleAssistant || m.StopReason == transform.StopAborted && len(m.Content) == 0 {
@@ -642,10 +658,10 @@ func (s *server) setInterruptMode(c *call) (any, error) {
 // and cost on them (the CLI reports cost per run; it sits on each run's
 // last message). info is what the CLI said about itself, if known.
 func (st *state) sessionStats(info claudecli.Info, known bool) sessionStats {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	msgs := st.messages
-	ss := sessionStats{SessionFile: st.transcriptPath(), SessionID: st.sessionID, TotalMessages: len(msgs)}
+	msgs := ls.messages
+	ss := sessionStats{SessionFile: ls.transcriptPath(), SessionID: ls.sessionID, TotalMessages: len(msgs)}
 	for i := range msgs {
 		m := &msgs[i]
 		switch m.Role {
@@ -669,7 +685,7 @@ func (st *state) sessionStats(info claudecli.Info, known bool) sessionStats {
 		}
 	}
 	ss.Tokens.Total = ss.Tokens.Input + ss.Tokens.Output + ss.Tokens.CacheRead + ss.Tokens.CacheWrite
-	ss.ContextUsage = st.contextUsage(st.currentModel(info, known))
+	ss.ContextUsage = ls.contextUsage(ls.currentModel(info, known))
 	return ss
 }
 
@@ -708,9 +724,9 @@ func (s *server) getMessagesPage(c *call) (any, error) {
 // "" for the first page) asks for, in one state of the session. typ is
 // the command's, for errors.
 func (st *state) messagesPage(typ, raw string, limit int) (any, error) {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	cur := pageCursor{Version: 1, Session: st.sessionID, Gen: st.gen, Count: len(st.messages)}
+	cur := pageCursor{Version: 1, Session: ls.sessionID, Gen: ls.gen, Count: len(ls.messages)}
 	if raw != "" {
 		var got pageCursor
 		b, err := base64.RawURLEncoding.DecodeString(raw)
@@ -722,16 +738,16 @@ func (st *state) messagesPage(typ, raw string, limit int) (any, error) {
 		}
 		cur.Offset = got.Offset
 	}
-	page := messagesPageData{Messages: []transform.Message{}, TotalMessages: len(st.messages)}
+	page := messagesPageData{Messages: []transform.Message{}, TotalMessages: len(ls.messages)}
 	size := 0
-	for i := cur.Offset; i < len(st.messages) && len(page.Messages) < limit; i++ {
-		b, _ := json.Marshal(st.messages[i])
+	for i := cur.Offset; i < len(ls.messages) && len(page.Messages) < limit; i++ {
+		b, _ := json.Marshal(ls.messages[i])
 		if size += len(b); size > pageBytes && len(page.Messages) > 0 {
 			break
 		}
-		page.Messages = append(page.Messages, st.messages[i])
+		page.Messages = append(page.Messages, ls.messages[i])
 	}
-	if next := cur.Offset + len(page.Messages); next < len(st.messages) {
+	if next := cur.Offset + len(page.Messages); next < len(ls.messages) {
 		cur.Offset = next
 		b, _ := json.Marshal(cur)
 		page.NextCursor = base64.RawURLEncoding.EncodeToString(b)
@@ -743,13 +759,13 @@ func (st *state) messagesPage(typ, raw string, limit int) (any, error) {
 // tokens (input, cache, output: what the next call starts from), of the
 // model's context window. Unknown (null) after a compaction until the
 // next run. Called with st.mu held.
-func (st *state) contextUsage(model modelInfo) contextUsage {
+func (ls *lockedState) contextUsage(model modelInfo) contextUsage {
 	cu := contextUsage{ContextWindow: model.ContextWindow}
-	if st.compacted {
+	if ls.compacted {
 		return cu
 	}
 	var n int64
-	msgs := st.messages
+	msgs := ls.messages
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if m := &msgs[i]; m.Role == transform.RoleAssistant && m.Usage.Input+m.Usage.CacheRead > 0 {
 			u := m.Usage
@@ -771,12 +787,12 @@ var defaultLimits = transform.Limits{ContextWindow: 200_000, MaxTokens: 32_000}
 // run, unless a turn told that model's limits: the CLI's figure before
 // any turn (its output cap comes with the first turn's result). Called
 // with st.mu held, wherever a model is described from info.
-func (st *state) noteLimits(info claudecli.Info) {
+func (ls *lockedState) noteLimits(info claudecli.Info) {
 	if info.Model == "" || info.ContextWindow <= 0 {
 		return
 	}
-	if _, ok := st.limits[info.Model]; !ok {
-		st.limits[info.Model] = transform.Limits{ContextWindow: info.ContextWindow, MaxTokens: defaultLimits.MaxTokens}
+	if _, ok := ls.limits[info.Model]; !ok {
+		ls.limits[info.Model] = transform.Limits{ContextWindow: info.ContextWindow, MaxTokens: defaultLimits.MaxTokens}
 	}
 }
 
@@ -784,10 +800,10 @@ func (st *state) noteLimits(info claudecli.Info) {
 // lists it once the CLI's models are known (now, or from the info cache);
 // get_state, get_session_stats and the list agree on its limits. Called
 // with st.mu held.
-func (st *state) currentModel(info claudecli.Info, known bool) modelInfo {
-	m := st.modelInfo()
+func (ls *lockedState) currentModel(info claudecli.Info, known bool) modelInfo {
+	m := ls.modelInfo()
 	if known {
-		m = st.knownModel(info, m)
+		m = ls.knownModel(info, m)
 	}
 	return m
 }
@@ -796,19 +812,19 @@ func (st *state) currentModel(info claudecli.Info, known bool) modelInfo {
 // describes it (display name, price), once the CLI has listed its models:
 // before the first turn, the model the CLI said it will run, else the one
 // its alias ("default", "opus") stands for. Called with st.mu held.
-func (st *state) knownModel(info claudecli.Info, m modelInfo) modelInfo {
+func (ls *lockedState) knownModel(info claudecli.Info, m modelInfo) modelInfo {
 	name := m.ID
 	switch {
-	case st.model == "" && st.settings.model != "":
-		name = st.settings.model
-	case st.model == "" && info.Model != "":
+	case ls.model == "" && ls.settings.model != "":
+		name = ls.settings.model
+	case ls.model == "" && info.Model != "":
 		name = info.Model // the model the CLI's settings choose
 	}
 
 	if cm, ok := findModel(info, name); ok && cm.ResolvedModel != "" {
 		name = cm.ResolvedModel
 	}
-	for _, mi := range st.modelsLocked(info) {
+	for _, mi := range ls.modelsLocked(info) {
 		if mi.ID == name {
 			return mi
 		}

@@ -179,10 +179,10 @@ func (s *server) noteTodos(evs []transform.Event) {
 // prompt's text, once after the host set it; else "". It follows rather
 // than leads, as the CLI's own reminders do: the user's words come first.
 // Called with st.mu held.
-func (st *state) takeTodoContext() string {
-	if !st.todos.tell {
+func (ls *lockedState) takeTodoContext() string {
+	if !ls.todos.tell {
 		return ""
 	}
-	st.todos.tell = false
-	return "\n\n" + st.todos.list.Reminder()
+	ls.todos.tell = false
+	return "\n\n" + ls.todos.list.Reminder()
 }
