@@ -97,7 +97,9 @@
 //     messages, fork), the model and limits the CLI reported, the host's
 //     settings (model, thinking level, fast mode, flags, host tools and
 //     URI schemes), todos and bash context. One mutex, short sections, no
-//     I/O under it but a stat of the transcript (nextSession).
+//     I/O under it but a stat of the transcript (nextSession); its fields
+//     are a lockedState, which only state.lock hands out, and the helpers
+//     run under it are lockedState's.
 //   - runner (runner.go, compact.go): the run, the queues (and those held
 //     aside during a run of the CLI's own), handed steering messages, the
 //     turn of the CLI's own read quietly or offered. It has no lock: its
