@@ -20,7 +20,8 @@ import (
 // returned: its last bytes; the whole output then goes to a temp file.
 const bashKeep = 50 << 10
 
-// bashJob is the running bash command, if any: one at a time.
+// bashJob is the running bash command, if any: one at a time. Its mutex
+// is taken only by its methods below, which call nothing else.
 type bashJob struct {
 	mu  sync.Mutex
 	run *bashRun
@@ -30,6 +31,31 @@ type bashJob struct {
 type bashRun struct {
 	cancel context.CancelFunc
 	done   chan struct{}
+}
+
+// running reports whether a command runs.
+func (j *bashJob) running() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.run != nil
+}
+
+// start makes b the running command, unless one runs already (false).
+func (j *bashJob) start(b *bashRun) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.run != nil {
+		return false
+	}
+	j.run = b
+	return true
+}
+
+// ended forgets the running command: it has ended.
+func (j *bashJob) ended() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.run = nil
 }
 
 // stop stops the running command, if any, and waits until it ended.
@@ -53,32 +79,25 @@ func (s *server) bash(c *call) (any, error) {
 	if cmdline == "" {
 		return nil, errors.New("bash: \"command\" is empty")
 	}
-	j := &s.bashJ
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	if j.run != nil {
-		return nil, errors.New("a bash command is already running; abort_bash stops it")
-	}
 	ctx, cancel := context.WithCancel(c.Context()) // abort_bash, or the shutdown
 	b := &bashRun{cancel: cancel, done: make(chan struct{})}
-	j.run = b
+	if !s.bashJ.start(b) {
+		cancel()
+		return nil, errors.New("a bash command is already running; abort_bash stops it")
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		defer close(b.done)
 		res, err := s.execBash(ctx, cmdline, &bashUpdates{out: s.out, id: c.id})
 		cancel()
-		j.mu.Lock()
-		j.run = nil
-		j.mu.Unlock()
+		s.bashJ.ended()
 		if err != nil {
 			s.out.send(errResponse(c.id, c.typ, err.Error()))
 			return
 		}
 		if !c.raw.Get("excludeFromContext").Bool() {
-			s.st.mu.Lock()
-			s.st.bashContext = append(s.st.bashContext, bashContextText(cmdline, res))
-			s.st.mu.Unlock()
+			s.st.addBashContext(bashContextText(cmdline, res))
 		}
 		s.out.send(okResponse(c.id, c.typ, res))
 	}()
@@ -193,17 +212,17 @@ func bashContextText(cmdline string, res bashResult) string {
 
 // takeBashContext returns the bash executions since the last prompt as
 // context for the CLI, and forgets them. Called with st.mu held.
-func (st *state) takeBashContext() string {
-	text := st.bashContextText()
-	st.bashContext = nil
+func (ls *lockedState) takeBashContext() string {
+	text := ls.bashContextText()
+	ls.bashContext = nil
 	return text
 }
 
 // bashContextText is what [state.takeBashContext] returns, kept. Called
 // with st.mu held.
-func (st *state) bashContextText() string {
-	if len(st.bashContext) == 0 {
+func (ls *lockedState) bashContextText() string {
+	if len(ls.bashContext) == 0 {
 		return ""
 	}
-	return strings.Join(st.bashContext, "\n\n") + "\n\n"
+	return strings.Join(ls.bashContext, "\n\n") + "\n\n"
 }

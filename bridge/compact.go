@@ -31,9 +31,7 @@ const handoffInstructions = "Write the summary as a handoff document for a fresh
 // instructions to that effect. Like omp's (host-initiated) handoff it
 // saves no file: the answer is {} (no savedPath).
 func (s *server) handoff(c *call) (any, error) {
-	s.st.mu.Lock()
-	empty := len(s.st.messages) < 2
-	s.st.mu.Unlock()
+	empty := s.st.messageCount() < 2
 	if empty {
 		return nil, errors.New("Nothing to hand off (no messages yet)") // omp's words
 	}
@@ -150,10 +148,7 @@ func (o *runner) compactDone(r *run) {
 	if err != nil {
 		s.out.send(errResponse(c.id, c.typ, err.Error()))
 	} else {
-		s.st.mu.Lock()
-		s.st.compacted = true
-		s.st.note(entryJSON{Type: "compaction", Summary: res.Summary, FirstKeptEntryID: res.FirstKeptEntryID, TokensBefore: res.TokensBefore})
-		s.st.mu.Unlock()
+		s.st.noteCompaction(entryJSON{Type: "compaction", Summary: res.Summary, FirstKeptEntryID: res.FirstKeptEntryID, TokensBefore: res.TokensBefore})
 		s.out.send(okResponse(c.id, c.typ, comp.answer(res)))
 	}
 	o.ended(r, nil)

@@ -82,17 +82,30 @@
 //
 // # Who owns what
 //
-//   - state (state.go): the session (id, name, file, messages, fork), the
-//     model and limits the CLI reported, the host's settings (model,
-//     thinking level, fast mode, flags, host tools and URI schemes), todos
-//     and bash context. One
-//     mutex, short sections, no I/O under it.
+// Each owner below keeps its fields to itself: handlers and the runner
+// call its methods, which say what they do (state.useSession,
+// state.takePromptContext, cliInfo.known, hostLink.waiter ...). An owner
+// with a mutex takes it only in its own methods, in its own file, for
+// one short section that calls no other owner; what a handler needs of
+// several fields at once one method returns together (state.stateData,
+// state.conversation), and a read-modify-write is one method (state.learn,
+// bashJob.start). So no lock is ever held while another is taken, and
+// there is no lock order.
+//
+//   - state (state.go; helpers in entries.go, todos.go, bash.go,
+//     models.go called by its methods): the session (id, name, file,
+//     messages, fork), the model and limits the CLI reported, the host's
+//     settings (model, thinking level, fast mode, flags, host tools and
+//     URI schemes), todos and bash context. One mutex, short sections, no
+//     I/O under it but a stat of the transcript (nextSession); its fields
+//     are a lockedState, which only state.lock hands out, and the helpers
+//     run under it are lockedState's.
 //   - runner (runner.go, compact.go): the run, the queues (and those held
 //     aside during a run of the CLI's own), handed steering messages, the
 //     turn of the CLI's own read quietly or offered. It has no lock: its
-//     fields are its loop's, and its loop may take state's lock (briefly,
-//     never the reverse: state calls out to nobody).
+//     fields are its loop's; it asks state through state's methods.
 //   - hostLink (host.go): the requests waiting for the host's answer.
+//   - bashJob (bash.go): the bash command running, one at a time.
 //   - cliInfo (models.go): the CLI's models and commands, from the running
 //     CLI when the stream transport has one, else one query process shared
 //     by concurrent asks; until either answered, what the CLI said last
@@ -101,11 +114,12 @@
 //   - plannedTransport (plan.go): the transport, made once the CLI's
 //     version said which (Options.Plan, on its own goroutine after
 //     ready). Only what runs the CLI waits for it (tr); the dispatcher
-//     never does (trNow, transportName).
+//     never does (trNow, transportName). It hands the transport the
+//     config the settings say (pass): of two racing, the later settings'.
 //   - subagentRegistry (subagents.go): the CLI's sub-agents seen in the
 //     session (running ones, their transcripts), the host's subscription,
 //     and the background ones a stream run left running for the next run
-//     to adopt. Its lock is taken last.
+//     to adopt.
 //   - frameWriter: stdout.
 //   - the server's context (server.ctx): the parent of every call's
 //     context ([call.Context], as net/http's Request.Context), ended

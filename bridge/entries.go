@@ -80,54 +80,52 @@ func isoMillis(ms int64) string {
 }
 
 // addEntry appends e, given its id, parent and time. Called with st.mu held.
-func (st *state) addEntry(e entryJSON, at int64) {
+func (ls *lockedState) addEntry(e entryJSON, at int64) {
 	e.ID = newEntryID()
-	if n := len(st.entries); n > 0 {
-		parent := st.entries[n-1].ID
+	if n := len(ls.entries); n > 0 {
+		parent := ls.entries[n-1].ID
 		e.ParentID = &parent
 	}
 	e.Timestamp = isoMillis(at)
-	st.entries = append(st.entries, e)
+	ls.entries = append(ls.entries, e)
 }
 
 // startEntries begins the entry log of the session in use: model, thinking
 // level, name, and the messages it already has. Called with st.mu held.
-func (st *state) startEntries() {
-	st.entries = nil
+func (ls *lockedState) startEntries() {
+	ls.entries = nil
 	now := nowMillis()
-	model := st.model
+	model := ls.model
 	if model == "" {
 		model = "default"
 	}
-	if st.sessionName != "" {
-		st.addEntry(entryJSON{Type: "session_info", Name: st.sessionName}, now)
+	if ls.sessionName != "" {
+		ls.addEntry(entryJSON{Type: "session_info", Name: ls.sessionName}, now)
 	}
-	st.addEntry(entryJSON{Type: "model_change", Provider: transform.Provider, ModelID: model}, now)
-	st.addEntry(entryJSON{Type: "thinking_level_change", ThinkingLevel: st.thinkingLevel()}, now)
-	st.addMessageEntries(st.messages)
+	ls.addEntry(entryJSON{Type: "model_change", Provider: transform.Provider, ModelID: model}, now)
+	ls.addEntry(entryJSON{Type: "thinking_level_change", ThinkingLevel: ls.levelLocked()}, now)
+	ls.addMessageEntries(ls.messages)
 }
 
 // addMessageEntries adds a message entry for each of msgs. Called with
 // st.mu held.
-func (st *state) addMessageEntries(msgs []transform.Message) {
+func (ls *lockedState) addMessageEntries(msgs []transform.Message) {
 	for i := range msgs {
 		m := msgs[i]
 		at := m.Timestamp
 		if at == 0 {
 			at = nowMillis()
 		}
-		st.addEntry(entryJSON{Type: "message", Message: &m}, at)
+		ls.addEntry(entryJSON{Type: "message", Message: &m}, at)
 	}
 }
 
 // note adds an entry for a change the host made, now. Called with st.mu
 // held.
-func (st *state) note(e entryJSON) { st.addEntry(e, nowMillis()) }
+func (ls *lockedState) note(e entryJSON) { ls.addEntry(e, nowMillis()) }
 
 func (s *server) getEntries(c *call) (any, error) {
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	all := s.st.entries
+	all := s.st.allEntries()
 	d := entriesData{Entries: []entryJSON{}}
 	if n := len(all); n > 0 {
 		d.LeafID = all[n-1].ID
@@ -150,9 +148,7 @@ func (s *server) getEntries(c *call) (any, error) {
 }
 
 func (s *server) getTree(*call) (any, error) {
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	all := s.st.entries
+	all := s.st.allEntries()
 	d := treeData{Tree: []treeNode{}}
 	if len(all) == 0 {
 		return d, nil
@@ -174,10 +170,10 @@ func (s *server) getTree(*call) (any, error) {
 // entryText is the text of the user message an entry id (get_entries')
 // names, and how many user messages with the same text come before it, so
 // fork can find that prompt in the CLI's transcript; ok is false when the
-// id is no user message's entry.
-func (st *state) entryText(id string) (text string, nth int, ok bool) {
+// id is no user message's entry. Called with st.mu held.
+func (ls *lockedState) entryText(id string) (text string, nth int, ok bool) {
 	seen := map[string]int{}
-	for _, e := range st.entries {
+	for _, e := range ls.entries {
 		if e.Type != "message" || e.Message == nil || e.Message.Role != transform.RoleUser {
 			continue
 		}

@@ -57,7 +57,10 @@ type waiter struct {
 }
 
 // hostLink keeps the requests to the host waiting for its answers, by id
-// (ui_N: extension_ui_request, host_N: host_tool_call).
+// (ui_N: extension_ui_request, host_N: host_tool_call). Its mutex is
+// taken only by its methods, which call nothing else but a waiter's
+// cancel (cancelAll: a context's cancel func, which calls back into
+// nothing of the bridge's).
 type hostLink struct {
 	mu      sync.Mutex
 	waiting map[string]*waiter
@@ -66,6 +69,27 @@ type hostLink struct {
 
 func newHostLink() *hostLink {
 	return &hostLink{waiting: map[string]*waiter{}, seq: map[string]int{}}
+}
+
+// add makes w the waiter for request id.
+func (h *hostLink) add(id string, w *waiter) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.waiting[id] = w
+}
+
+// remove forgets request id's waiter.
+func (h *hostLink) remove(id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.waiting, id)
+}
+
+// waiter is request id's waiter; nil when nothing waits for it.
+func (h *hostLink) waiter(id string) *waiter {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.waiting[id]
 }
 
 // next is the next request id with prefix.
@@ -241,14 +265,9 @@ func (s *server) register(ctx context.Context, prefix string, buf int) (string, 
 	ctx, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(s.ctx, cancel)
 	w := &waiter{ch: make(chan gjson.Result, buf), cancel: cancel}
-	h := s.host
-	h.mu.Lock()
-	h.waiting[id] = w
-	h.mu.Unlock()
+	s.host.add(id, w)
 	return id, w, ctx, func() {
-		h.mu.Lock()
-		delete(h.waiting, id)
-		h.mu.Unlock()
+		s.host.remove(id)
 		stop()
 		cancel()
 	}
@@ -259,9 +278,7 @@ func (s *server) register(ctx context.Context, prefix string, buf int) (string, 
 // nothing waiting is refused with a clear error.
 func (s *server) answer(c *call, prefix string) error {
 	id := c.raw.Get("id").String()
-	s.host.mu.Lock()
-	w := s.host.waiting[id]
-	s.host.mu.Unlock()
+	w := s.host.waiter(id)
 	if w == nil || !strings.HasPrefix(id, prefix) {
 		return fmt.Errorf("%s: no request %q is waiting for an answer", c.typ, id)
 	}
@@ -345,9 +362,7 @@ func (s *server) mcpMessage(ctx context.Context, m gjson.Result) map[string]any 
 		return result(map[string]any{"protocolVersion": m.Get("params.protocolVersion").String(),
 			"capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]string{"name": "claude-rpc host tools", "version": "1"}})
 	case method == "tools/list":
-		s.st.mu.Lock()
-		tools, uris := s.st.settings.hostTools, s.st.settings.hostURIs
-		s.st.mu.Unlock()
+		tools, uris := s.st.hostServes()
 		list := make([]map[string]any, 0, len(tools))
 		for _, t := range tools {
 			// alwaysLoad: the model gets the tool itself, not a placeholder

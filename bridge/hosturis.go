@@ -121,17 +121,10 @@ func (s *server) callURITool(ctx context.Context, name string, args gjson.Result
 	if err != nil || u.Scheme == "" {
 		return fail(fmt.Sprintf("%q is not a URL", raw))
 	}
-	s.st.mu.Lock()
-	var def *hostURIScheme
-	for i, sc := range s.st.settings.hostURIs {
-		if sc.Scheme == strings.ToLower(u.Scheme) {
-			def = &s.st.settings.hostURIs[i]
-		}
-	}
-	writable := def != nil && def.Writable
-	s.st.mu.Unlock()
+	def, served := s.st.uriScheme(strings.ToLower(u.Scheme))
+	writable := served && def.Writable
 	switch {
-	case def == nil:
+	case !served:
 		return fail("The application serves no " + u.Scheme + ":// URLs")
 	case op == "write" && !writable:
 		return fail("The application's " + u.Scheme + ":// URLs are read-only")

@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"maps"
 	"time"
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
@@ -39,16 +38,12 @@ func (s *server) loadCache(env []string) string {
 		return ""
 	}
 	s.log.Debug("cached CLI info", "dir", s.cache.Dir(), "key", key, "version", e.Info.Version, "saved", e.Saved)
-	s.info.mu.Lock()
-	s.info.cached, s.info.savedAt = &e.Info, e.Saved
-	s.info.mu.Unlock()
-	s.st.mu.Lock()
+	s.info.setCached(&e.Info, e.Saved)
+	limits := make(map[string]transform.Limits, len(e.Limits))
 	for id, l := range e.Limits {
-		if _, known := s.st.limits[id]; !known && l.ContextWindow > 0 {
-			s.st.limits[id] = transform.Limits{ContextWindow: l.ContextWindow, MaxTokens: l.MaxTokens}
-		}
+		limits[id] = transform.Limits{ContextWindow: l.ContextWindow, MaxTokens: l.MaxTokens}
 	}
-	s.st.mu.Unlock()
+	s.st.addLimits(limits)
 	return e.Info.Version
 }
 
@@ -67,10 +62,7 @@ func (s *server) saveCache(info *claudecli.Info) {
 		info = &got
 	}
 	e := infocache.Entry{Info: *info, Limits: map[string]infocache.Limits{}, Saved: time.Now().UTC()}
-	s.st.mu.Lock()
-	limits := maps.Clone(s.st.limits)
-	s.st.mu.Unlock()
-	for id, l := range limits {
+	for id, l := range s.st.knownLimits() {
 		e.Limits[id] = infocache.Limits{ContextWindow: l.ContextWindow, MaxTokens: l.MaxTokens}
 	}
 	if err := s.cache.Save(s.cacheKey, e); err != nil {
@@ -102,9 +94,7 @@ const infoFreshFor = time.Hour
 // the entry is older than infoFreshFor. Called on the start goroutine,
 // after the plan and the prewarm.
 func (s *server) refreshInfo() {
-	s.info.mu.Lock()
-	cached, savedAt := s.info.cached != nil, s.info.savedAt
-	s.info.mu.Unlock()
+	cached, savedAt := s.info.cachedAt()
 	if !cached {
 		return
 	}

@@ -31,12 +31,12 @@ var effortOf = map[string]string{"off": "low", "minimal": "low", "low": "low", "
 // default effort, medium.
 const defaultThinkingLevel = "medium"
 
-// thinkingLevel is the level get_state reports. Called with st.mu held.
-func (st *state) thinkingLevel() string {
-	if st.settings.thinkingLevel == "" {
+// levelLocked is the level get_state reports. Called with st.mu held.
+func (ls *lockedState) levelLocked() string {
+	if ls.settings.thinkingLevel == "" {
 		return defaultThinkingLevel
 	}
-	return st.settings.thinkingLevel
+	return ls.settings.thinkingLevel
 }
 
 func (s *server) setThinkingLevel(c *call) (any, error) {
@@ -51,14 +51,10 @@ func (s *server) setThinkingLevel(c *call) (any, error) {
 // setLevel makes level the thinking level and, when it changed, says so
 // (thinking_level_changed, before the command's answer).
 func (s *server) setLevel(level string) {
-	s.st.mu.Lock()
 	before := s.st.thinkingLevel()
-	s.st.mu.Unlock()
 	s.applySettings(func(st *cliSettings) { st.thinkingLevel = level })
 	if level != before {
-		s.st.mu.Lock()
-		s.st.note(entryJSON{Type: "thinking_level_change", ThinkingLevel: level})
-		s.st.mu.Unlock()
+		s.st.noteLevelChange(level)
 		s.out.send(thinkingLevelChangedJSON{Type: "thinking_level_changed", Level: level})
 	}
 }
@@ -70,7 +66,7 @@ func (s *server) getThinkingLevels(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, ok := findModel(info, s.modelName())
+	m, ok := findModel(info, s.st.modelName())
 	levels := []string{}
 	for _, l := range thinkingLevels {
 		if !ok || len(m.EffortLevels) == 0 || slices.Contains(m.EffortLevels, effortOf[l]) {
@@ -81,9 +77,7 @@ func (s *server) getThinkingLevels(c *call) (any, error) {
 }
 
 func (s *server) cycleThinkingLevel(*call) (any, error) {
-	s.st.mu.Lock()
 	i := slices.Index(thinkingLevels, s.st.thinkingLevel())
-	s.st.mu.Unlock()
 	next := thinkingLevels[(i+1)%len(thinkingLevels)]
 	s.setLevel(next)
 	return levelData{Level: next}, nil
@@ -93,7 +87,8 @@ func (s *server) cycleThinkingLevel(*call) (any, error) {
 // running CLI's initialize answer when the transport has one; else one
 // query process, shared by the calls that ask while it runs, and kept once
 // it answered (a failure is asked again next time); until either, what
-// the CLI said last time (the info cache).
+// the CLI said last time (the info cache). Its mutex is taken only by its
+// methods below, which call nothing else.
 type cliInfo struct {
 	mu       sync.Mutex
 	got      *claudecli.Info
@@ -119,15 +114,89 @@ func (s *server) knownInfo() (claudecli.Info, bool) {
 			return info, true
 		}
 	}
-	s.info.mu.Lock()
-	defer s.info.mu.Unlock()
+	return s.info.known()
+}
+
+// known is what the CLI answered, else what the info cache says, if
+// either.
+func (ci *cliInfo) known() (claudecli.Info, bool) {
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
 	switch {
-	case s.info.got != nil:
-		return *s.info.got, true
-	case s.info.cached != nil:
-		return *s.info.cached, true
+	case ci.got != nil:
+		return *ci.got, true
+	case ci.cached != nil:
+		return *ci.cached, true
 	}
 	return claudecli.Info{}, false
+}
+
+// answered is what a query process answered, if one did.
+func (ci *cliInfo) answered() (claudecli.Info, bool) {
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
+	if ci.got == nil {
+		return claudecli.Info{}, false
+	}
+	return *ci.got, true
+}
+
+// setCached keeps what the info cache says the CLI said at savedAt.
+func (ci *cliInfo) setCached(info *claudecli.Info, savedAt time.Time) {
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
+	ci.cached, ci.savedAt = info, savedAt
+}
+
+// cachedAt reports whether the answers so far come from the info cache,
+// and when the CLI told them.
+func (ci *cliInfo) cachedAt() (bool, time.Time) {
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
+	return ci.cached != nil, ci.savedAt
+}
+
+// commandsChanged keeps cmds (JSON) as the commands last sent, and
+// reports whether they differ from those sent before.
+func (ci *cliInfo) commandsChanged(cmds string) bool {
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
+	same := cmds == ci.sentCommands
+	ci.sentCommands = cmds
+	return !same
+}
+
+// joinQuery is the running query's end (closed when it ends), a new one
+// when none runs: then first is true and the caller runs it, and calls
+// queried with its answer before closing wait.
+func (ci *cliInfo) joinQuery() (wait chan struct{}, first bool) {
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
+	if ci.inflight == nil {
+		ci.inflight, first = make(chan struct{}), true
+	}
+	return ci.inflight, first
+}
+
+// queried keeps a query's answer (kept) or failure (asked again next
+// time).
+func (ci *cliInfo) queried(got claudecli.Info, err error) {
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
+	ci.inflight, ci.err = nil, err
+	if err == nil {
+		ci.got = &got
+	}
+}
+
+// queryResult is the last query's answer, else its failure.
+func (ci *cliInfo) queryResult() (claudecli.Info, error) {
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
+	if ci.got != nil && ci.err == nil {
+		return *ci.got, nil
+	}
+	return claudecli.Info{}, fmt.Errorf("asking claude for its models and commands: %w", ci.err)
 }
 
 // cliInfo returns what the CLI says about itself: what it said already
@@ -149,11 +218,8 @@ func (s *server) cliInfo(ctx context.Context) (claudecli.Info, error) {
 			return info, nil
 		}
 	}
-	s.info.mu.Lock()
-	got := s.info.got
-	s.info.mu.Unlock()
-	if got != nil {
-		return *got, nil
+	if got, ok := s.info.answered(); ok {
+		return got, nil
 	}
 	return s.queryInfo(ctx)
 }
@@ -163,54 +229,33 @@ func (s *server) cliInfo(ctx context.Context) (claudecli.Info, error) {
 // waits until it answers or ctx ends; the process lives on the server's
 // context (ended at shutdown, which waits for it).
 func (s *server) queryInfo(ctx context.Context) (claudecli.Info, error) {
-	ci := s.info
-	ci.mu.Lock()
-	wait := ci.inflight
-	if wait == nil {
-		wait = make(chan struct{})
-		ci.inflight = wait
+	wait, first := s.info.joinQuery()
+	if first {
 		s.wg.Add(1) // the caller is one of the server's goroutines: wg is not zero
 		go func() {
 			defer s.wg.Done()
 			got, err := s.opts.query(s.ctx, s.opts.CLI, infoTimeout)
-			ci.mu.Lock()
-			ci.inflight, ci.err = nil, err
-			if err == nil {
-				ci.got = &got
-			}
-			ci.mu.Unlock()
+			s.info.queried(got, err)
 			if err == nil {
 				s.saveCache(&got)
 			}
 			close(wait)
 		}()
 	}
-	ci.mu.Unlock()
 	select {
 	case <-wait:
 	case <-ctx.Done():
 		return claudecli.Info{}, fmt.Errorf("asking claude for its models and commands: %w", context.Cause(ctx))
 	}
-	ci.mu.Lock()
-	defer ci.mu.Unlock()
-	if ci.got != nil && ci.err == nil {
-		return *ci.got, nil
-	}
-	return claudecli.Info{}, fmt.Errorf("asking claude for its models and commands: %w", ci.err)
+	return s.info.queryResult()
 }
 
-// models lists the CLI's models as pi's Models, one per model id: the
-// CLI's "default" entry names the same model as one of its aliases, whose
-// display name ("Opus") reads better than "Default (recommended)".
-func (s *server) models(info claudecli.Info) []modelInfo {
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	return s.modelsLocked(info)
-}
-
-// modelsLocked is models, called with st.mu held.
-func (s *server) modelsLocked(info claudecli.Info) []modelInfo {
-	s.noteLimits(info)
+// modelsLocked lists the CLI's models as pi's Models, one per model id:
+// the CLI's "default" entry names the same model as one of its aliases,
+// whose display name ("Opus") reads better than "Default (recommended)".
+// Called with st.mu held.
+func (ls *lockedState) modelsLocked(info claudecli.Info) []modelInfo {
+	ls.noteLimits(info)
 	var out []modelInfo
 	at := map[string]int{}           // model id → index in out
 	fromDefault := map[string]bool{} // the entry came from "default"
@@ -219,7 +264,7 @@ func (s *server) modelsLocked(info claudecli.Info) []modelInfo {
 		if id == "" {
 			id = m.Value
 		}
-		mi := s.describeModel(id)
+		mi := ls.describeModel(id)
 		mi.Name, mi.Cost = m.DisplayName, priceOf(m.Description)
 		i, ok := at[id]
 		switch {
@@ -283,7 +328,7 @@ func (s *server) getAvailableModels(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return modelsData{Models: s.models(info)}, nil
+	return modelsData{Models: s.st.models(info)}, nil
 }
 
 func (s *server) setModel(c *call) (any, error) {
@@ -298,7 +343,7 @@ func (s *server) setModel(c *call) (any, error) {
 	m, ok := findModel(info, id)
 	if !ok {
 		var known []string
-		for _, mi := range s.models(info) {
+		for _, mi := range s.st.models(info) {
 			known = append(known, mi.ID)
 		}
 		return nil, fmt.Errorf("Model not found: %s/%s (known: %s)", provider, id, strings.Join(known, ", "))
@@ -313,23 +358,19 @@ func (s *server) switchModel(info claudecli.Info, m claudecli.ModelInfo) modelIn
 		id = m.Value
 	}
 	s.applySettings(func(st *cliSettings) { st.model = m.Value })
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	s.st.model = id
-	s.st.note(entryJSON{Type: "model_change", Provider: transform.Provider, ModelID: id})
-	return s.modelByID(info, id)
+	return s.st.useModel(info, id)
 }
 
 // modelByID is model id as get_available_models lists it (display name,
 // price), or as far as the bridge knows it when the CLI does not list it.
 // Called with st.mu held.
-func (s *server) modelByID(info claudecli.Info, id string) modelInfo {
-	for _, mi := range s.modelsLocked(info) {
+func (ls *lockedState) modelByID(info claudecli.Info, id string) modelInfo {
+	for _, mi := range ls.modelsLocked(info) {
 		if mi.ID == id {
 			return mi
 		}
 	}
-	return s.describeModel(id)
+	return ls.describeModel(id)
 }
 
 // cycleModel answers no data (null) when there is nothing to cycle.
@@ -338,19 +379,15 @@ func (s *server) cycleModel(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	models := s.models(info)
+	models := s.st.models(info)
 	if len(models) < 2 {
 		return json.RawMessage("null"), nil // pi 1.5 answers data: null
 	}
-	s.st.mu.Lock()
-	cur := s.st.model
-	s.st.mu.Unlock()
+	cur := s.st.cliModel()
 	i := slices.IndexFunc(models, func(m modelInfo) bool { return m.ID == cur })
 	next, _ := findModel(info, models[(i+1)%len(models)].ID)
 	mi := s.switchModel(info, next)
-	s.st.mu.Lock()
 	level := s.st.thinkingLevel()
-	s.st.mu.Unlock()
 	return cycleModelData{Model: mi, ThinkingLevel: level, IsScoped: false}, nil
 }
 
@@ -436,26 +473,10 @@ func (s *server) setFastMode(c *call) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		if m, ok := findModel(info, s.modelName()); ok && !m.SupportsFastMode {
+		if m, ok := findModel(info, s.st.modelName()); ok && !m.SupportsFastMode {
 			return nil, errors.New("Fast mode is unavailable for the current model.")
 		}
 	}
 	s.applySettings(func(st *cliSettings) { st.fastMode = on })
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	return fastModeData{Enabled: on, Active: on && s.st.fastMode == "on"}, nil
-}
-
-// modelName is the model the next turn runs, as the CLI names it: the one
-// asked for, else the one the CLI reported, else its default.
-func (s *server) modelName() string {
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	switch {
-	case s.st.settings.model != "":
-		return s.st.settings.model
-	case s.st.model != "":
-		return s.st.model
-	}
-	return "default"
+	return fastModeData{Enabled: on, Active: on && s.st.fastModeActive()}, nil
 }

@@ -540,10 +540,7 @@ func (o *runner) launch(m message) *run {
 
 // newRun makes a run the running one. On the loop.
 func (o *runner) newRun() *run {
-	o.s.st.mu.Lock()
-	gen := o.s.st.gen
-	o.s.st.mu.Unlock()
-	r := &run{gen: gen, done: make(chan struct{}), outstanding: map[string]bool{}}
+	r := &run{gen: o.s.st.generation(), done: make(chan struct{}), outstanding: map[string]bool{}}
 	o.cur = r
 	return r
 }
@@ -605,9 +602,7 @@ func (o *runner) translator() *transform.Translator {
 	tr := transform.NewTranslator(nowMillis)
 	tr.SetToolNames(s.opts.ToolNames)
 	tr.HoldResults()
-	s.st.mu.Lock()
 	tr.SetThinkingLevel(s.st.thinkingLevel())
-	s.st.mu.Unlock()
 	if s.capsNow().Persistent {
 		// The process goes on after the turn, and background sub-agents
 		// with it: their lines come in a later run.
@@ -742,9 +737,7 @@ func (o *runner) startTurn(r *run, m message) {
 	// As in pi, bash commands the host ran reach the model with the next
 	// message, not as messages of their own; so does a todo list the host
 	// set.
-	s.st.mu.Lock()
-	text := s.st.takeBashContext() + m.text + s.st.takeTodoContext()
-	s.st.mu.Unlock()
+	text := s.st.takePromptContext(m.text)
 	uuid := sessions.NewID()
 	o.alive++
 	go func() {
@@ -845,11 +838,7 @@ func (o *runner) runLine(r *run, line []byte, err error) bool {
 	}
 	if !r.sawSession && tr.SessionID() != "" {
 		r.sawSession = true
-		s.st.mu.Lock()
-		if s.st.gen == r.gen {
-			s.st.sessionID = tr.SessionID()
-		}
-		s.st.mu.Unlock()
+		s.st.sawSessionID(r.gen, tr.SessionID())
 	}
 	if at, failed := tr.AtResult(); at {
 		if o.resultSeen(r) || !o.goesOn(r, failed) {
@@ -980,15 +969,11 @@ func (o *runner) handOver(r *run) {
 	for len(o.steerQ) > 0 && (o.steering == modeAll || len(r.handed) == 0) {
 		m := o.steerQ[0]
 		id := sessions.NewID()
-		s.st.mu.Lock()
-		text := s.st.bashContextText() + m.text
-		s.st.mu.Unlock()
+		text := s.st.pendingBashContext() + m.text
 		if !st.Steer(id, claudecli.UserLineID(text, m.images, id)) {
 			return // the turn is over: the run delivers the queue as its next turn
 		}
-		s.st.mu.Lock()
-		s.st.takeBashContext()
-		s.st.mu.Unlock()
+		s.st.dropBashContext()
 		r.handed = append(r.handed, handedMsg{uuid: id, m: m})
 		r.outstanding[id] = true
 		o.steerQ = o.steerQ[1:]

@@ -34,7 +34,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 		return err
 	}
 	defer s.shutdown()
-	if len(s.st.messages) > 0 {
+	if s.st.messageCount() > 0 {
 		s.idleNow() // a session's history loaded at start (--session, --continue)
 	}
 
@@ -124,14 +124,14 @@ func newServer(ctx context.Context, opts Options, out io.Writer) (*server, error
 	env := opts.CLI.Environ()
 	s.configDir = sessions.ConfigDir(env)
 	s.subs.reset()
-	s.subs.level = "off"
+	s.subs.subscribe("off")
 	s.baseURL = "https://api.anthropic.com"
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "ANTHROPIC_BASE_URL="); ok && v != "" {
 			s.baseURL = v
 		}
 	}
-	s.st = newState(opts.CLI.Model)
+	s.st = newState(opts.CLI.Model, stateEnv{configDir: s.configDir, cwd: s.cwd, baseURL: s.baseURL})
 	s.runs = newRunner(s)
 	s.host = newHostLink()
 	s.info = &cliInfo{}
@@ -373,11 +373,7 @@ func (s *server) commandsChanged() {
 	s.saveCache(&info)
 	cmds := availableCommands(info)
 	b, _ := json.Marshal(cmds)
-	s.info.mu.Lock()
-	same := string(b) == s.info.sentCommands
-	s.info.sentCommands = string(b)
-	s.info.mu.Unlock()
-	if !same {
+	if s.info.commandsChanged(string(b)) {
 		s.out.send(availableCommandsUpdateJSON{Type: "available_commands_update", Commands: cmds})
 	}
 }

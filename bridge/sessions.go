@@ -9,8 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -75,10 +73,7 @@ func raws(entries []sessions.Entry) [][]byte {
 // stays out of the new session (state.gen).
 func (s *server) switchTo(c *call, l *loaded, f *fork) {
 	done, _ := s.runs.detach(func() {
-		s.st.mu.Lock()
-		s.st.use(l)
-		s.st.fork = f
-		s.st.mu.Unlock()
+		s.st.useSession(l, f)
 		s.subs.reset()
 	})
 	c.settle()
@@ -114,9 +109,7 @@ func (s *server) openSession(c *call) (any, error) {
 	if own := sessions.ProjectDir(s.configDir, s.cwd); filepath.Clean(dir) != filepath.Clean(own) {
 		return nil, fmt.Errorf("open_session: the Claude CLI keeps the sessions of %s in %s; claude-rpc opens that folder only (start another claude-rpc with --cwd for another project)", s.cwd, own)
 	}
-	s.st.mu.Lock()
-	current := s.st.sessionID
-	s.st.mu.Unlock()
+	current := s.st.currentSessionID()
 	latest, err := sessions.Latest(s.configDir, s.cwd)
 	switch {
 	case err != nil: // none yet: a new one
@@ -130,9 +123,8 @@ func (s *server) openSession(c *call) (any, error) {
 	default:
 		c.settle()
 	}
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	return openSessionData{Cancelled: false, Resumed: err == nil, SessionID: s.st.sessionID, SessionFile: s.transcriptPath()}, nil
+	id, file := s.st.where()
+	return openSessionData{Cancelled: false, Resumed: err == nil, SessionID: id, SessionFile: file}, nil
 }
 
 func (s *server) switchSession(c *call) (any, error) {
@@ -149,9 +141,7 @@ func (s *server) switchSession(c *call) (any, error) {
 // yet, the source's up to the fork point. A session without a transcript
 // has none.
 func (s *server) history() (entries []sessions.Entry, sourceID string, err error) {
-	s.st.mu.Lock()
-	id, f, file := s.st.sessionID, s.st.fork, s.st.sessionFile
-	s.st.mu.Unlock()
+	id, f, file := s.st.source()
 	exists := sessions.Exists(s.configDir, s.cwd, id)
 	if f != nil && !exists {
 		id, file = f.from, ""
@@ -209,9 +199,7 @@ func (s *server) fork(c *call) (any, error) {
 	// entryId is a prompt's uuid in the CLI's transcript (get_fork_messages)
 	// or a user message's entry id (get_entries): that prompt is found by
 	// its text.
-	s.st.mu.Lock()
-	text, nth, isEntry := s.st.entryText(entryID)
-	s.st.mu.Unlock()
+	text, nth, isEntry := s.st.promptOfEntry(entryID)
 	at := -1
 	for i, e := range conv {
 		t, ok := transform.TranscriptPrompt(e.Raw)
@@ -256,9 +244,7 @@ func (s *server) clone(c *call) (any, error) {
 		return nil, errors.New("clone: the session has no messages yet")
 	}
 	s.runs.stop() // its messages are part of what is cloned
-	s.st.mu.Lock()
-	msgs, name := slices.Clone(s.st.messages), s.st.sessionName
-	s.st.mu.Unlock()
+	msgs, _, name := s.st.conversation()
 	id := sessions.NewID()
 	s.switchTo(c, &loaded{id: id, messages: msgs, name: name}, &fork{from: source, at: conv[len(conv)-1].UUID})
 	return cloneData{Cancelled: false, SessionID: id}, nil
@@ -284,13 +270,14 @@ func (s *server) startOn(opts Options) error {
 	if id != "" && !opts.Fork && sessions.Exists(s.configDir, s.cwd, id) {
 		idOrPath = id // pi's --session-id: the session with this id, if there is one
 	}
-	st := s.st
+	given := id // the session id, when no session was loaded
 	if idOrPath != "" {
+		given = ""
 		l, err := s.loadSession(s.ctx, idOrPath)
 		if err != nil {
 			return fmt.Errorf("--session %s: %w", idOrPath, err)
 		}
-		st.use(l)
+		s.st.useSession(l, nil)
 		if opts.Fork {
 			conv, source, err := s.history()
 			if err != nil {
@@ -299,20 +286,14 @@ func (s *server) startOn(opts Options) error {
 			if id == "" {
 				id = sessions.NewID()
 			}
-			st.use(&loaded{id: id, messages: l.messages, name: l.name})
+			var f *fork
 			if len(conv) > 0 {
-				st.fork = &fork{from: source, at: conv[len(conv)-1].UUID}
+				f = &fork{from: source, at: conv[len(conv)-1].UUID}
 			}
+			s.st.useSession(&loaded{id: id, messages: l.messages, name: l.name}, f)
 		}
-	} else if id != "" {
-		st.sessionID = id
 	}
-	if opts.SessionName != "" {
-		st.sessionName = strings.TrimSpace(opts.SessionName)
-	}
-	if slices.Contains(thinkingLevels, opts.ThinkingLevel) {
-		st.settings.thinkingLevel = opts.ThinkingLevel
-	}
+	s.st.startWith(given, opts.SessionName, opts.ThinkingLevel)
 	return nil
 }
 
@@ -322,10 +303,7 @@ func (s *server) startOn(opts Options) error {
 // it stops, writing nothing, once the call's context has ended.
 func (s *server) exportHTML(c *call) (any, error) {
 	path := c.str("outputPath")
-	s.st.mu.Lock()
-	msgs := slices.Clone(s.st.messages)
-	id, title := s.st.sessionID, s.st.sessionName
-	s.st.mu.Unlock()
+	msgs, id, title := s.st.conversation()
 	if title == "" {
 		title = "Claude session " + id
 	}
@@ -405,7 +383,7 @@ func (s *server) persistName(id, name string) {
 		if !ses.Exists || s.runs.busy() {
 			return
 		}
-		cfg := s.cliConfig()
+		cfg, _ := s.cliConfig()
 		cfg.Host = nil
 		ctx, cancel := s.owedContext()
 		defer cancel()

@@ -176,8 +176,8 @@ func TestShutdownDuringBash(t *testing.T) {
 // shuts down) fails with the cause and writes nothing.
 func TestExportHTMLStops(t *testing.T) {
 	dir := t.TempDir()
-	s := &server{st: newState(""), cwd: dir}
-	s.st.messages = []transform.Message{{Role: "user", Content: []transform.Content{transform.TextContent("hi")}}}
+	s := &server{st: newState("", stateEnv{cwd: dir}), cwd: dir}
+	s.st.f.messages = []transform.Message{{Role: "user", Content: []transform.Content{transform.TextContent("hi")}}}
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(errShutdown)
 	_, err := s.exportHTML(&call{ctx: ctx, typ: "export_html"})

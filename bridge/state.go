@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tidwall/gjson"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -16,11 +17,36 @@ import (
 	"github.com/claude-rpc/claude-rpc/transform"
 )
 
-// state is the session the bridge works on and the host's settings. Its
-// mutex guards short sections only: no I/O, no frames written, nothing
-// that waits. The runner's mutex may be held while taking it.
+// state is the session the bridge works on and the host's settings: a
+// mutex and the fields it guards (lockedState), reached only by state's
+// methods in this file, each of which takes the mutex (lock) for one
+// short section: no I/O but a stat of the transcript (nextSession), no
+// frames written, nothing that waits, and no other owner's method called.
+// Handlers and the runner call those methods; what a handler needs of
+// several fields at once comes from one method (stateData, sessionStats,
+// conversation), and each read-modify-write is one method (learn,
+// takePromptContext, useModel). The helpers they call with the mutex held
+// are lockedState's (here and in entries.go, todos.go, bash.go,
+// models.go): they have no mutex to take and no state to call back, so
+// no section nests in another.
 type state struct {
 	mu sync.Mutex
+	f  lockedState // guarded by mu: reached through lock
+}
+
+// lock takes the mutex and returns the fields it guards; the caller
+// unlocks st.mu when its section ends.
+func (st *state) lock() *lockedState {
+	st.mu.Lock()
+	return &st.f
+}
+
+// lockedState is state's fields; its methods are called with state's
+// mutex held.
+type lockedState struct {
+	// at is where the session lives and what describes its models:
+	// fixed for the bridge's life.
+	at stateEnv
 	// gen counts session switches: a run remembers the generation it
 	// started in, and what it learned is kept only if it still matches
 	// (a run ended by new_session does not write into the new session).
@@ -37,9 +63,12 @@ type state struct {
 	// limits are the models' context window and output cap as the CLI
 	// reported them for a turn (this run's, or earlier runs' from the
 	// info cache), by API model id.
-	limits      map[string]transform.Limits
-	fastMode    string // the CLI's fast mode state, once a turn reported it
-	settings    cliSettings
+	limits   map[string]transform.Limits
+	fastMode string // the CLI's fast mode state, once a turn reported it
+	settings cliSettings
+	// settingsRev counts changes of settings: of two configs made from
+	// them, the one of the higher revision is the newer (passConfig).
+	settingsRev uint64
 	interrupt   string      // omp's interrupt mode: stored and reported
 	todos       todoState   // the todo list (todoPhases)
 	bashContext []string    // bash executions for the next prompt's context
@@ -49,9 +78,16 @@ type state struct {
 	compacted bool
 }
 
-func newState(model string) *state {
-	st := &state{sessionID: sessions.NewID(), model: model, interrupt: "immediate", limits: map[string]transform.Limits{}}
-	st.startEntries()
+// stateEnv is what state needs of the bridge's setup, fixed for its life:
+// where the CLI keeps sessions (configDir, for the working folder cwd)
+// and the API its models are reached at (get_state's model).
+type stateEnv struct {
+	configDir, cwd, baseURL string
+}
+
+func newState(model string, at stateEnv) *state {
+	st := &state{f: lockedState{at: at, sessionID: sessions.NewID(), model: model, interrupt: "immediate", limits: map[string]transform.Limits{}}}
+	st.f.startEntries()
 	return st
 }
 
@@ -68,11 +104,10 @@ type cliSettings struct {
 	hostURIs      []hostURIScheme // set_host_uri_schemes (hosturis.go)
 }
 
-// cliConfig is the CLI's config with the host's settings.
-func (s *server) cliConfig() claudecli.Config {
-	s.st.mu.Lock()
-	set := s.st.settings
-	s.st.mu.Unlock()
+// cliConfig is the CLI's config with the host's settings, and the
+// settings' revision it was made from.
+func (s *server) cliConfig() (claudecli.Config, uint64) {
+	set, rev := s.st.currentSettings()
 	cfg := s.opts.CLI
 	if set.model != "" {
 		cfg.Model = set.model
@@ -97,16 +132,14 @@ func (s *server) cliConfig() claudecli.Config {
 	if env != nil {
 		cfg.Env = append(base, env...) // the last value of a key wins
 	}
-	return cfg
+	return cfg, rev
 }
 
 // applySettings changes the settings with f and passes the new config on.
 // Calls that change settings write resConfig, so they run one at a time,
 // in the order sent.
 func (s *server) applySettings(f func(*cliSettings)) {
-	s.st.mu.Lock()
-	f(&s.st.settings)
-	s.st.mu.Unlock()
+	s.st.changeSettings(f)
 	s.passConfig()
 	s.prewarm() // a change that needs a new process gets it now
 }
@@ -122,114 +155,417 @@ func (s *server) cliSession() (claudecli.Session, uint64) {
 		// transport yet: no CLI ever ran.)
 		quiesce()
 	}
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	st := s.st
-	ses := claudecli.Session{ID: st.sessionID, Exists: sessions.Exists(s.configDir, s.cwd, st.sessionID), Name: st.sessionName}
+	return s.st.nextSession()
+}
+
+// The methods below are state's: each takes its mutex for what it says
+// and calls no other owner.
+
+// currentSettings are the host's settings now, and their revision.
+func (st *state) currentSettings() (cliSettings, uint64) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	return ls.settings, ls.settingsRev
+}
+
+// changeSettings changes the settings with f (which only assigns), a new
+// revision.
+func (st *state) changeSettings(f func(*cliSettings)) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	f(&ls.settings)
+	ls.settingsRev++
+}
+
+// nextSession is the CLI session the next turn works on (cliSession) and
+// its generation. Once the CLI has made a forked session, it is resumed
+// from then on.
+func (st *state) nextSession() (claudecli.Session, uint64) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	ses := claudecli.Session{ID: ls.sessionID, Exists: sessions.Exists(ls.at.configDir, ls.at.cwd, ls.sessionID), Name: ls.sessionName}
 	switch {
 	case ses.Exists:
-		st.fork = nil // made: from now on it is resumed
-	case st.fork != nil:
-		ses.ForkFrom, ses.ResumeAt = st.fork.from, st.fork.at
+		ls.fork = nil // made: from now on it is resumed
+	case ls.fork != nil:
+		ses.ForkFrom, ses.ResumeAt = ls.fork.from, ls.fork.at
 	}
-	return ses, st.gen
+	return ses, ls.gen
+}
+
+// useSession makes l the session in use, a copy the CLI makes of f's
+// when f is not nil: a new generation, so a run of the old one keeps what
+// it learns to itself.
+func (st *state) useSession(l *loaded, f *fork) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	ls.use(l)
+	ls.fork = f
+}
+
+// startWith sets what the bridge starts with besides the session's
+// contents (startOn): the session id when given, the name (trimmed) when
+// given, and the thinking level when it is one of pi's.
+func (st *state) startWith(id, name, level string) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	if id != "" {
+		ls.sessionID = id
+	}
+	if name != "" {
+		ls.sessionName = strings.TrimSpace(name)
+	}
+	if slices.Contains(thinkingLevels, level) {
+		ls.settings.thinkingLevel = level
+	}
 }
 
 // use makes l the session in use: a new generation, so a run of the old
 // one keeps what it learns to itself. Called with st.mu held.
-func (st *state) use(l *loaded) {
-	st.gen++
-	st.sessionID, st.sessionFile, st.sessionName = l.id, l.path, l.name
-	st.messages = l.messages
-	st.fork, st.todos = nil, todoState{}
-	st.bashContext = nil
-	st.startEntries()
+func (ls *lockedState) use(l *loaded) {
+	ls.gen++
+	ls.sessionID, ls.sessionFile, ls.sessionName = l.id, l.path, l.name
+	ls.messages = l.messages
+	ls.fork, ls.todos = nil, todoState{}
+	ls.bashContext = nil
+	ls.startEntries()
+}
+
+// generation is the session generation in use.
+func (st *state) generation() uint64 {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	return ls.gen
+}
+
+// current reports whether gen is the session generation in use.
+func (st *state) current(gen uint64) bool {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	return gen == ls.gen
+}
+
+// sawSessionID keeps the session id a run's CLI reported, if the run
+// belongs to the session in use (gen).
+func (st *state) sawSessionID(gen uint64, id string) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	if gen == ls.gen {
+		ls.sessionID = id
+	}
 }
 
 // learn keeps what a run's translator learned, if the run belongs to the
-// session in use.
-// current reports whether gen is the session generation in use.
-func (st *state) current(gen uint64) bool {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	return gen == st.gen
-}
-
-// It reports whether the run told limits not known before (worth keeping
-// in the info cache).
+// session in use. It reports whether the run told limits not known
+// before (worth keeping in the info cache).
 func (st *state) learn(gen uint64, tr *transform.Translator, msgs bool) (newLimits bool) {
-	st.mu.Lock()
+	ls := st.lock()
 	defer st.mu.Unlock()
-	if gen != st.gen {
+	if gen != ls.gen {
 		return false
 	}
 	if msgs {
-		st.messages = append(st.messages, tr.Messages()...)
-		st.addMessageEntries(tr.Messages())
-		st.compacted = false
+		ls.messages = append(ls.messages, tr.Messages()...)
+		ls.addMessageEntries(tr.Messages())
+		ls.compacted = false
 	}
 	if sid := tr.SessionID(); sid != "" {
-		st.sessionID = sid
+		ls.sessionID = sid
 	}
 	if m := tr.Model(); m != "" {
-		st.model = m
+		ls.model = m
 	}
-	if l := tr.Limits(); l.ContextWindow > 0 && st.model != "" {
-		newLimits = st.limits[st.model] != l
-		st.limits[st.model] = l
+	if l := tr.Limits(); l.ContextWindow > 0 && ls.model != "" {
+		newLimits = ls.limits[ls.model] != l
+		ls.limits[ls.model] = l
 	}
 	if f := tr.FastMode(); f != "" {
-		st.fastMode = f
+		ls.fastMode = f
 	}
 	return newLimits
 }
 
-// transcriptPath is where the session in use is (or will be) written.
-// Called with st.mu held.
-func (s *server) transcriptPath() string {
-	if s.st.sessionFile != "" {
-		return s.st.sessionFile
-	}
-	return sessions.TranscriptPath(s.configDir, s.cwd, s.st.sessionID)
+// currentSessionID is the id of the session in use.
+func (st *state) currentSessionID() string {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	return ls.sessionID
 }
 
-func (s *server) getState(*call) (any, error) {
-	rs := s.runs.status()
-	s.bashJ.mu.Lock()
-	bashing := s.bashJ.run != nil
-	s.bashJ.mu.Unlock()
-	info, known := s.knownInfo()
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	st := s.st
-	model := s.currentModel(info, known)
+// where is the session in use's id and its transcript's path.
+func (st *state) where() (id, file string) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	return ls.sessionID, ls.transcriptPath()
+}
+
+// source is what history reads the session in use from: its id, the fork
+// it is a copy of (nil if none), and its transcript when it came from a
+// path.
+func (st *state) source() (id string, f *fork, file string) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	return ls.sessionID, ls.fork, ls.sessionFile
+}
+
+// conversation is a copy of the session's messages, with its id and name.
+func (st *state) conversation() (msgs []transform.Message, id, name string) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	return slices.Clone(ls.messages), ls.sessionID, ls.sessionName
+}
+
+// messageCount is how many messages the session has.
+func (st *state) messageCount() int {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	return len(ls.messages)
+}
+
+// rename names the session, noting it as an entry, and returns its id.
+func (st *state) rename(name string) (id string) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	ls.sessionName = name
+	ls.note(entryJSON{Type: "session_info", Name: name})
+	return ls.sessionID
+}
+
+// setInterrupt keeps omp's interrupt mode.
+func (st *state) setInterrupt(mode string) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	ls.interrupt = mode
+}
+
+// noteCompaction notes that the context was compacted: its size is unknown
+// until the next run tells it.
+func (st *state) noteCompaction(e entryJSON) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	ls.compacted = true
+	ls.note(e)
+}
+
+// allEntries are the session's entries. The slice is the state's, only
+// appended to: the caller reads it and never writes it.
+func (st *state) allEntries() []entryJSON {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	return ls.entries
+}
+
+// promptOfEntry is entryText under the lock.
+func (st *state) promptOfEntry(id string) (text string, nth int, ok bool) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	return ls.entryText(id)
+}
+
+// thinkingLevel is the level get_state reports.
+func (st *state) thinkingLevel() string {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	return ls.levelLocked()
+}
+
+// noteLevelChange notes a change of the thinking level as an entry.
+func (st *state) noteLevelChange(level string) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	ls.note(entryJSON{Type: "thinking_level_change", ThinkingLevel: level})
+}
+
+// cliModel is the model the CLI reported, else the one asked for ("" for
+// the CLI's default).
+func (st *state) cliModel() string {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	return ls.model
+}
+
+// modelName is the model the next turn runs, as the CLI names it: the one
+// asked for, else the one the CLI reported, else its default.
+func (st *state) modelName() string {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	switch {
+	case ls.settings.model != "":
+		return ls.settings.model
+	case ls.model != "":
+		return ls.model
+	}
+	return "default"
+}
+
+// fastModeActive reports whether the CLI's last turn said fast mode is on.
+func (st *state) fastModeActive() bool {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	return ls.fastMode == "on"
+}
+
+// models lists the CLI's models (info) as pi's Models, with the limits
+// known so far (modelsLocked).
+func (st *state) models(info claudecli.Info) []modelInfo {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	return ls.modelsLocked(info)
+}
+
+// useModel makes id the model the CLI runs, noting it as an entry, and
+// describes it as get_available_models lists it (modelByID).
+func (st *state) useModel(info claudecli.Info, id string) modelInfo {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	ls.model = id
+	ls.note(entryJSON{Type: "model_change", Provider: transform.Provider, ModelID: id})
+	return ls.modelByID(info, id)
+}
+
+// addLimits keeps limits (the info cache's) for the models whose limits
+// are not known yet.
+func (st *state) addLimits(limits map[string]transform.Limits) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	for id, l := range limits {
+		if _, known := ls.limits[id]; !known && l.ContextWindow > 0 {
+			ls.limits[id] = l
+		}
+	}
+}
+
+// knownLimits is a copy of the models' limits known now.
+func (st *state) knownLimits() map[string]transform.Limits {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	return maps.Clone(ls.limits)
+}
+
+// hostServes is what the host serves the model: its tools and URI
+// schemes.
+func (st *state) hostServes() ([]hostTool, []hostURIScheme) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	return ls.settings.hostTools, ls.settings.hostURIs
+}
+
+// uriScheme is the scheme the host serves by that (lower-case) name.
+func (st *state) uriScheme(scheme string) (hostURIScheme, bool) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	var def *hostURIScheme
+	for i, sc := range ls.settings.hostURIs {
+		if sc.Scheme == scheme {
+			def = &ls.settings.hostURIs[i]
+		}
+	}
+	if def == nil {
+		return hostURIScheme{}, false
+	}
+	return *def, true
+}
+
+// setTodos replaces the todo list, to be told to the model with the next
+// prompt, and returns it as stored.
+func (st *state) setTodos(phases []transform.TodoPhase) []transform.TodoPhase {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	ls.todos.list.Set(phases)
+	ls.todos.tell = true
+	return ls.todos.list.Phases()
+}
+
+// observeTodos keeps the todo list in step with the CLI's todo tool calls
+// among evs.
+func (st *state) observeTodos(evs []transform.Event) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	for j := range evs {
+		ls.todos.list.Observe(&evs[j])
+	}
+}
+
+// addBashContext keeps a bash execution for the next prompt's context.
+func (st *state) addBashContext(text string) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	ls.bashContext = append(ls.bashContext, text)
+}
+
+// takePromptContext is a prompt's text as the CLI gets it: the bash
+// executions since the last prompt before it, the todo list after it
+// when the host set it; both are then forgotten.
+func (st *state) takePromptContext(text string) string {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	return ls.takeBashContext() + text + ls.takeTodoContext()
+}
+
+// pendingBashContext is the bash executions for the next message, kept
+// until dropBashContext.
+func (st *state) pendingBashContext() string {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	return ls.bashContextText()
+}
+
+// dropBashContext forgets the bash executions: the message they went
+// with is handed.
+func (st *state) dropBashContext() {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	ls.takeBashContext()
+}
+
+// stateData is get_state's answer as far as the state tells it: all but
+// the runner's status, the bash command's and the transport's. info is
+// what the CLI said about itself, if known.
+func (st *state) stateData(info claudecli.Info, known bool) stateData {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	model := ls.currentModel(info, known)
 	var listed *modelInfo
-	if known || st.model != "" { // else a name the list may not have
+	if known || ls.model != "" { // else a name the list may not have
 		listed = &model
 	}
 	return stateData{
 		Model:                 listed,
-		ThinkingLevel:         st.thinkingLevel(),
-		IsStreaming:           rs.streaming,
-		IsCompacting:          rs.compacting,
-		SteeringMode:          rs.steering,
-		FollowUpMode:          rs.followUp,
-		InterruptMode:         st.interrupt,
-		SessionFile:           s.transcriptPath(),
-		SessionID:             st.sessionID,
-		SessionName:           st.sessionName,
-		AutoCompactionEnabled: !st.settings.noAutoCompact,
-		MessageCount:          len(st.messages),
-		PendingMessageCount:   rs.pending,
-		QueuedMessageCount:    rs.pending,
-		TodoPhases:            st.todos.list.Phases(),
-		Transport:             s.transportName(),
-		IsSettled:             !rs.streaming && !rs.compacting,
-		ContextUsage:          s.contextUsage(model),
-		HasPendingAsyncWork:   bashing,
-		FastModeEnabled:       st.settings.fastMode,
-		FastModeActive:        st.settings.fastMode && st.fastMode == "on",
-	}, nil
+		ThinkingLevel:         ls.levelLocked(),
+		InterruptMode:         ls.interrupt,
+		SessionFile:           ls.transcriptPath(),
+		SessionID:             ls.sessionID,
+		SessionName:           ls.sessionName,
+		AutoCompactionEnabled: !ls.settings.noAutoCompact,
+		MessageCount:          len(ls.messages),
+		TodoPhases:            ls.todos.list.Phases(),
+		ContextUsage:          ls.contextUsage(model),
+		FastModeEnabled:       ls.settings.fastMode,
+		FastModeActive:        ls.settings.fastMode && ls.fastMode == "on",
+	}
+}
+
+// transcriptPath is where the session in use is (or will be) written.
+// Called with st.mu held.
+func (ls *lockedState) transcriptPath() string {
+	if ls.sessionFile != "" {
+		return ls.sessionFile
+	}
+	return sessions.TranscriptPath(ls.at.configDir, ls.at.cwd, ls.sessionID)
+}
+
+func (s *server) getState(*call) (any, error) {
+	rs := s.runs.status()
+	bashing := s.bashJ.running()
+	info, known := s.knownInfo()
+	d := s.st.stateData(info, known)
+	d.IsStreaming, d.IsCompacting = rs.streaming, rs.compacting
+	d.SteeringMode, d.FollowUpMode = rs.steering, rs.followUp
+	d.PendingMessageCount, d.QueuedMessageCount = rs.pending, rs.pending
+	d.Transport = s.transportName()
+	d.IsSettled = !rs.streaming && !rs.compacting
+	d.HasPendingAsyncWork = bashing
+	return d, nil
 }
 
 // modelInfo describes the model the CLI runs: the one it reported, else the
@@ -237,50 +573,60 @@ func (s *server) getState(*call) (any, error) {
 // model). Context window and output cap are the CLI's figures once a turn
 // reported them; until then, those of current Claude models. Called with
 // st.mu held.
-func (s *server) modelInfo() modelInfo {
-	id := s.st.model
+func (ls *lockedState) modelInfo() modelInfo {
+	id := ls.model
 	if id == "" {
 		id = "default"
 	}
-	return s.describeModel(id)
+	return ls.describeModel(id)
 }
 
 // describeModel is pi's Model for a model id, with the limits known so far.
 // Called with st.mu held.
-func (s *server) describeModel(id string) modelInfo {
-	limits, ok := s.st.limits[id]
+func (ls *lockedState) describeModel(id string) modelInfo {
+	limits, ok := ls.limits[id]
 	if !ok {
 		limits = defaultLimits
 	}
 	return modelInfo{
-		ID: id, Name: id, API: transform.API, Provider: transform.Provider, BaseURL: s.baseURL,
+		ID: id, Name: id, API: transform.API, Provider: transform.Provider, BaseURL: ls.at.baseURL,
 		Reasoning: true, Input: []string{"text", "image"},
 		ContextWindow: limits.ContextWindow, MaxTokens: limits.MaxTokens,
 	}
 }
 
-func (s *server) getMessages(*call) (any, error) {
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	return messagesData{Messages: append([]transform.Message{}, s.st.messages...)}, nil
+// messagesCopy is a copy of the session's messages.
+func (st *state) messagesCopy() []transform.Message {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	return append([]transform.Message{}, ls.messages...)
 }
 
-// getLastAssistantText is pi's: the text of the last assistant message,
-// not counting aborted ones without content, trimmed; {} when there is
-// none.
-func (s *server) getLastAssistantText(*call) (any, error) {
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	msgs := s.st.messages
+func (s *server) getMessages(*call) (any, error) {
+	return messagesData{Messages: s.st.messagesCopy()}, nil
+}
+
+// lastAssistantText is pi's get_last_assistant_text: the text of the last
+// assistant message, not counting aborted ones without content, trimmed;
+// "" when there is none.
+func (st *state) lastAssistantText() string {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	msgs := ls.messages
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := &msgs[i]
 		if m.Role != transform.RoleAssistant || m.StopReason == transform.StopAborted && len(m.Content) == 0 {
 			continue
 		}
-		if t := strings.TrimSpace(m.Text()); t != "" {
-			return lastTextData{Text: t}, nil
-		}
-		break
+		return strings.TrimSpace(m.Text())
+	}
+	return ""
+}
+
+// getLastAssistantText answers {} when there is no text.
+func (s *server) getLastAssistantText(*call) (any, error) {
+	if t := s.st.lastAssistantText(); t != "" {
+		return lastTextData{Text: t}, nil
 	}
 	return lastTextData{}, nil
 }
@@ -293,11 +639,7 @@ func (s *server) setSessionName(c *call) (any, error) {
 	if name == "" {
 		return nil, errors.New("Session name cannot be empty") // pi's words
 	}
-	s.st.mu.Lock()
-	s.st.sessionName = name
-	s.st.note(entryJSON{Type: "session_info", Name: name})
-	id := s.st.sessionID
-	s.st.mu.Unlock()
+	id := s.st.rename(name)
 	s.out.send(sessionInfoChangedJSON{Type: "session_info_changed", Name: name})
 	s.persistName(id, name)
 	return nil, nil
@@ -308,46 +650,48 @@ func (s *server) setInterruptMode(c *call) (any, error) {
 	if mode != "immediate" && mode != "wait" {
 		return nil, fmt.Errorf("%s: mode must be \"immediate\" or \"wait\", got %q", c.typ, mode)
 	}
-	s.st.mu.Lock()
-	s.st.interrupt = mode
-	s.st.mu.Unlock()
+	s.st.setInterrupt(mode)
 	return nil, nil
 }
 
-// getSessionStats counts the session's messages and sums the CLI's usage
+// sessionStats counts the session's messages and sums the CLI's usage
 // and cost on them (the CLI reports cost per run; it sits on each run's
-// last message).
-func (s *server) getSessionStats(*call) (any, error) {
-	info, known := s.knownInfo()
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	msgs := s.st.messages
-	st := sessionStats{SessionFile: s.transcriptPath(), SessionID: s.st.sessionID, TotalMessages: len(msgs)}
+// last message). info is what the CLI said about itself, if known.
+func (st *state) sessionStats(info claudecli.Info, known bool) sessionStats {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	msgs := ls.messages
+	ss := sessionStats{SessionFile: ls.transcriptPath(), SessionID: ls.sessionID, TotalMessages: len(msgs)}
 	for i := range msgs {
 		m := &msgs[i]
 		switch m.Role {
 		case transform.RoleUser:
-			st.UserMessages++
+			ss.UserMessages++
 		case transform.RoleToolResult:
-			st.ToolResults++
+			ss.ToolResults++
 		case transform.RoleAssistant:
-			st.AssistantMessages++
+			ss.AssistantMessages++
 			for _, c := range m.Content {
 				if c.Type == "toolCall" {
-					st.ToolCalls++
+					ss.ToolCalls++
 				}
 			}
 			u := m.Usage
-			st.Tokens.Input += u.Input
-			st.Tokens.Output += u.Output
-			st.Tokens.CacheRead += u.CacheRead
-			st.Tokens.CacheWrite += u.CacheWrite
-			st.Cost += u.Cost.Total
+			ss.Tokens.Input += u.Input
+			ss.Tokens.Output += u.Output
+			ss.Tokens.CacheRead += u.CacheRead
+			ss.Tokens.CacheWrite += u.CacheWrite
+			ss.Cost += u.Cost.Total
 		}
 	}
-	st.Tokens.Total = st.Tokens.Input + st.Tokens.Output + st.Tokens.CacheRead + st.Tokens.CacheWrite
-	st.ContextUsage = s.contextUsage(s.currentModel(info, known))
-	return st, nil
+	ss.Tokens.Total = ss.Tokens.Input + ss.Tokens.Output + ss.Tokens.CacheRead + ss.Tokens.CacheWrite
+	ss.ContextUsage = ls.contextUsage(ls.currentModel(info, known))
+	return ss
+}
+
+func (s *server) getSessionStats(*call) (any, error) {
+	info, known := s.knownInfo()
+	return s.st.sessionStats(info, known), nil
 }
 
 // pageCursor is what a get_messages_page cursor says: where the next page
@@ -373,31 +717,37 @@ func (s *server) getMessagesPage(c *call) (any, error) {
 		}
 		limit = int(v.Num)
 	}
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	st := s.st
-	cur := pageCursor{Version: 1, Session: st.sessionID, Gen: st.gen, Count: len(st.messages)}
-	if raw := c.str("cursor"); raw != "" {
+	return s.st.messagesPage(c.typ, c.str("cursor"), limit)
+}
+
+// messagesPage is the page of at most limit messages that cursor (raw;
+// "" for the first page) asks for, in one state of the session. typ is
+// the command's, for errors.
+func (st *state) messagesPage(typ, raw string, limit int) (any, error) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	cur := pageCursor{Version: 1, Session: ls.sessionID, Gen: ls.gen, Count: len(ls.messages)}
+	if raw != "" {
 		var got pageCursor
 		b, err := base64.RawURLEncoding.DecodeString(raw)
 		if err != nil || json.Unmarshal(b, &got) != nil || got.Version != 1 || got.Offset < 0 {
-			return nil, fmt.Errorf("%s: cursor %q is not one of get_messages_page's", c.typ, raw)
+			return nil, fmt.Errorf("%s: cursor %q is not one of get_messages_page's", typ, raw)
 		}
 		if got.Session != cur.Session || got.Gen != cur.Gen || got.Count != cur.Count || got.Offset > cur.Count {
 			return nil, &codedError{code: "stale_cursor", msg: "RPC message cursor is stale"}
 		}
 		cur.Offset = got.Offset
 	}
-	page := messagesPageData{Messages: []transform.Message{}, TotalMessages: len(st.messages)}
+	page := messagesPageData{Messages: []transform.Message{}, TotalMessages: len(ls.messages)}
 	size := 0
-	for i := cur.Offset; i < len(st.messages) && len(page.Messages) < limit; i++ {
-		b, _ := json.Marshal(st.messages[i])
+	for i := cur.Offset; i < len(ls.messages) && len(page.Messages) < limit; i++ {
+		b, _ := json.Marshal(ls.messages[i])
 		if size += len(b); size > pageBytes && len(page.Messages) > 0 {
 			break
 		}
-		page.Messages = append(page.Messages, st.messages[i])
+		page.Messages = append(page.Messages, ls.messages[i])
 	}
-	if next := cur.Offset + len(page.Messages); next < len(st.messages) {
+	if next := cur.Offset + len(page.Messages); next < len(ls.messages) {
 		cur.Offset = next
 		b, _ := json.Marshal(cur)
 		page.NextCursor = base64.RawURLEncoding.EncodeToString(b)
@@ -409,13 +759,13 @@ func (s *server) getMessagesPage(c *call) (any, error) {
 // tokens (input, cache, output: what the next call starts from), of the
 // model's context window. Unknown (null) after a compaction until the
 // next run. Called with st.mu held.
-func (s *server) contextUsage(model modelInfo) contextUsage {
+func (ls *lockedState) contextUsage(model modelInfo) contextUsage {
 	cu := contextUsage{ContextWindow: model.ContextWindow}
-	if s.st.compacted {
+	if ls.compacted {
 		return cu
 	}
 	var n int64
-	msgs := s.st.messages
+	msgs := ls.messages
 	for i := len(msgs) - 1; i >= 0; i-- {
 		if m := &msgs[i]; m.Role == transform.RoleAssistant && m.Usage.Input+m.Usage.CacheRead > 0 {
 			u := m.Usage
@@ -437,12 +787,12 @@ var defaultLimits = transform.Limits{ContextWindow: 200_000, MaxTokens: 32_000}
 // run, unless a turn told that model's limits: the CLI's figure before
 // any turn (its output cap comes with the first turn's result). Called
 // with st.mu held, wherever a model is described from info.
-func (s *server) noteLimits(info claudecli.Info) {
+func (ls *lockedState) noteLimits(info claudecli.Info) {
 	if info.Model == "" || info.ContextWindow <= 0 {
 		return
 	}
-	if _, ok := s.st.limits[info.Model]; !ok {
-		s.st.limits[info.Model] = transform.Limits{ContextWindow: info.ContextWindow, MaxTokens: defaultLimits.MaxTokens}
+	if _, ok := ls.limits[info.Model]; !ok {
+		ls.limits[info.Model] = transform.Limits{ContextWindow: info.ContextWindow, MaxTokens: defaultLimits.MaxTokens}
 	}
 }
 
@@ -450,10 +800,10 @@ func (s *server) noteLimits(info claudecli.Info) {
 // lists it once the CLI's models are known (now, or from the info cache);
 // get_state, get_session_stats and the list agree on its limits. Called
 // with st.mu held.
-func (s *server) currentModel(info claudecli.Info, known bool) modelInfo {
-	m := s.modelInfo()
+func (ls *lockedState) currentModel(info claudecli.Info, known bool) modelInfo {
+	m := ls.modelInfo()
 	if known {
-		m = s.knownModel(info, m)
+		m = ls.knownModel(info, m)
 	}
 	return m
 }
@@ -462,19 +812,19 @@ func (s *server) currentModel(info claudecli.Info, known bool) modelInfo {
 // describes it (display name, price), once the CLI has listed its models:
 // before the first turn, the model the CLI said it will run, else the one
 // its alias ("default", "opus") stands for. Called with st.mu held.
-func (s *server) knownModel(info claudecli.Info, m modelInfo) modelInfo {
+func (ls *lockedState) knownModel(info claudecli.Info, m modelInfo) modelInfo {
 	name := m.ID
 	switch {
-	case s.st.model == "" && s.st.settings.model != "":
-		name = s.st.settings.model
-	case s.st.model == "" && info.Model != "":
+	case ls.model == "" && ls.settings.model != "":
+		name = ls.settings.model
+	case ls.model == "" && info.Model != "":
 		name = info.Model // the model the CLI's settings choose
 	}
 
 	if cm, ok := findModel(info, name); ok && cm.ResolvedModel != "" {
 		name = cm.ResolvedModel
 	}
-	for _, mi := range s.modelsLocked(info) {
+	for _, mi := range ls.modelsLocked(info) {
 		if mi.ID == name {
 			return mi
 		}

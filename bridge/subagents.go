@@ -23,7 +23,8 @@ import (
 // their transcripts are, and which of the events the host subscribed to
 // (set_subagent_subscription; off until it does, so hosts that never ask
 // see none). It lives as long as the session: a session change forgets
-// it. Its lock is taken last (after st.mu).
+// it. Its mutex is taken only by its methods, which call nothing else
+// (observe's file makes a path: sessions.SubagentPath).
 type subagentRegistry struct {
 	mu      sync.Mutex
 	level   string                       // off, progress or events
@@ -128,23 +129,34 @@ func (s *server) setSubagentSubscription(c *call) (any, error) {
 	if !subagentLevels[level] {
 		return nil, fmt.Errorf("Invalid subagent subscription level: %s", c.raw.Get("level").String())
 	}
-	s.subs.mu.Lock()
-	s.subs.level = level
-	s.subs.mu.Unlock()
+	s.subs.subscribe(level)
 	return subagentLevelData{Level: level}, nil
 }
 
+// subscribe makes level the host's subscription.
+func (g *subagentRegistry) subscribe(level string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.level = level
+}
+
 func (s *server) getSubagents(*call) (any, error) {
-	s.subs.mu.Lock()
-	defer s.subs.mu.Unlock()
-	list := make([]subagentSnapshot, 0, len(s.subs.running))
-	for _, snap := range s.subs.running {
+	return subagentsData{Subagents: s.subs.runningNow()}, nil
+}
+
+// runningNow is a copy of the running sub-agents, in the order they
+// started.
+func (g *subagentRegistry) runningNow() []subagentSnapshot {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	list := make([]subagentSnapshot, 0, len(g.running))
+	for _, snap := range g.running {
 		list = append(list, *snap)
 	}
 	sort.Slice(list, func(i, j int) bool {
 		return list[i].Index < list[j].Index || list[i].Index == list[j].Index && list[i].ID < list[j].ID
 	})
-	return subagentsData{Subagents: list}, nil
+	return list
 }
 
 // getSubagentMessages reads a sub-agent's transcript from a byte offset, as

@@ -38,11 +38,7 @@ func (s *server) setTodos(c *call) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("set_todos: %w", err)
 	}
-	s.st.mu.Lock()
-	defer s.st.mu.Unlock()
-	s.st.todos.list.Set(phases)
-	s.st.todos.tell = true
-	return todosData{TodoPhases: s.st.todos.list.Phases()}, nil
+	return todosData{TodoPhases: s.st.setTodos(phases)}, nil
 }
 
 // parseTodoPhases validates set_todos' phases and normalizes them: names
@@ -174,11 +170,7 @@ func (s *server) noteTodos(evs []transform.Event) {
 		default:
 			continue
 		}
-		s.st.mu.Lock()
-		for j := i; j < len(evs); j++ {
-			s.st.todos.list.Observe(&evs[j])
-		}
-		s.st.mu.Unlock()
+		s.st.observeTodos(evs[i:])
 		return
 	}
 }
@@ -187,10 +179,10 @@ func (s *server) noteTodos(evs []transform.Event) {
 // prompt's text, once after the host set it; else "". It follows rather
 // than leads, as the CLI's own reminders do: the user's words come first.
 // Called with st.mu held.
-func (st *state) takeTodoContext() string {
-	if !st.todos.tell {
+func (ls *lockedState) takeTodoContext() string {
+	if !ls.todos.tell {
 		return ""
 	}
-	st.todos.tell = false
-	return "\n\n" + st.todos.list.Reminder()
+	ls.todos.tell = false
+	return "\n\n" + ls.todos.list.Reminder()
 }
