@@ -8,6 +8,7 @@
 //	go run ./scripts/record                 # every scenario, into testdata/cli
 //	go run ./scripts/record -run 'error'    # the scenarios whose name matches
 //	go run ./scripts/record -version 2.1.332 -out /tmp/rec -compare
+//	go run ./scripts/record -j 1            # one scenario at a time
 //
 // For each scenario it writes testdata/cli/<name>.input.jsonl (what was sent
 // on the CLI's stdin) and testdata/cli/<name>.jsonl (the CLI's stdout).
@@ -34,7 +35,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -151,6 +154,7 @@ func main() {
 	version := flag.String("version", "", "record this CLI version, installed by scripts/install-cli (instead of -cli)")
 	cmp := flag.Bool("compare", false, "then list the pi events that differ from testdata/cli's recordings")
 	rec := flag.Bool("record", true, "record (-record=false -compare compares the recordings already in -out)")
+	jobs := flag.Int("j", 3, "record up to this many scenarios at once (those that interrupt or steer on a printed line run alone)")
 	flag.Parse()
 	log.SetFlags(0)
 	re, err := regexp.Compile(*run)
@@ -173,22 +177,19 @@ func main() {
 	if *cmp && filepath.Clean(*out) == ref {
 		log.Fatalf("-compare: record elsewhere (-out), to compare with %s", ref)
 	}
-	srv, err := claudetest.New()
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer srv.Close()
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		log.Fatal(err)
 	}
-	for _, sc := range scenarios {
-		if !re.MatchString(sc.name) || !*rec {
-			continue
+	if *rec {
+		var todo []scenario
+		for _, sc := range scenarios {
+			if re.MatchString(sc.name) {
+				todo = append(todo, sc)
+			}
 		}
-		if err := record(srv, *cli, *out, sc); err != nil {
-			log.Fatalf("%s: %v", sc.name, err)
+		if failed := recordAll(*cli, *out, todo, *jobs); failed > 0 {
+			log.Fatalf("%d scenario(s) could not be recorded", failed)
 		}
-		log.Printf("recorded %s", sc.name)
 	}
 	if *cmp {
 		n, err := compare(os.Stdout, *out, ref, re)
@@ -200,6 +201,61 @@ func main() {
 		}
 		log.Printf("every scenario translates to the same pi events as %s's", ref)
 	}
+}
+
+// recordAll records todo into out, up to jobs scenarios at once, and returns
+// how many failed (each one logged). Each scenario runs against a fake API
+// of its own (its [[flaky]] counts and requests are its own). A scenario
+// that acts when the CLI prints a line (killAt, steerAt, results) runs
+// alone, after the others: what it records depends on how far the CLI got
+// in the meantime, which a loaded machine would shift. Most of a
+// recording's time is the CLI starting and waiting on the fake API, so a
+// few at once use the cores the CLI leaves idle (2.1.332's 34 scenarios
+// on 2 shared cores: 40.5 s one at a time, 37 s two, 33-34 s three).
+func recordAll(cli, out string, todo []scenario, jobs int) (failed int) {
+	var mu sync.Mutex
+	one := func(sc scenario) {
+		start := time.Now()
+		err := recordAlone(cli, out, sc)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			log.Printf("%s: %v", sc.name, err)
+			failed++
+			return
+		}
+		log.Printf("recorded %s (%.1f s)", sc.name, time.Since(start).Seconds())
+	}
+	var alone []scenario
+	sem := make(chan struct{}, max(jobs, 1))
+	var wg sync.WaitGroup
+	for _, sc := range todo {
+		if sc.killAt != "" || sc.steerAt != "" || sc.results > 0 {
+			alone = append(alone, sc)
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			one(sc)
+		}()
+	}
+	wg.Wait()
+	for _, sc := range alone {
+		one(sc)
+	}
+	return failed
+}
+
+// recordAlone records sc against a fake API of its own.
+func recordAlone(cli, out string, sc scenario) error {
+	srv, err := claudetest.New()
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	return record(srv, cli, out, sc)
 }
 
 // scratchDir makes a recording's scratch folder (its HOME and working
