@@ -138,7 +138,7 @@ func testPiToolNames(t *testing.T, tp string) {
 	assert.Equal(t, strings.Replace(old, "line 07", "line seven", 1), string(got))
 
 	// get_messages, and the session read back from the CLI's transcript.
-	checkMessages := func(what string, msgs []gjson.Result, want []string) {
+	checkMessages := func(what string, msgs []gjson.Result, want []string, exact bool) {
 		names := map[string]string{}
 		for _, m := range msgs {
 			for _, c := range m.Get("content").Array() {
@@ -160,21 +160,28 @@ func testPiToolNames(t *testing.T, tp string) {
 		for _, n := range names {
 			got = append(got, n)
 		}
-		assert.ElementsMatch(t, want, got, "%s: every tool call, by pi's names", what)
+		if exact {
+			assert.ElementsMatch(t, want, got, "%s: every tool call, by pi's names", what)
+		} else {
+			assert.Subset(t, want, got, "%s: tool calls by pi's names", what)
+			assert.Contains(t, got, "edit", "%s: the second turn's call", what)
+		}
 	}
 	live := b.call(map[string]any{"type": "get_messages"})
 	require.True(t, live.Get("success").Bool(), live.Raw)
-	checkMessages("get_messages", live.Get("data.messages").Array(), []string{"read", "write", "bash", "grep", "find", "edit"})
+	checkMessages("get_messages", live.Get("data.messages").Array(), []string{"read", "write", "bash", "grep", "find", "edit"}, true)
 
 	sid := b.call(map[string]any{"type": "get_state"}).Get("data.sessionId").String()
 	require.True(t, b.call(map[string]any{"type": "new_session"}).Get("success").Bool())
 	r := b.call(map[string]any{"type": "switch_session", "sessionPath": sid})
 	require.True(t, r.Get("success").Bool(), r.Raw)
 	reloaded := b.call(map[string]any{"type": "get_messages"})
-	// The CLI 2.1.328 has no Grep nor Glob: its transcript puts their
-	// calls, refused at once, on a side branch, which the conversation
-	// read back (the current branch) does not include.
-	checkMessages("the session read back", reloaded.Get("data.messages").Array(), []string{"read", "write", "bash", "edit"})
+	// The five calls ran in parallel. The CLI's transcript chains their
+	// results in the order they ended, and puts some on side branches,
+	// which the conversation read back (the current branch) leaves out:
+	// which ones depends on that order (grep and find, which 2.1.328 has
+	// not and refuses at once, in most runs; write and bash in some).
+	checkMessages("the session read back", reloaded.Get("data.messages").Array(), []string{"read", "write", "bash", "grep", "find", "edit"}, false)
 
 	out := filepath.Join(t.TempDir(), "s.html")
 	r = b.call(map[string]any{"type": "export_html", "outputPath": out})
