@@ -84,12 +84,10 @@ func (o *runner) runCompact(r *run, text string) {
 	r.tr.SetToolNames(o.s.opts.ToolNames)
 	r.tr.Start(transform.UserMessage([]transform.Content{transform.TextContent(text)}, nowMillis()))
 	s := o.s
-	o.alive++
-	go func() {
+	o.offLoop(func() func() {
 		session, _ := s.cliSession()
 		turn, err := s.tr().Turn(session, claudecli.UserLine(text, nil))
-		o.post(func() {
-			o.alive--
+		return func() {
 			if err != nil {
 				r.compaction.err = fmt.Errorf("starting claude: %w", err)
 				o.compactDone(r)
@@ -101,8 +99,8 @@ func (o *runner) runCompact(r *run, text string) {
 				r.carry = nil
 				o.compactLine(r, first, nil)
 			}
-		})
-	}()
+		}
+	})
 }
 
 // compactLine reads the compaction off a line of r's CLI turn (err: the

@@ -71,7 +71,6 @@ type lineMsg struct {
 // (a line is valid until the next Next). Whose lines they are (run or
 // quiet) is the loop's to say.
 type lineReader struct {
-	turn  claudecli.Turn
 	ack   chan bool // the loop's answer to a line: read on (true) or stop
 	run   *run
 	quiet *quietTurn
@@ -158,7 +157,7 @@ var errClosed = errors.New("claude-rpc is shutting down")
 
 // read starts a reader for turn. On the loop.
 func (o *runner) read(turn claudecli.Turn) *lineReader {
-	rd := &lineReader{turn: turn, ack: make(chan bool, 1)}
+	rd := &lineReader{ack: make(chan bool, 1)}
 	o.alive++
 	go func() {
 		for {
@@ -170,6 +169,20 @@ func (o *runner) read(turn claudecli.Turn) *lineReader {
 		}
 	}()
 	return rd
+}
+
+// offLoop runs work on a goroutine of its own (what may wait for the CLI)
+// and then, on the loop, what work returns; the loop does not end
+// meanwhile (alive counts it). On the loop.
+func (o *runner) offLoop(work func() (then func())) {
+	o.alive++
+	go func() {
+		then := work()
+		o.post(func() { // the loop lives while alive counts this
+			o.alive--
+			then()
+		})
+	}()
 }
 
 // line hands a reader's line to whose it is; it reports whether the
@@ -739,8 +752,7 @@ func (o *runner) startTurn(r *run, m message) {
 	// set.
 	text := s.st.takePromptContext(m.text)
 	uuid := sessions.NewID()
-	o.alive++
-	go func() {
+	o.offLoop(func() func() {
 		session, _ := s.cliSession()
 		t := s.tr()
 		input := claudecli.UserLine(text, m.images)
@@ -753,11 +765,8 @@ func (o *runner) startTurn(r *run, m message) {
 			input, id = claudecli.UserLineID(text, m.images, uuid), uuid
 		}
 		turn, err := t.Turn(session, input)
-		o.post(func() {
-			o.alive--
-			o.turnStarted(r, turn, err, id, session)
-		})
-	}()
+		return func() { o.turnStarted(r, turn, err, id, session) }
+	})
 }
 
 // turnStarted makes turn r's CLI turn and reads it, its carried line
