@@ -212,3 +212,35 @@ func marshalNoEscape(v any) ([]byte, error) {
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
+
+// MessageFromPi reads a message as pi writes it in its session files and
+// frames: a user, assistant or toolResult message whose content is an
+// array of blocks or, for a user message, a string (one text block).
+// ok is false for other roles (pi's custom, bashExecution, system,
+// compactionSummary, branchSummary: no Message of claude-rpc's) and for
+// what is no message at all.
+func MessageFromPi(raw []byte) (m Message, ok bool) {
+	var v struct {
+		Message
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(raw, &v) != nil {
+		return Message{}, false
+	}
+	switch v.Role {
+	case RoleUser, RoleAssistant, RoleToolResult:
+	default:
+		return Message{}, false
+	}
+	m = v.Message
+	var s string
+	switch {
+	case json.Unmarshal(v.Content, &s) == nil:
+		if s != "" {
+			m.Content = []Content{TextContent(s)}
+		}
+	case len(v.Content) > 0 && json.Unmarshal(v.Content, &m.Content) != nil:
+		return Message{}, false
+	}
+	return m, true
+}
