@@ -139,7 +139,9 @@ var piIDRe = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$`)
 // IsPiID reports whether s can be a pi session id: letters, digits, '.',
 // '_' and '-', beginning and ending with a letter or digit; so it never
 // names a path ("..", separators).
-func IsPiID(s string) bool { return len(s) <= 200 && piIDRe.MatchString(s) && !strings.Contains(s, "..") }
+func IsPiID(s string) bool {
+	return len(s) <= 200 && piIDRe.MatchString(s) && !strings.Contains(s, "..")
+}
 
 // PiHeader is the first line of a pi session file.
 type PiHeader struct {
