@@ -167,7 +167,8 @@ func loadConfig(args []string) (*viper.Viper, error) {
 	fs.Duration("idle-timeout", 15*time.Minute, "stop a turn when the CLI prints nothing for this long (0: never)")
 	fs.String("session", "", "start on an existing session: its id or its transcript's path")
 	fs.BoolP("continue", "c", false, "start on the most recent session of the working directory")
-	fs.Bool("no-session", false, "keep the CLI from writing transcripts (--no-session-persistence): nothing can be resumed later")
+	fs.Bool("no-session", false, "keep the CLI from writing transcripts (--no-session-persistence) and write no pi session file: nothing can be resumed later")
+	fs.Bool("pi-sessions", true, "keep each session as pi keeps its own too: a pi session file (in --session-dir, else where pi keeps the working folder's), which pi-based hosts list and pi itself opens")
 	fs.Bool("ask", true, "ask the host (extension_ui_request) before tools that need permission, and pass AskUserQuestion on (stream transport; --ask=false refuses those tools instead)")
 	fs.Duration("ask-timeout", DefaultAskTimeout, "how long to wait for the host's answer before denying; sent as the dialog's timeout (0: as long as the turn)")
 	fs.String("message-updates", bridge.UpdatesFull, "message_update frames: full (each carries the message so far; pi 0.73 hosts) or delta (the change only, as pi 1.5 writes them)")
@@ -265,6 +266,7 @@ func bridgeOptions(v *viper.Viper, log *slog.Logger) (bridge.Options, error) {
 		return opts, fmt.Errorf("--session and --continue: choose one")
 	}
 	opts.CLI.NoPersistence = v.GetBool("no-session")
+	opts.PiSessions = v.GetBool("pi-sessions")
 	// Asking is the default where the CLI can ask (stream); on pipe and
 	// pty the default is off, and only an --ask given there is an error.
 	opts.Ask = v.GetBool("ask")

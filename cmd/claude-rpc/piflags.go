@@ -254,9 +254,7 @@ func applyPiFlags(v *viper.Viper, opts *bridge.Options, log *slog.Logger) error 
 		}
 		opts.Session, opts.Fork = fork, true
 	}
-	if dir := v.GetString("session-dir"); dir != "" {
-		log.Warn("--session-dir ignored: the Claude CLI keeps its sessions under its config folder (CLAUDE_CONFIG_DIR, default ~/.claude/projects)", "dir", dir)
-	}
+	opts.SessionDir = v.GetString("session-dir")
 
 	// The CLI's environment and command line.
 	var env []string

@@ -162,7 +162,13 @@ func TestPiFlags(t *testing.T) {
 			}},
 		{name: "--fork with --no-session", args: []string{"--fork", "x", "--no-session"}, errWant: "--fork cannot be combined with --no-session", status: 2},
 		{name: "--fork with --continue", args: []string{"--fork", "x", "-c"}, errWant: "--fork cannot be combined with --continue", status: 2},
-		{name: "--session-dir is accepted and ignored", args: []string{"--session-dir", "sessions"}, warn: []string{"--session-dir ignored"}},
+		{name: "--session-dir: where pi's session files go", args: []string{"--session-dir", "sessions"},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.Equal(t, "sessions", o.SessionDir)
+				assert.True(t, o.PiSessions, "pi's files are kept by default")
+			}},
+		{name: "--pi-sessions=false", args: []string{"--pi-sessions=false"},
+			check: func(t *testing.T, o bridge.Options) { assert.False(t, o.PiSessions) }},
 		{name: "-nt: no tools at all", args: []string{"-nt"},
 			check: func(t *testing.T, o bridge.Options) {
 				assert.Equal(t, []string{"--tools=", "--strict-mcp-config"}, o.CLI.ExtraArgs)
