@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"path/filepath"
@@ -77,17 +78,41 @@ func fileLine(e entryJSON, cliSession string) []byte {
 
 // sessionFiles is the goroutine that writes pi session files (see above).
 type sessionFiles struct {
-	st   *state
-	log  *slog.Logger
-	wake chan struct{} // cap 1: entries are queued
-	quit chan struct{} // closed: write what is queued, then end
-	done chan struct{} // closed when it ended
+	st    *state
+	log   *slog.Logger
+	wake  chan struct{}      // cap 1: entries are queued
+	synch chan chan struct{} // sync's: closed once what was queued is written
+	quit  chan struct{}      // closed: write what is queued, then end
+	done  chan struct{}      // closed when it ended
 }
 
 func newSessionFiles(st *state, log *slog.Logger, wake chan struct{}) *sessionFiles {
-	f := &sessionFiles{st: st, log: log, wake: wake, quit: make(chan struct{}), done: make(chan struct{})}
+	f := &sessionFiles{st: st, log: log, wake: wake, synch: make(chan chan struct{}),
+		quit: make(chan struct{}), done: make(chan struct{})}
 	go f.run()
 	return f
+}
+
+// sync waits until the entries queued before it was called are written
+// (or failed to be), at most until ctx ends: for a command whose answer
+// says its entry is in the file (set_session_name). Never on the runner's
+// loop.
+func (f *sessionFiles) sync(ctx context.Context) {
+	if f == nil {
+		return
+	}
+	written := make(chan struct{})
+	select {
+	case f.synch <- written:
+	case <-f.done:
+		return
+	case <-ctx.Done():
+		return
+	}
+	select {
+	case <-written:
+	case <-ctx.Done():
+	}
 }
 
 func (f *sessionFiles) run() {
@@ -96,8 +121,10 @@ func (f *sessionFiles) run() {
 	warned := map[*piLog]bool{}
 	for {
 		var quitting bool
+		var synced chan struct{}
 		select {
 		case <-f.wake:
+		case synced = <-f.synch:
 		case <-f.quit:
 			quitting = true
 		}
@@ -118,6 +145,9 @@ func (f *sessionFiles) run() {
 				warned[p.log] = false
 				f.log.Info("the session's pi file is written again", "file", p.log.path)
 			}
+		}
+		if synced != nil {
+			close(synced)
 		}
 		if quitting {
 			return

@@ -1,16 +1,18 @@
 package bridge
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
-
 	"errors"
 	"fmt"
-	"github.com/tidwall/gjson"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/sessions"
@@ -715,6 +717,11 @@ func (s *server) setSessionName(c *call) (any, error) {
 	id := s.st.rename(name)
 	s.out.send(sessionInfoChangedJSON{Type: "session_info_changed", Name: name})
 	s.persistName(id, name)
+	// As pi's: the answer comes once the pi file has the name (hosts read
+	// it from there), unless its folder takes more than a moment.
+	ctx, cancel := context.WithTimeout(c.Context(), time.Second)
+	defer cancel()
+	s.files.sync(ctx)
 	return nil, nil
 }
 
