@@ -90,10 +90,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "claude-rpc: %v\n", err)
 		return 2
 	}
+	listing := cfg.GetBool(listModelsGiven)
+	if listing {
+		// pi lists its models and exits, whatever --mode says.
+		cfg.Set("mode", "rpc")
+	}
 	opts, err := bridgeOptions(cfg, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "claude-rpc: %v\n", err)
 		return exitStatus(err)
+	}
+	if listing {
+		return listModels(opts, cfg.GetString("list-models"), listModelsTimeout, stdout, stderr)
 	}
 	return serve(opts, stdin, stdout)
 }
@@ -189,6 +197,9 @@ func loadConfig(args []string) (*viper.Viper, error) {
 	// Arguments that are no flags: pi takes them as prompts, and ignores
 	// them in --mode rpc; applyPiFlags warns.
 	v.Set("positional-args", fs.Args())
+	// Only the command line asks for the list (not the environment or a
+	// config file, which would turn every start into a listing).
+	v.Set(listModelsGiven, fs.Changed("list-models"))
 	v.SetEnvPrefix("CLAUDE_RPC")
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
 	v.AutomaticEnv()
