@@ -422,7 +422,7 @@ func TestOptionsFromEnvironmentAndConfigFile(t *testing.T) {
 
 	out, err = runBinary(t, nil, "--version")
 	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(out, "claude-rpc "), out)
+	assert.Contains(t, out, "claude-rpc ")
 }
 
 func runBinary(t *testing.T, env []string, args ...string) (string, error) {

@@ -98,7 +98,7 @@ func availableModels(opts bridge.Options, timeout time.Duration) ([]listedModel,
 	}()
 	err := <-served
 	switch {
-	case !answer.Exists() && ctx.Err() != nil:
+	case !answer.Get("success").Bool() && ctx.Err() != nil:
 		return nil, fmt.Errorf("the Claude CLI did not list its models within %v", timeout)
 	case !answer.Exists() && err != nil:
 		return nil, err

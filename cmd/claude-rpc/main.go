@@ -82,7 +82,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if cfg.GetBool("version") {
-		fmt.Fprintln(stdout, versionLine())
+		// stdout as pi's, for hosts; stderr for people.
+		fmt.Fprintln(stdout, piVersionLine(buildVersion()))
+		fmt.Fprintf(stderr, "%s, speaking pi %s's RPC protocol and flags\n", versionLine(), piVersion)
 		return 0
 	}
 	log, err := newLogger(stderr, cfg.GetString("log-level"))
