@@ -311,4 +311,10 @@ func TestHelpNamesTheSubcommands(t *testing.T) {
 		assert.Contains(t, out, "claude-rpc doctor [flags]", "%v", args)
 		assert.Contains(t, out, "--claude-path string", "%v", args)
 	}
+	// On stdout, as pi's, with pi's flags each on a line of its own: pi-web
+	// reads `pi --help` for --approve.
+	out, err := exec.Command(binary(t), "--help").Output()
+	require.NoError(t, err)
+	assert.Regexp(t, `(?m)^  --approve, -a +accepted`, string(out))
+	assert.Regexp(t, `(?m)^  --list-models \[search\] +print the CLI's models`, string(out))
 }

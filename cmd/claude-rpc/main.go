@@ -74,7 +74,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	cfg, err := loadConfig(args)
-	if errors.Is(err, pflag.ErrHelp) {
+	if printHelp(err, stdout) {
 		return 0
 	}
 	if err != nil {
@@ -165,7 +165,8 @@ const DefaultAskTimeout = 30 * time.Second
 func loadConfig(args []string) (*viper.Viper, error) {
 	fs := pflag.NewFlagSet("claude-rpc", pflag.ContinueOnError)
 	fs.SortFlags = false
-	fs.Usage = usage(fs)
+	help, asked := helpBuffer()
+	fs.Usage = usage(fs, help)
 	fs.String("mode", "", `protocol mode; only "rpc"`)
 	fs.String("claude-path", "", "the Claude CLI to run (default: claude on PATH, else where its installers put it)")
 	fs.String("transport", "stream", "how to drive the CLI: stream (one process per session), pipe (a process per prompt), pty (pipe on a terminal)")
@@ -189,7 +190,7 @@ func loadConfig(args []string) (*viper.Viper, error) {
 	fs.String("config", "", "config file (default: claude-rpc/config.{yaml,toml,json} in the user config folder)")
 	fs.BoolP("version", "v", false, "print the version and exit")
 	if err := fs.Parse(normalizeArgs(fs, args)); err != nil {
-		return nil, err
+		return nil, asked(err)
 	}
 
 	v := viper.New()
