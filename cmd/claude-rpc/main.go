@@ -10,10 +10,14 @@
 // TOML or JSON; --config, else claude-rpc/config.* in the user's config
 // folder). Flags win over the environment, which wins over the file.
 //
-// Every startup flag of pi 1.5.2 is accepted too (piflags.go), since a pi
-// host passes them: mapped to the CLI or the bridge where they can be,
-// refused with exit status 1 where they cannot be honoured at all (a
-// provider other than anthropic), ignored with a warning otherwise.
+// Every startup flag of pi 1.5.2 and 1.6.0 is accepted too (piflags.go),
+// since a pi host passes them: mapped to the CLI or the bridge where they
+// can be, refused with exit status 1 where they cannot be honoured at all
+// (a provider other than anthropic), ignored with a warning otherwise.
+// What hosts probe pi's command line with answers as pi does:
+// --list-models prints pi's table of the CLI's models (listmodels.go),
+// --version pi's version with claude-rpc's (version.go), --help pi's flags
+// on stdout (subcommands.go).
 package main
 
 import (
