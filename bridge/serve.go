@@ -225,8 +225,10 @@ func (s *server) dispatch(l inLine) {
 	}
 	c, err := parseCall(line)
 	if err != nil {
-		// pi answers a line it cannot take as a command without an id.
-		s.out.send(errResponse(nil, "parse", "Failed to parse command: "+err.Error()))
+		// pi answers a line that is no JSON object without an id, and an
+		// object without a string type with its id (c.id; nil for the
+		// former), so a host waiting for that id is answered.
+		s.out.send(errResponse(c.id, "parse", "Failed to parse command: "+err.Error()))
 		return
 	}
 	c.def = commandsByName[c.typ]

@@ -226,8 +226,8 @@ func TestBadLinesAreAnsweredAndServingGoesOn(t *testing.T) {
 		{"not json", "parse", "", "Failed to parse command"},
 		{"", "parse", "", "empty"},
 		{"[1,2]", "parse", "", "object"},
-		{`{"id":"a"}`, "parse", "", "type"},
-		{`{"id":"b","type":7}`, "parse", "", "string"},
+		{`{"id":"a"}`, "parse", "a", "type"},
+		{`{"id":"b","type":7}`, "parse", "b", "string"},
 		{`{"id":"c","type":"frobnicate"}`, "frobnicate", "c", "Unknown command: frobnicate"},
 		{`{"id":"d","type":"prompt"}`, "prompt", "d", `"message"`},
 		{`{"id":"e","type":"prompt","message":5}`, "prompt", "e", "string"},
@@ -427,7 +427,7 @@ func TestOptionsFromEnvironmentAndConfigFile(t *testing.T) {
 
 	out, err = runBinary(t, nil, "--version")
 	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(out, "claude-rpc "), out)
+	assert.Contains(t, out, "claude-rpc ")
 }
 
 func runBinary(t *testing.T, env []string, args ...string) (string, error) {
