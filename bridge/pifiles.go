@@ -131,9 +131,11 @@ func (f *sessionFiles) run() {
 		for _, p := range f.st.takeUnwritten() {
 			w := writers[p.log]
 			if w == nil {
+				open := sessions.NewPiWriter
 				if p.log.exists {
-					w = sessions.AppendTo(p.log.path)
-				} else if w, _ = sessions.NewPiWriter(p.log.path, p.log.header); w == nil {
+					open = sessions.AppendTo
+				}
+				if w, _ = open(p.log.path, p.log.header); w == nil {
 					continue // a header that does not encode: none of ours
 				}
 				writers[p.log] = w
