@@ -55,6 +55,9 @@ func (s *server) loadSession(ctx context.Context, idOrPath string) (*loaded, err
 		return nil, err
 	}
 	tr, err := sessions.ReadTranscript(path)
+	if errors.Is(err, sessions.ErrNotTranscript) {
+		return nil, fmt.Errorf("%s is neither a pi session file nor a Claude transcript: %w", path, err)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -195,3 +195,66 @@ func testPiSessionFiles(t *testing.T, tp string, pi pi16) {
 	require.GreaterOrEqual(t, n, 2)
 	assert.Empty(t, pf.Entries[n-1].ClaudeSessionID, "pi's own entry: no CLI transcript holds it")
 }
+
+// TestPiSessionFilesBadInput: pi files that cannot be opened are refused
+// with a clear error and left as they were; one cut short or from another
+// folder opens; a session folder that cannot be written leaves the turn
+// running, with a warning.
+func TestPiSessionFilesBadInput(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	b.runPrompt("Remember the word heron. [[say:Noted.]]")
+	good := b.call(map[string]any{"type": "get_state"}).Get("data.sessionFile").String()
+	require.Eventually(t, func() bool { pf, err := sessions.ReadPi(good); return err == nil && len(pf.Entries) >= 4 },
+		5*time.Second, 10*time.Millisecond)
+	data, err := os.ReadFile(good)
+	require.NoError(t, err)
+	lines := strings.SplitAfter(string(data), "\n")
+	lines = lines[:len(lines)-1] // after the last newline: nothing
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+		return p
+	}
+	for name, tc := range map[string]struct{ content, err string }{
+		"header-cut-short": {lines[0][:20], "neither a pi session file nor a Claude transcript"},
+		"no-header":        {strings.Join(lines[1:], ""), "neither a pi session file nor a Claude transcript"},
+		"not-json":         {"hello\nworld\n", "neither a pi session file nor a Claude transcript"},
+	} {
+		p := write(name+".jsonl", tc.content)
+		r := b.call(map[string]any{"type": "switch_session", "sessionPath": p})
+		assert.False(t, r.Get("success").Bool(), "%s: %s", name, r.Raw)
+		assert.Contains(t, r.Get("error").String(), tc.err, name)
+		after, _ := os.ReadFile(p)
+		assert.Equal(t, tc.content, string(after), "%s: nothing written", name)
+	}
+	for _, id := range []string{"../" + filepath.Base(good), "a/../../b", ".."} {
+		r := b.call(map[string]any{"type": "switch_session", "sessionPath": id})
+		assert.False(t, r.Get("success").Bool(), "%s: %s", id, r.Raw)
+	}
+
+	// Cut short at its end (a writer killed mid-line), and begun in another
+	// folder: it opens, and the next entry starts on a line of its own.
+	cut := write("cut.jsonl", strings.Replace(strings.Join(lines, "")+`{"type":"message","id":"zz","par`, b.dir, "/elsewhere", 1))
+	r := b.call(map[string]any{"type": "switch_session", "sessionPath": cut})
+	require.True(t, r.Get("success").Bool(), r.Raw)
+	assert.Len(t, b.call(map[string]any{"type": "get_messages"}).Get("data.messages").Array(), 2)
+	b.runPrompt("Which word? [[say:heron]]")
+	reqs := b.srv.MessagesRequests()
+	assert.Contains(t, said(reqs[len(reqs)-1]), "user: Remember the word heron. [[say:Noted.]]")
+	require.Eventually(t, func() bool { pf, err := sessions.ReadPi(cut); return err == nil && len(pf.Entries) >= 6 },
+		5*time.Second, 10*time.Millisecond)
+	pf, err := sessions.ReadPi(cut)
+	require.NoError(t, err)
+	assert.Equal(t, 1, pf.Skipped, "the line cut short, alone")
+	assert.Equal(t, "/elsewhere", pf.Header.Cwd, "its header as it was")
+
+	// A session folder that cannot be written: the turn runs, with a warning.
+	blocker := filepath.Join(t.TempDir(), "a-file")
+	require.NoError(t, os.WriteFile(blocker, nil, 0o600))
+	b2 := startBridge(t, "--session-dir", filepath.Join(blocker, "sessions"))
+	frames := b2.runPrompt("Still fine? [[say:yes]]")
+	assert.Equal(t, "yes", deltaText(frames))
+	assert.Eventually(t, func() bool { return strings.Contains(b2.stderr.String(), "the session's pi file is not written") }, 5*time.Second, 20*time.Millisecond)
+}
