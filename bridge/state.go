@@ -336,8 +336,8 @@ func (st *state) learn(gen uint64, tr *transform.Translator, msgs bool) (newLimi
 		return false
 	}
 	if msgs {
+		// (Their entries were made as each ended: noteMessages.)
 		ls.messages = append(ls.messages, tr.Messages()...)
-		ls.addMessageEntries(tr.Messages())
 		ls.compacted = false
 	}
 	if sid := tr.SessionID(); sid != "" {
@@ -354,6 +354,22 @@ func (st *state) learn(gen uint64, tr *transform.Translator, msgs bool) (newLimi
 		ls.fastMode = f
 	}
 	return newLimits
+}
+
+// noteMessages adds an entry for each message of the session's own that
+// evs end (message_end; a sub-agent's are its own), if the run that made
+// them (gen) belongs to the session in use.
+func (st *state) noteMessages(gen uint64, evs []transform.Event) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	if gen != ls.gen {
+		return
+	}
+	for i := range evs {
+		if e := &evs[i]; e.Type == transform.EventMessageEnd && e.Subagent == nil {
+			ls.addMessageEntries([]transform.Message{e.Message.Stored()})
+		}
+	}
 }
 
 // currentSessionID is the id of the session in use.

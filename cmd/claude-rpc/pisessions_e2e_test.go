@@ -258,3 +258,28 @@ func TestPiSessionFilesBadInput(t *testing.T) {
 	assert.Equal(t, "yes", deltaText(frames))
 	assert.Eventually(t, func() bool { return strings.Contains(b2.stderr.String(), "the session's pi file is not written") }, 5*time.Second, 20*time.Millisecond)
 }
+
+// TestPiSessionFileAsThingsHappen: each message reaches the pi file as it
+// ends, not when the run does: a bridge killed while a tool runs leaves a
+// file pi 1.6.0 loads, holding the prompt and the message that called the
+// tool.
+func TestPiSessionFileAsThingsHappen(t *testing.T) {
+	claudetest.EndToEnd(t)
+	t.Parallel()
+	pi := installPi16(t)
+	b := startBridge(t)
+	require.True(t, b.call(map[string]any{"type": "prompt", "message": "[[bash:echo waiting && sleep 30]]"}).Get("success").Bool())
+	b.until(30*time.Second, isType("tool_execution_start"))
+	file := b.call(map[string]any{"type": "get_state"}).Get("data.sessionFile").String()
+	require.Eventually(t, func() bool { pf, err := sessions.ReadPi(file); return err == nil && len(pf.Entries) >= 4 },
+		5*time.Second, 10*time.Millisecond, "the prompt and the tool call, while the tool runs")
+	require.NoError(t, b.cmd.Process.Kill())
+	<-b.exited
+	v := pi.view(t, b.home, b.dir, file)
+	var roles []string
+	for _, m := range v.Get("context.messages").Array() {
+		roles = append(roles, m.Get("role").String())
+	}
+	assert.Equal(t, []string{"user", "assistant"}, roles, v.Raw)
+	assert.Equal(t, []any{"bash"}, v.Get("context.messages.1.tools").Value())
+}
