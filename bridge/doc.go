@@ -110,7 +110,11 @@
 //     CLI when the stream transport has one, else one query process shared
 //     by concurrent asks; until either answered, what the CLI said last
 //     time (the info cache, infocache.go: read before ready, written on
-//     the bridge's goroutines, never the dispatcher).
+//     the bridge's goroutines, never the dispatcher). Until either, the
+//     model get_state reports is the one the CLI's start-up names, else
+//     waited for (startmodel.go: the one handler answered on the
+//     dispatcher that may hand its answer to a goroutine, with the state
+//     as of the call, holding no other command back).
 //   - plannedTransport (plan.go): the transport, made once the CLI's
 //     version said which (Options.Plan, on its own goroutine after
 //     ready). Only what runs the CLI waits for it (tr); the dispatcher

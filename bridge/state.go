@@ -86,10 +86,13 @@ type lockedState struct {
 }
 
 // stateEnv is what state needs of the bridge's setup, fixed for its life:
-// where the CLI keeps sessions (configDir, for the working folder cwd)
-// and the API its models are reached at (get_state's model).
+// where the CLI keeps sessions (configDir, for the working folder cwd),
+// the API its models are reached at (get_state's model) and the model id
+// the CLI's flags, environment and settings named at start (named: "" for
+// none, or an alias; see namedModel).
 type stateEnv struct {
 	configDir, cwd, baseURL string
+	named                   string
 	// pi is where pi's session files are kept, nil when they are not
 	// (Options.PiSessions); wake is sessionFiles', woken when an entry is
 	// queued for a file.
@@ -607,13 +610,16 @@ func (st *state) dropBashContext() {
 
 // stateData is get_state's answer as far as the state tells it: all but
 // the runner's status, the bash command's and the transport's. info is
-// what the CLI said about itself, if known.
-func (st *state) stateData(info claudecli.Info, known bool) stateData {
+// what the CLI said about itself, if known. When the model is not known
+// (unknown: only the CLI can say it), Model is nil and choice is what
+// withModel needs to fill it in once the CLI has said.
+func (st *state) stateData(info claudecli.Info, known bool) (d stateData, choice modelChoice, unknown bool) {
 	ls := st.lock()
 	defer st.mu.Unlock()
-	model := ls.currentModel(info, known)
+	choice = ls.choice()
+	model := ls.currentModel(info, known, choice)
 	var listed *modelInfo
-	if known || ls.model != "" { // else a name the list may not have
+	if known || modelID(model.ID) != "" { // else an alias or "default": a name the list does not have
 		listed = &model
 	}
 	return stateData{
@@ -629,7 +635,29 @@ func (st *state) stateData(info claudecli.Info, known bool) stateData {
 		ContextUsage:          ls.contextUsage(model),
 		FastModeEnabled:       ls.settings.fastMode,
 		FastModeActive:        ls.settings.fastMode && ls.fastMode == "on",
+	}, choice, listed == nil
+}
+
+// withModel fills in d's model (and its context window) from what the CLI
+// said (info), as it was chosen when d was made (choice): get_state's
+// answer is the state as of the call, whatever came after it.
+func (st *state) withModel(d stateData, info claudecli.Info, choice modelChoice) stateData {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	model := ls.currentModel(info, true, choice)
+	d.Model = &model
+	d.ContextUsage = d.ContextUsage.in(model.ContextWindow)
+	return d
+}
+
+// in is cu in a context window of window tokens.
+func (cu contextUsage) in(window int64) contextUsage {
+	cu.ContextWindow = window
+	if cu.Tokens != nil {
+		pct := float64(*cu.Tokens) * 100 / float64(window)
+		cu.Percent = &pct
 	}
+	return cu
 }
 
 // transcriptPath is where the session in use is (or will be) written:
@@ -645,27 +673,63 @@ func (ls *lockedState) transcriptPath() string {
 	return sessions.TranscriptPath(ls.at.configDir, ls.at.cwd, ls.sessionID)
 }
 
-func (s *server) getState(*call) (any, error) {
+// getState answers from state, on the dispatcher, except for the model
+// before the CLI has said it (startmodel.go): when what the CLI was
+// started with names no model id, a get_state sent within firstModelWait
+// of the start is answered by a goroutine of its own once the CLI has
+// said, or at that bound without the model. It does not hold later
+// commands back: the dispatcher counts it done when this returns, and its
+// answer is the state as of now.
+func (s *server) getState(c *call) (any, error) {
 	rs := s.runs.status()
 	bashing := s.bashJ.running()
 	info, known := s.knownInfo()
-	d := s.st.stateData(info, known)
+	d, choice, unknown := s.st.stateData(info, known)
 	d.IsStreaming, d.IsCompacting = rs.streaming, rs.compacting
 	d.SteeringMode, d.FollowUpMode = rs.steering, rs.followUp
 	d.PendingMessageCount, d.QueuedMessageCount = rs.pending, rs.pending
 	d.Transport = s.transportName()
 	d.IsSettled = !rs.streaming && !rs.compacting
 	d.HasPendingAsyncWork = bashing
-	return d, nil
+	deadline := s.startedAt.Add(s.opts.modelWait())
+	if !unknown || !time.Now().Before(deadline) {
+		return d, nil
+	}
+	s.wg.Add(1) // on the dispatcher, which runs while Serve does: wg is not zero
+	go func() {
+		defer s.wg.Done()
+		ctx, cancel := context.WithDeadline(c.Context(), deadline)
+		defer cancel()
+		if info, ok := s.awaitInfo(ctx); ok {
+			d = s.st.withModel(d, info, choice)
+		}
+		s.out.send(okResponse(c.id, c.typ, d))
+	}()
+	return nil, errAnswered
+}
+
+// modelChoice is what says which model the CLI runs, short of what the
+// CLI said about itself: the model it reported (or --model), the one the
+// host set, and the one its start-up named (stateEnv.named).
+type modelChoice struct {
+	reported, set, named string
+}
+
+// choice is the model choice now. Called with st.mu held.
+func (ls *lockedState) choice() modelChoice {
+	return modelChoice{reported: ls.model, set: ls.settings.model, named: ls.at.named}
 }
 
 // modelInfo describes the model the CLI runs: the one it reported, else the
-// one asked for with --model, else "default" (the CLI's name for its default
-// model). Context window and output cap are the CLI's figures once a turn
-// reported them; until then, those of current Claude models. Called with
-// st.mu held.
-func (ls *lockedState) modelInfo() modelInfo {
-	id := ls.model
+// one asked for with --model, else the model id its start-up named, else
+// "default" (the CLI's name for its default model). Context window and
+// output cap are the CLI's figures once a turn reported them; until then,
+// those of current Claude models. Called with st.mu held.
+func (ls *lockedState) modelInfo(ch modelChoice) modelInfo {
+	id := ch.reported
+	if id == "" {
+		id = ch.named
+	}
 	if id == "" {
 		id = "default"
 	}
@@ -781,7 +845,7 @@ func (st *state) sessionStats(info claudecli.Info, known bool) sessionStats {
 		}
 	}
 	ss.Tokens.Total = ss.Tokens.Input + ss.Tokens.Output + ss.Tokens.CacheRead + ss.Tokens.CacheWrite
-	ss.ContextUsage = ls.contextUsage(ls.currentModel(info, known))
+	ss.ContextUsage = ls.contextUsage(ls.currentModel(info, known, ls.choice()))
 	return ss
 }
 
@@ -896,10 +960,10 @@ func (ls *lockedState) noteLimits(info claudecli.Info) {
 // lists it once the CLI's models are known (now, or from the info cache);
 // get_state, get_session_stats and the list agree on its limits. Called
 // with st.mu held.
-func (ls *lockedState) currentModel(info claudecli.Info, known bool) modelInfo {
-	m := ls.modelInfo()
+func (ls *lockedState) currentModel(info claudecli.Info, known bool, ch modelChoice) modelInfo {
+	m := ls.modelInfo(ch)
 	if known {
-		m = ls.knownModel(info, m)
+		m = ls.knownModel(info, m, ch)
 	}
 	return m
 }
@@ -908,12 +972,12 @@ func (ls *lockedState) currentModel(info claudecli.Info, known bool) modelInfo {
 // describes it (display name, price), once the CLI has listed its models:
 // before the first turn, the model the CLI said it will run, else the one
 // its alias ("default", "opus") stands for. Called with st.mu held.
-func (ls *lockedState) knownModel(info claudecli.Info, m modelInfo) modelInfo {
+func (ls *lockedState) knownModel(info claudecli.Info, m modelInfo, ch modelChoice) modelInfo {
 	name := m.ID
 	switch {
-	case ls.model == "" && ls.settings.model != "":
-		name = ls.settings.model
-	case ls.model == "" && info.Model != "":
+	case ch.reported == "" && ch.set != "":
+		name = ch.set
+	case ch.reported == "" && info.Model != "":
 		name = info.Model // the model the CLI's settings choose
 	}
 
