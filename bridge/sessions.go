@@ -85,6 +85,44 @@ func (s *server) loadSession(ctx context.Context, idOrPath string) (*loaded, err
 	return l, nil
 }
 
+// latest is the working folder's most recent session, for --continue:
+// its pi file or its CLI transcript, whichever was written last ("" when
+// there is none).
+func (s *server) latest() string {
+	id, err := sessions.Latest(s.configDir, s.cwd)
+	if err != nil {
+		id = ""
+	}
+	if place := s.piPlace(); place != nil {
+		if p, at, ok := sessions.LatestPi(*place); ok {
+			if t, ok := sessions.Locate(s.configDir, s.cwd, id); !ok || modTime(t).Before(at) {
+				return p
+			}
+		}
+	}
+	if id == "" {
+		s.log.Warn("--continue: starting a new session", "why", err)
+	}
+	return id
+}
+
+func modTime(path string) time.Time {
+	st, err := os.Stat(path)
+	if err != nil {
+		return time.Time{}
+	}
+	return st.ModTime()
+}
+
+// findPiID is the pi file of pi session id where pi keeps this folder's
+// sessions.
+func (s *server) findPiID(id string) (string, bool) {
+	if place := s.piPlace(); place != nil {
+		return sessions.FindPi(*place, id)
+	}
+	return "", false
+}
+
 // piPlace is where pi's session files are kept, nil when they are not.
 func (s *server) piPlace() *sessions.PiPlace { return s.piAt }
 
@@ -96,8 +134,8 @@ func (s *server) findPi(idOrPath string) (*sessions.PiFile, error) {
 	path := ""
 	if strings.ContainsAny(idOrPath, `/\`) || strings.HasSuffix(idOrPath, ".jsonl") {
 		path = idOrPath
-	} else if place := s.piPlace(); place != nil {
-		path, _ = sessions.FindPi(*place, idOrPath)
+	} else {
+		path, _ = s.findPiID(idOrPath)
 	}
 	if path == "" {
 		return nil, nil
@@ -370,23 +408,25 @@ func (s *server) clone(c *call) (any, error) {
 func (s *server) startOn(opts Options) error {
 	idOrPath := opts.Session
 	if opts.Continue {
-		id, err := sessions.Latest(s.configDir, s.cwd)
-		if err != nil {
-			s.log.Warn("--continue: starting a new session", "why", err)
-		}
-		idOrPath = id
+		idOrPath = s.latest()
 	}
 	id := opts.SessionID
 	if id != "" && !sessions.IsID(id) {
 		id = sessions.IDFor(id) // the CLI takes UUIDs only
 		s.log.Info("--session-id is not a UUID; the CLI's session id is one made from it", "given", opts.SessionID, "id", id)
 	}
-	if id != "" && !opts.Fork && sessions.Exists(s.configDir, s.cwd, id) {
-		idOrPath = id // pi's --session-id: the session with this id, if there is one
+	if id != "" && !opts.Fork {
+		// pi's --session-id: the session with this id, if there is one:
+		// its pi file, else its CLI transcript.
+		if p, ok := s.findPiID(opts.SessionID); ok {
+			idOrPath = p
+		} else if sessions.Exists(s.configDir, s.cwd, id) {
+			idOrPath = id
+		}
 	}
-	given := id // the session id, when no session was loaded
+	given, piID := id, opts.SessionID // the session's ids, when none was loaded
 	if idOrPath != "" {
-		given = ""
+		given, piID = "", ""
 		l, err := s.loadSession(s.ctx, idOrPath)
 		if err != nil {
 			return fmt.Errorf("--session %s: %w", idOrPath, err)
@@ -404,10 +444,10 @@ func (s *server) startOn(opts Options) error {
 			if len(conv) > 0 {
 				f = &fork{from: source, at: conv[len(conv)-1].UUID}
 			}
-			s.st.useSession(&loaded{id: id, messages: l.messages, name: l.name}, f)
+			s.st.useSession(&loaded{id: id, messages: l.messages, name: l.name, parent: l.pi.filePath()}, f)
 		}
 	}
-	s.st.startWith(given, opts.SessionName, opts.ThinkingLevel)
+	s.st.startWith(given, piID, opts.SessionName, opts.ThinkingLevel)
 	return nil
 }
 

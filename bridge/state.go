@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -102,7 +103,7 @@ type stateEnv struct {
 
 func newState(model string, at stateEnv) *state {
 	st := &state{f: lockedState{at: at, sessionID: sessions.NewID(), model: model, interrupt: "immediate", limits: map[string]transform.Limits{}}}
-	st.f.pi = st.f.newPiLog(st.f.sessionID, "")
+	st.f.pi = st.f.newPiLog(st.f.sessionID, st.f.sessionID, "")
 	st.f.startEntries()
 	return st
 }
@@ -220,15 +221,16 @@ func (st *state) useSession(l *loaded, f *fork) {
 }
 
 // startWith sets what the bridge starts with besides the session's
-// contents (startOn): the session id when given, the name (trimmed) when
-// given, and the thinking level when it is one of pi's.
-func (st *state) startWith(id, name, level string) {
+// contents (startOn): the session id when given (the CLI's, and the
+// host's pi id, its pi file's, when it is another), the name (trimmed)
+// when given, and the thinking level when it is one of pi's.
+func (st *state) startWith(id, piID, name, level string) {
 	ls := st.lock()
 	defer st.mu.Unlock()
 	if id != "" && id != ls.sessionID {
 		ls.sessionID = id
 		ls.dropUnwritten(ls.pi)
-		ls.pi = ls.newPiLog(id, ls.pi.parent())
+		ls.pi = ls.newPiLog(cmp.Or(piID, id), id, ls.pi.parent())
 	}
 	if name != "" {
 		ls.sessionName = strings.TrimSpace(name)
@@ -251,7 +253,7 @@ func (ls *lockedState) use(l *loaded) {
 	ls.bashContext = nil
 	ls.pi = l.pi
 	if ls.pi == nil {
-		ls.pi = ls.newPiLog(l.id, l.parent)
+		ls.pi = ls.newPiLog(l.id, l.id, l.parent)
 	}
 	if ls.pi.existing() {
 		ls.entries = l.entries
@@ -260,13 +262,13 @@ func (ls *lockedState) use(l *loaded) {
 	ls.startEntries()
 }
 
-// newPiLog is the pi file of a new session id, nil when none are kept.
-// Called with st.mu held.
-func (ls *lockedState) newPiLog(id, parent string) *piLog {
+// newPiLog is the pi file of a new session (newPiLog), nil when none are
+// kept. Called with st.mu held.
+func (ls *lockedState) newPiLog(piID, cliID, parent string) *piLog {
 	if ls.at.pi == nil {
 		return nil
 	}
-	return newPiLog(*ls.at.pi, id, parent)
+	return newPiLog(*ls.at.pi, piID, cliID, parent)
 }
 
 // queue queues e for the session's pi file, if it has one, and wakes the
