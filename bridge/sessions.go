@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -249,24 +250,29 @@ func (s *server) newSession(c *call) (any, error) {
 }
 
 // openSession handles omp's open_session {sessionDir}: the most recent
-// session in a folder of sessions, or a new one there. The CLI keeps a
-// working directory's sessions in one folder (sessions.ProjectDir), and
-// the bridge's working directory is fixed: that folder is the one it can
-// open. The session in use stays when it is that latest one.
+// session in a folder of sessions, or a new one there. The bridge's
+// working directory is fixed, so the folders it can open are the ones
+// holding that directory's sessions: the CLI's (sessions.ProjectDir) and,
+// when it keeps them, pi's (the session files' folder). The session in
+// use stays when it is that latest one.
 func (s *server) openSession(c *call) (any, error) {
 	dir, err := filepath.Abs(c.str("sessionDir"))
 	if err != nil {
 		return nil, fmt.Errorf("open_session: %w", err)
 	}
-	if own := sessions.ProjectDir(s.configDir, s.cwd); filepath.Clean(dir) != filepath.Clean(own) {
-		return nil, fmt.Errorf("open_session: the Claude CLI keeps the sessions of %s in %s; claude-rpc opens that folder only (start another claude-rpc with --cwd for another project)", s.cwd, own)
+	own := []string{sessions.ProjectDir(s.configDir, s.cwd)}
+	if place := s.piPlace(); place != nil {
+		own = append(own, place.Dir)
 	}
-	current := s.st.currentSessionID()
-	latest, err := sessions.Latest(s.configDir, s.cwd)
+	if !slices.ContainsFunc(own, func(d string) bool { return filepath.Clean(d) == filepath.Clean(dir) }) {
+		return nil, fmt.Errorf("open_session: the sessions of %s are in %s; claude-rpc opens those only (start another claude-rpc with --cwd for another project)", s.cwd, strings.Join(own, " and "))
+	}
+	current, file := s.st.where()
+	latest := s.latest()
 	switch {
-	case err != nil: // none yet: a new one
+	case latest == "": // none yet: a new one
 		s.switchTo(c, &loaded{id: sessions.NewID()}, nil)
-	case latest != current:
+	case latest != current && latest != file:
 		l, err := s.loadSession(c.Context(), latest)
 		if err != nil {
 			return nil, fmt.Errorf("open_session: %w", err)
@@ -276,7 +282,7 @@ func (s *server) openSession(c *call) (any, error) {
 		c.settle()
 	}
 	id, file := s.st.where()
-	return openSessionData{Cancelled: false, Resumed: err == nil, SessionID: id, SessionFile: file}, nil
+	return openSessionData{Cancelled: false, Resumed: latest != "", SessionID: id, SessionFile: file}, nil
 }
 
 func (s *server) switchSession(c *call) (any, error) {
