@@ -48,18 +48,18 @@ func installPiACP(t *testing.T) string {
 	return runInstaller(t, "install-pi-acp")
 }
 
-// runInstaller runs scripts/NAME, an installer into the cache outside the
-// repository, and returns the folder it prints; a failure fails the test
-// with the script's stderr.
-func runInstaller(t *testing.T, name string) string {
+// runInstaller runs scripts/NAME with args, an installer into the cache
+// outside the repository, and returns the folder it prints; a failure fails
+// the test with the script's stderr.
+func runInstaller(t *testing.T, name string, args ...string) string {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
-	cmd := exec.Command("bash", filepath.Join(root, "scripts", name))
+	cmd := exec.Command("bash", append([]string{filepath.Join(root, "scripts", name)}, args...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	require.NoError(t, err, "scripts/%s: %s", name, stderr.String())
+	require.NoError(t, err, "scripts/%s %s: %s", name, strings.Join(args, " "), stderr.String())
 	return strings.TrimSpace(string(out))
 }
 
