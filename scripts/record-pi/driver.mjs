@@ -660,10 +660,13 @@ const scenarios = [
 			m = h.mark();
 			await h.call("prompt", "second [[say:second reply]]");
 			await h.settled(m);
+			const first = await h.call("getState");
 			const forks = await h.call("getForkMessages");
 			if (forks?.length > 1) await h.call("fork", forks[1].entryId);
 			await h.call("getState");
 			await h.call("clone");
+			await h.call("getState");
+			if (first?.sessionFile) await h.call("switchSession", first.sessionFile);
 			await h.call("getState");
 		},
 	},
