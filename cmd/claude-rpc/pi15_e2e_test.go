@@ -546,6 +546,20 @@ var pi15Checks = map[string]func(t *testing.T, r pi15Run, tp string){
 		assert.Zero(t, fresh.Get("messageCount").Int(), fresh.Raw)
 		assert.NotEqual(t, sid, fresh.Get("sessionId").String())
 		assert.Empty(t, r.ok(t, "getMessages", 2).Array())
+		// A session change writes its answer only: pi without extensions
+		// does the same (1.6.0 forwards what extensions' session_start
+		// handlers emit; claude-rpc runs none).
+		for _, m := range []struct{ method, command, recording string }{
+			{"fork", "fork", "fork-clone"}, {"clone", "clone", "fork-clone"},
+			{"switchSession", "switch_session", "fork-clone"}, {"newSession", "new_session", "new-session"},
+		} {
+			during := r.during(r.call(t, m.method, 0))
+			if assert.Len(t, during, 1, "%s: its answer only", m.command) {
+				assert.True(t, isResponseFrame(m.command)(during[0]), during[0].Raw)
+			}
+			assert.Equal(t, []string{"response:" + m.command}, piFramesAnswering(t, r.gen, m.recording, m.command),
+				"pi %s writes only the answer (testdata/%s/%s.jsonl)", r.gen.version, r.gen.recordings, m.recording)
+		}
 		// No assistant text: pi 1.5.2 answers {} (RpcClient returns undefined).
 		last := r.call(t, "getLastAssistantText", 1)
 		assert.True(t, last.Get("undefined").Bool(), last.Raw)
@@ -582,6 +596,31 @@ var pi15Checks = map[string]func(t *testing.T, r pi15Run, tp string){
 			assert.Equal(t, pi, ours, "as pi %s answered (testdata/%s/last-assistant-text.jsonl)", r.gen.version, r.gen.recordings)
 		}
 	},
+}
+
+// piFramesAnswering lists the kinds (pi15Kind) of the frames pi wrote in
+// a recorded scenario from the first command of type command up to its
+// response.
+func piFramesAnswering(t *testing.T, g piGen, name, command string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", g.recordings, name+".jsonl"))
+	require.NoError(t, err)
+	var kinds []string
+	sent := false
+	for _, line := range strings.Split(string(b), "\n") {
+		l := gjson.Parse(line)
+		switch {
+		case !sent:
+			sent = l.Get("in.type").String() == command
+		case l.Get("out").Exists():
+			kinds = append(kinds, pi15Kind(l.Get("out")))
+			if isResponseFrame(command)(l.Get("out")) {
+				return kinds
+			}
+		}
+	}
+	require.Failf(t, "no answer", "testdata/%s/%s.jsonl: no %s answered", g.recordings, name, command)
+	return nil
 }
 
 func countKind(frames []gjson.Result, kind string) int {
