@@ -196,6 +196,16 @@ func (m *Message) Clone() Message {
 	return c
 }
 
+// Stored returns a copy of m to keep in a session's history: without the
+// escape offsets a streamed message carries for its frames.
+func (m *Message) Stored() Message {
+	c := m.Clone()
+	for i := range c.Content {
+		c.Content[i].escOf, c.Content[i].escAt = "", nil
+	}
+	return c
+}
+
 // UserMessage returns a user message with the given content.
 func UserMessage(content []Content, ts int64) Message {
 	return Message{Role: RoleUser, Content: content, Timestamp: ts}
@@ -211,4 +221,36 @@ func marshalNoEscape(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// MessageFromPi reads a message as pi writes it in its session files and
+// frames: a user, assistant or toolResult message whose content is an
+// array of blocks or, for a user message, a string (one text block).
+// ok is false for other roles (pi's custom, bashExecution, system,
+// compactionSummary, branchSummary: no Message of claude-rpc's) and for
+// what is no message at all.
+func MessageFromPi(raw []byte) (m Message, ok bool) {
+	var v struct {
+		Message
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(raw, &v) != nil {
+		return Message{}, false
+	}
+	switch v.Role {
+	case RoleUser, RoleAssistant, RoleToolResult:
+	default:
+		return Message{}, false
+	}
+	m = v.Message
+	var s string
+	switch {
+	case json.Unmarshal(v.Content, &s) == nil:
+		if s != "" {
+			m.Content = []Content{TextContent(s)}
+		}
+	case len(v.Content) > 0 && json.Unmarshal(v.Content, &m.Content) != nil:
+		return Message{}, false
+	}
+	return m, true
 }

@@ -28,8 +28,8 @@ import (
 type piGen struct{ version, recordings string }
 
 var (
-	pi15 = piGen{"1.5.2", "pi15"}
-	pi16 = piGen{"1.6.0", "pi16"}
+	gen15 = piGen{"1.5.2", "pi15"}
+	gen16 = piGen{"1.6.0", "pi16"}
 )
 
 // installPiGen installs a pi generation and its Node (scripts/install-pi15
@@ -43,7 +43,7 @@ func installPiGen(t *testing.T, g piGen) string {
 // installPi15 installs pi 1.5.2 and its Node.
 func installPi15(t *testing.T) string {
 	t.Helper()
-	return installPiGen(t, pi15)
+	return installPiGen(t, gen15)
 }
 
 // piPackage is a pi generation's package folder.
@@ -124,9 +124,9 @@ var (
 // 1.5.2 itself wrote (pi15Differences names each intentional difference).
 func TestPi15Client(t *testing.T) {
 	forEachTransport(t, func(t *testing.T, tp string) {
-		runs, srv := runPiClient(t, pi15, []string{"--transport", tp, "--message-updates", "delta"},
+		runs, srv := runPiClient(t, gen15, []string{"--transport", tp, "--message-updates", "delta"},
 			append(append([]string{}, pi15Recorded...), pi15Methods...)...)
-		checkPiClient(t, pi15, runs, srv, tp, "delta")
+		checkPiClient(t, gen15, runs, srv, tp, "delta")
 	})
 }
 
@@ -136,8 +136,8 @@ func TestPi15Client(t *testing.T) {
 // differ from pi's only by what full mode adds.
 func TestPi15ClientFullUpdates(t *testing.T) {
 	t.Parallel()
-	runs, srv := runPiClient(t, pi15, nil, append(append([]string{}, pi15Recorded...), "queue")...)
-	checkPiClient(t, pi15, runs, srv, "stream", "full")
+	runs, srv := runPiClient(t, gen15, nil, append(append([]string{}, pi15Recorded...), "queue")...)
+	checkPiClient(t, gen15, runs, srv, "stream", "full")
 }
 
 // pi15Run is what pi15-client.mjs reported for one scenario.
@@ -590,7 +590,7 @@ var pi15Checks = map[string]func(t *testing.T, r pi15Run, tp string){
 			}
 		}
 		assert.Equal(t, []any{"first reply", "first reply", "first reply"}, ours)
-		if r.gen == pi15 {
+		if r.gen == gen15 {
 			assert.Equal(t, []any{nil, nil, nil}, pi, "pi 1.5.2 answered {} (testdata/pi15/last-assistant-text.jsonl)")
 		} else {
 			assert.Equal(t, pi, ours, "as pi %s answered (testdata/%s/last-assistant-text.jsonl)", r.gen.version, r.gen.recordings)

@@ -24,9 +24,9 @@ import (
 // frames compared with what pi 1.6.0 itself wrote (testdata/pi16).
 func TestPi16Client(t *testing.T) {
 	forEachTransport(t, func(t *testing.T, tp string) {
-		runs, srv := runPiClient(t, pi16, []string{"--transport", tp, "--message-updates", "delta"},
+		runs, srv := runPiClient(t, gen16, []string{"--transport", tp, "--message-updates", "delta"},
 			append(append([]string{}, pi15Recorded...), pi15Methods...)...)
-		checkPiClient(t, pi16, runs, srv, tp, "delta")
+		checkPiClient(t, gen16, runs, srv, tp, "delta")
 	})
 }
 
@@ -104,7 +104,7 @@ func TestPi16ProblemsOnce(t *testing.T) {
 		for _, tc := range []struct {
 			g    piGen
 			want int
-		}{{pi15, 3}, {pi16, 1}} {
+		}{{gen15, 3}, {gen16, 1}} {
 			frames, stderr := runPiItself(t, tc.g, []string{"--models", "github-copilot/nope,fake/claude-fake-opus"},
 				`{"id":"1","type":"new_session"}`, `{"id":"2","type":"new_session"}`)
 			for _, f := range frames {

@@ -1,0 +1,126 @@
+package sessions
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+
+	"github.com/tidwall/gjson"
+)
+
+// PiWriter appends a session's entries to its pi session file, as pi
+// does: the file (the header, then every entry so far) is created once the
+// session holds a user or assistant message, so a session opened and left
+// without a word leaves no file; from then on each entry is appended as
+// it comes. It is owned by one goroutine: its methods must not be called
+// at once.
+//
+// Each Append is one write of whole lines to a file opened for appending,
+// under an exclusive lock of the file (flock; LockFileEx on Windows), so
+// two writers of one file (two bridges on one session) never interleave
+// within a line. Files are the user's alone to read (0600; folders 0700):
+// they hold the conversation.
+type PiWriter struct {
+	path    string
+	header  []byte
+	pending [][]byte // entries held until the file is created
+	created bool
+}
+
+// NewPiWriter is the writer of a new session file at path with header h.
+func NewPiWriter(path string, h PiHeader) (*PiWriter, error) {
+	h.Type = "session"
+	if h.Version == 0 {
+		h.Version = PiVersion
+	}
+	b, err := json.Marshal(h)
+	if err != nil {
+		return nil, err
+	}
+	return &PiWriter{path: path, header: b}, nil
+}
+
+// AppendTo is the writer of an existing session file whose header is h:
+// entries are appended to it as they come (the header first, should the
+// file be gone or empty by then).
+func AppendTo(path string, h PiHeader) (*PiWriter, error) {
+	w, err := NewPiWriter(path, h)
+	if w != nil {
+		w.created = true
+	}
+	return w, err
+}
+
+// Path is the file's path.
+func (w *PiWriter) Path() string { return w.path }
+
+// Created reports whether the file has been written (or existed).
+func (w *PiWriter) Created() bool { return w.created }
+
+// Append writes entries (each one JSON object, no newline). Before the
+// file exists they are held, unless one of them is a user or assistant
+// message: then the file is created with the header and all held. An
+// error leaves the entries held, to be written with the next Append.
+func (w *PiWriter) Append(entries ...[]byte) error {
+	w.pending = append(w.pending, entries...)
+	if !w.created && !conversationIn(w.pending) {
+		return nil
+	}
+	var buf bytes.Buffer
+	for _, e := range w.pending {
+		buf.Write(e)
+		buf.WriteByte('\n')
+	}
+	if err := w.write(buf.Bytes()); err != nil {
+		return err
+	}
+	w.pending, w.created = w.pending[:0], true
+	return nil
+}
+
+// write appends b to the file, made with its header if it is not there
+// yet. Whoever finds the file empty under the lock writes the header:
+// two writers of one new session (two bridges) write one between them.
+func (w *PiWriter) write(b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(w.path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(w.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := lockFile(f); err != nil {
+		f.Close()
+		return err
+	}
+	if st, err := f.Stat(); err == nil {
+		switch last := make([]byte, 1); {
+		case st.Size() == 0 && w.header != nil:
+			b = append(append(append([]byte(nil), w.header...), '\n'), b...)
+		case st.Size() > 0 && func() bool { n, _ := f.ReadAt(last, st.Size()-1); return n == 1 }() && last[0] != '\n':
+			// A line cut short (a writer killed mid-line): it stays a line
+			// of its own, skipped by readers, as pi repairs it.
+			b = append([]byte{'\n'}, b...)
+		}
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil { // closing releases the lock
+		err = cerr
+	}
+	return err
+}
+
+// conversationIn reports whether one of entries is a user or assistant
+// message.
+func conversationIn(entries [][]byte) bool {
+	for _, e := range entries {
+		if gjson.GetBytes(e, "type").String() != "message" {
+			continue
+		}
+		if r := gjson.GetBytes(e, "message.role").String(); r == "user" || r == "assistant" {
+			return true
+		}
+	}
+	return false
+}
