@@ -71,7 +71,7 @@
 // On the stream transport a steer queued while a CLI turn runs is handed
 // to the CLI at once ([runner.handOver]), not held until the model's
 // message ends with tool calls, which would let clear_queue take back what
-// the model has not seen (as pi 1.5 does): the CLI queues a line some
+// the model has not seen (as pi 1.5 and 1.6 do): the CLI queues a line some
 // milliseconds after it is written, and a fast tool's result can come
 // first, so the steer would miss the model call after the tool results and
 // come one call later. Written as the CLI printed the tool call (Read of a

@@ -406,8 +406,8 @@ type messagesData struct {
 
 // lastTextData is get_last_assistant_text's data.
 type lastTextData struct {
-	// Text is the last assistant message's text, trimmed; absent (not null)
-	// when there is none, as pi 0.73.1 answers.
+	// Text is the last reply's text, trimmed; absent (not null) when there
+	// is none, as pi 0.73.1 and 1.x answer.
 	Text string `json:"text,omitempty"`
 }
 

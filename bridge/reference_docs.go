@@ -77,7 +77,7 @@ var referenceDocs = schema.Docs{
 	"github.com/claude-rpc/claude-rpc/bridge.hostURISchemesData":                    "hostURISchemesData is set_host_uri_schemes' data (omp's).",
 	"github.com/claude-rpc/claude-rpc/bridge.hostURISchemesData.Schemes":            "Schemes are the schemes now served, lower case, in order.",
 	"github.com/claude-rpc/claude-rpc/bridge.lastTextData":                          "lastTextData is get_last_assistant_text's data.",
-	"github.com/claude-rpc/claude-rpc/bridge.lastTextData.Text":                     "Text is the last assistant message's text, trimmed; absent (not null) when there is none, as pi 0.73.1 answers.",
+	"github.com/claude-rpc/claude-rpc/bridge.lastTextData.Text":                     "Text is the last reply's text, trimmed; absent (not null) when there is none, as pi 0.73.1 and 1.x answer.",
 	"github.com/claude-rpc/claude-rpc/bridge.levelData":                             "levelData is cycle_thinking_level's data.",
 	"github.com/claude-rpc/claude-rpc/bridge.levelData.Level":                       "Level is the new thinking level.",
 	"github.com/claude-rpc/claude-rpc/bridge.loginProvider":                         "loginProvider is how the CLI logs in.",

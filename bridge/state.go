@@ -764,18 +764,33 @@ func (s *server) getMessages(*call) (any, error) {
 }
 
 // lastAssistantText is pi's get_last_assistant_text: the text of the last
-// assistant message, not counting aborted ones without content, trimmed;
-// "" when there is none.
+// assistant reply, trimmed; "" when there is none.
 func (st *state) lastAssistantText() string {
 	ls := st.lock()
 	defer st.mu.Unlock()
-	msgs := ls.messages
+	return lastAssistantText(ls.messages)
+}
+
+// lastAssistantText is the trimmed text of the last assistant message of
+// msgs that is a reply, by pi 1.6.0's rule: a message without text (but
+// blanks) counts only when it ended normally (stopReason stop), so the
+// messages of an aborted or failed turn that have no text, and those that
+// only call tools, are skipped and the reply before them answers. pi 1.5.2
+// skipped only aborted messages without content, and answered {} for the
+// others; as those are the only cases where the two differ, and 1.6.0's
+// answer is the one a host asking for "the last reply" wants, it is the
+// rule for every generation.
+func lastAssistantText(msgs []transform.Message) string {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := &msgs[i]
-		if m.Role != transform.RoleAssistant || m.StopReason == transform.StopAborted && len(m.Content) == 0 {
+		if m.Role != transform.RoleAssistant {
 			continue
 		}
-		return strings.TrimSpace(m.Text())
+		text := strings.TrimSpace(m.Text())
+		if text == "" && m.StopReason != transform.StopStop {
+			continue
+		}
+		return text
 	}
 	return ""
 }
