@@ -249,8 +249,16 @@ func (r *acpRun) tool(t *testing.T, name string) gjson.Result {
 // there.
 func (r *acpRun) snapshotLost(t *testing.T, c gjson.Result) bool {
 	t.Helper()
-	if r.target == "claude-rpc" || !assert.Equal(t, "completed", c.Get("status").String(), c.Raw) ||
-		c.Get("content.0").String() != "content" {
+	if r.target == "claude-rpc" || !assert.Equal(t, "completed", c.Get("status").String(), c.Raw) {
+		return false
+	}
+	if c.Get("content.0").String() == "diff" && c.Get("diff.oldText").Exists() && c.Get("diff.oldText").String() == c.Get("diff.newText").String() {
+		// Read after pi wrote it: the "old" text is the new one, and the
+		// changed line is not found in it (seen once on pi 1.6.0 under load).
+		t.Logf("pi wrote the file before pi-acp read it: an empty diff this run (%s)", c.Get("diff"))
+		return true
+	}
+	if c.Get("content.0").String() != "content" {
 		return false
 	}
 	assert.NotEmpty(t, c.Get("text").String(), c.Raw)
