@@ -75,7 +75,9 @@ func (c *call) doneFor(bit res) chan struct{} {
 }
 
 // parseCall parses one line. A line that is not a JSON object, or has no
-// string "type", is an error meant for a "parse" response.
+// string "type", is an error meant for a "parse" response; for an object,
+// the call returned with the error holds its id, which the response echoes
+// (pi answers an object without a type with its id too).
 func parseCall(line []byte) (*call, error) {
 	if len(strings.TrimSpace(string(line))) == 0 {
 		return &call{}, fmt.Errorf("empty line")
@@ -88,7 +90,10 @@ func parseCall(line []byte) (*call, error) {
 		return &call{}, fmt.Errorf("a command must be a JSON object, got %s", jsonKind(v))
 	}
 	c := &call{raw: v, line: line}
-	if id := v.Get("id"); id.Exists() && id.Type != gjson.Null {
+	if id := v.Get("id"); id.Exists() {
+		// Any JSON value, echoed byte for byte: a number stays a number
+		// (open-design sends {"id":1}), null stays null (pi 1.6.0 echoes
+		// "id":null too).
 		c.id = json.RawMessage(id.Raw)
 	}
 	t := v.Get("type")

@@ -19,7 +19,9 @@ func TestParseCommand(t *testing.T) {
 		{`{"type":"get_state"}`, "get_state", "", ""},
 		{`{"id":"x","type":"prompt","message":"hi"}`, "prompt", `"x"`, ""},
 		{`{"id":7,"type":"abort"}`, "abort", `7`, ""},
-		{`{"id":null,"type":"abort"}`, "abort", "", ""},
+		{`{"id":null,"type":"abort"}`, "abort", "null", ""},
+		{`{"id":1.50,"type":"abort"}`, "abort", "1.50", ""},
+		{`{"id":{"a": [1, 2]},"type":"abort"}`, "abort", `{"a": [1, 2]}`, ""},
 		{``, "", "", "empty line"},
 		{`   `, "", "", "empty line"},
 		{`nope`, "", "", "not valid JSON"},
@@ -29,6 +31,7 @@ func TestParseCommand(t *testing.T) {
 		{`42`, "", "", "got a number"},
 		{`null`, "", "", "got null"},
 		{`{}`, "", "", `no "type"`},
+		{`{"id":3}`, "", "3", `no "type"`},
 		{`{"id":"i","type":1}`, "", `"i"`, `"type" must be a string, got a number`},
 		{`{"type":{"a":1}}`, "", "", "got an object"},
 		// Invalid UTF-8 inside a string is accepted, as pi (JavaScript)

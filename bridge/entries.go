@@ -3,9 +3,13 @@ package bridge
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"time"
 
+	"github.com/tidwall/gjson"
+
+	"github.com/claude-rpc/claude-rpc/sessions"
 	"github.com/claude-rpc/claude-rpc/transform"
 )
 
@@ -44,6 +48,39 @@ type entryJSON struct {
 	Summary          string `json:"summary,omitempty"`
 	FirstKeptEntryID string `json:"firstKeptEntryId,omitempty"`
 	TokensBefore     int64  `json:"tokensBefore,omitempty"`
+
+	// raw is the entry as its pi file holds it, when it was read from one:
+	// written as it is (pi's other kinds, and fields claude-rpc does not
+	// know, go to the host unchanged).
+	raw json.RawMessage
+}
+
+// MarshalJSON writes a read entry as it was read, else its fields.
+func (e entryJSON) MarshalJSON() ([]byte, error) {
+	if e.raw != nil {
+		return e.raw, nil
+	}
+	type fields entryJSON // without this method
+	return json.Marshal(fields(e))
+}
+
+// entryFromPi is an entry of a pi file as one of the session's entries:
+// its kind, id, parent and time, its message when it is one of the
+// messages claude-rpc knows, the rest as it is.
+func entryFromPi(pe sessions.PiEntry) entryJSON {
+	v := gjson.ParseBytes(pe.Raw)
+	e := entryJSON{Type: pe.Type, ID: pe.ID, Timestamp: v.Get("timestamp").String(), raw: pe.Raw}
+	if pe.ParentID != "" {
+		parent := pe.ParentID
+		e.ParentID = &parent
+	}
+	if pe.Type == "message" {
+		if m, ok := transform.MessageFromPi([]byte(v.Get("message").Raw)); ok {
+			e.Message = &m
+		}
+	}
+	e.Name = v.Get("name").String()
+	return e
 }
 
 // entriesData is get_entries' data.
@@ -88,12 +125,14 @@ func (ls *lockedState) addEntry(e entryJSON, at int64) {
 	}
 	e.Timestamp = isoMillis(at)
 	ls.entries = append(ls.entries, e)
+	ls.queue(e)
 }
 
 // startEntries begins the entry log of the session in use: model, thinking
 // level, name, and the messages it already has. Called with st.mu held.
 func (ls *lockedState) startEntries() {
 	ls.entries = nil
+	ls.dropUnwritten(ls.pi)
 	now := nowMillis()
 	model := ls.model
 	if model == "" {

@@ -47,6 +47,14 @@ type Options struct {
 	// to one (the same id, the same UUID: a name-based UUID), which
 	// get_state reports.
 	SessionID string
+	// PiSessions keeps each session as pi 1.6 keeps its own too, beside
+	// the CLI's transcript: a pi session file (sessions.PiWriter), in
+	// SessionDir when set, else where pi keeps the working folder's
+	// sessions (sessions.PiSessionPlace). get_state's sessionFile names
+	// it; --session, switch_session, fork and clone take it. Never under
+	// CLI.NoPersistence.
+	PiSessions bool
+	SessionDir string
 	// SessionName is the session's display name from the start (pi's
 	// --name/-n): get_state's sessionName, and the CLI's --name, as after
 	// set_session_name. Empty: no name.

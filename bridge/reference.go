@@ -164,6 +164,11 @@ func referenceFrom(docs schema.Docs) (*schema.Schema, schema.Docs, error) {
 	}
 	g.Custom[reflect.TypeFor[transform.Message]()] = schema.RefTo("AgentMessage")
 	g.Custom[reflect.TypeFor[transform.Content]()] = schema.RefTo("Content")
+	// An entry encodes itself only to pass one read from a pi file on
+	// whole: its shape is its fields'.
+	entry := reflect.TypeFor[entryJSON]()
+	g.Custom[entry] = schema.RefTo(g.Name(entry))
+	g.Defs[g.Name(entry)] = g.Object(entry)
 
 	doc := &schema.Schema{
 		Schema: "https://json-schema.org/draft/2020-12/schema",

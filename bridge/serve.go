@@ -80,6 +80,8 @@ type server struct {
 	info  *cliInfo
 	bashJ bashJob
 	subs  subagentRegistry
+	files *sessionFiles     // writes pi session files; nil when none are kept
+	piAt  *sessions.PiPlace // where they are kept; fixed
 
 	order  order                // the dispatcher's: which calls wait for which
 	chunks rpcframe.Reassembler // the dispatcher's: rpc_chunk frames from the host
@@ -131,13 +133,22 @@ func newServer(ctx context.Context, opts Options, out io.Writer) (*server, error
 			s.baseURL = v
 		}
 	}
-	s.st = newState(opts.CLI.Model, stateEnv{configDir: s.configDir, cwd: s.cwd, baseURL: s.baseURL})
+	at := stateEnv{configDir: s.configDir, cwd: s.cwd, baseURL: s.baseURL}
+	if opts.PiSessions && !opts.CLI.NoPersistence {
+		place := sessions.PiSessionPlace(env, s.cwd, opts.SessionDir)
+		at.pi, at.wake = &place, make(chan struct{}, 1)
+	}
+	s.piAt = at.pi
+	s.st = newState(opts.CLI.Model, at)
 	s.runs = newRunner(s)
 	s.host = newHostLink()
 	s.info = &cliInfo{}
 	if err := s.startOn(opts); err != nil {
 		s.stop(err)
 		return nil, err
+	}
+	if at.pi != nil {
+		s.files = newSessionFiles(s.st, s.log, at.wake)
 	}
 	version := s.loadCache(env)
 	if transport != nil {
@@ -214,8 +225,10 @@ func (s *server) dispatch(l inLine) {
 	}
 	c, err := parseCall(line)
 	if err != nil {
-		// pi answers a line it cannot take as a command without an id.
-		s.out.send(errResponse(nil, "parse", "Failed to parse command: "+err.Error()))
+		// pi answers a line that is no JSON object without an id, and an
+		// object without a string type with its id (c.id; nil for the
+		// former), so a host waiting for that id is answered.
+		s.out.send(errResponse(c.id, "parse", "Failed to parse command: "+err.Error()))
 		return
 	}
 	c.def = commandsByName[c.typ]
@@ -448,6 +461,9 @@ func (s *server) shutdown() {
 	s.wg.Wait() // the plan's goroutine among them: the transport is made
 	if t, ok := s.trNow(); ok {
 		t.Close(s.opts.flushWait)
+	}
+	if s.files != nil {
+		s.files.close() // after the runs: their last entries are queued
 	}
 	s.out.close()
 }

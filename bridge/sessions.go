@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -29,22 +31,47 @@ type fork struct {
 type loaded struct {
 	id, path, name string
 	messages       []transform.Message
+	// pi is the session's pi file when it was loaded from one (then
+	// entries are its entries), else nil: a new pi file is begun, a copy
+	// of parent's (a pi file's path) when parent is set.
+	pi      *piLog
+	entries []entryJSON
+	parent  string
 }
 
-// loadSession reads a session (a transcript path or a session id) without
-// touching the one in use: any error leaves the bridge as it was. It
-// stops after the step at work (reading, converting) once ctx has ended.
+// loadSession reads a session (a pi session file or a CLI transcript, by
+// path or by id) without touching the one in use: any error leaves the
+// bridge as it was. It stops after the step at work (reading, converting)
+// once ctx has ended.
 func (s *server) loadSession(ctx context.Context, idOrPath string) (*loaded, error) {
+	if pf, err := s.findPi(idOrPath); err != nil || pf != nil {
+		if err != nil {
+			return nil, err
+		}
+		return s.loadPi(ctx, pf)
+	}
 	path, err := sessions.Find(s.configDir, s.cwd, idOrPath)
 	if err != nil {
 		return nil, err
 	}
 	tr, err := sessions.ReadTranscript(path)
+	if errors.Is(err, sessions.ErrNotTranscript) {
+		return nil, fmt.Errorf("%s is neither a pi session file nor a Claude transcript: %w", path, err)
+	}
 	if err != nil {
 		return nil, err
 	}
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
+	}
+	if place := s.piPlace(); place != nil {
+		// A transcript whose session has a pi file (one claude-rpc began):
+		// the session is that file's, its entries and name go on.
+		if p, ok := sessions.FindPiByClaude(*place, tr.SessionID()); ok {
+			if pf, err := sessions.ReadPi(p); err == nil {
+				return s.loadPi(ctx, pf)
+			}
+		}
 	}
 	l := &loaded{id: tr.SessionID(), path: path, messages: transform.FromTranscript(raws(tr.Conversation()), s.opts.ToolNames)}
 	if err := context.Cause(ctx); err != nil {
@@ -56,6 +83,93 @@ func (s *server) loadSession(ctx context.Context, idOrPath string) (*loaded, err
 		}
 	}
 	return l, nil
+}
+
+// piPlace is where pi's session files are kept, nil when they are not.
+func (s *server) piPlace() *sessions.PiPlace { return s.piAt }
+
+// findPi reads the pi session file idOrPath names: a path to one, or the
+// id of one where pi keeps this folder's sessions. nil, nil: it names
+// none (a transcript, or a CLI session id). A file that begins as no pi
+// file is not one; one that cannot be read is an error.
+func (s *server) findPi(idOrPath string) (*sessions.PiFile, error) {
+	path := ""
+	if strings.ContainsAny(idOrPath, `/\`) || strings.HasSuffix(idOrPath, ".jsonl") {
+		path = idOrPath
+	} else if place := s.piPlace(); place != nil {
+		path, _ = sessions.FindPi(*place, idOrPath)
+	}
+	if path == "" {
+		return nil, nil
+	}
+	pf, err := sessions.ReadPi(path)
+	switch {
+	case errors.Is(err, sessions.ErrNotPiSession), errors.Is(err, fs.ErrNotExist):
+		return nil, nil // a transcript, or nothing: sessions.Find says
+	case err != nil:
+		return nil, err
+	}
+	return pf, nil
+}
+
+// loadPi reads a session from its pi file. The record that wins: the
+// conversation the model goes on with is the CLI's transcript, which
+// holds what the model was sent (thinking signatures, the CLI's own
+// blocks), when it holds the file's conversation: when the newest
+// message of the file's current branch is one claude-rpc wrote (its
+// claudeSessionId) and that transcript exists. Otherwise (pi wrote the
+// file, or went on with it; the transcript is gone) the file wins: its
+// branch is imported into a new transcript (importPi). What hosts see
+// (get_messages, get_entries, the name) is the file's either way.
+func (s *server) loadPi(ctx context.Context, pf *sessions.PiFile) (*loaded, error) {
+	l := &loaded{name: pf.Name(), pi: &piLog{path: pf.Path, header: pf.Header, exists: true}}
+	for _, pe := range pf.Entries {
+		l.entries = append(l.entries, entryFromPi(pe))
+	}
+	var newest *sessions.PiEntry
+	branch := pf.Branch()
+	for i, pe := range branch {
+		if pe.Type != "message" {
+			continue
+		}
+		if m, ok := transform.MessageFromPi([]byte(gjson.GetBytes(pe.Raw, "message").Raw)); ok {
+			l.messages = append(l.messages, m)
+			newest = &branch[i]
+		}
+	}
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	if pf.Header.Cwd != "" && filepath.Clean(pf.Header.Cwd) != filepath.Clean(s.cwd) {
+		s.log.Warn("the session was begun in another folder; it goes on in this one", "session", pf.Path, "its cwd", pf.Header.Cwd, "cwd", s.cwd)
+	}
+	switch {
+	case newest == nil: // no conversation yet: the CLI session is begun with the first prompt
+		l.id = pf.Header.ClaudeSessionID
+		if !sessions.IsID(l.id) {
+			l.id = cliSessionIDFor(pf.Header.ID)
+		}
+	case newest.ClaudeSessionID != "" && sessions.Exists(s.configDir, s.cwd, newest.ClaudeSessionID):
+		l.id = newest.ClaudeSessionID
+		l.path, _ = sessions.Locate(s.configDir, s.cwd, l.id)
+	default:
+		id, err := s.importPi(ctx, pf)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", pf.Path, err)
+		}
+		l.id = id
+		l.path, _ = sessions.Locate(s.configDir, s.cwd, id)
+	}
+	return l, nil
+}
+
+// cliSessionIDFor is the CLI session id for a pi session id: itself when
+// it is a UUID (the CLI takes no other), else one made from it.
+func cliSessionIDFor(id string) string {
+	if sessions.IsID(id) {
+		return id
+	}
+	return sessions.IDFor(id)
 }
 
 func raws(entries []sessions.Entry) [][]byte {
@@ -90,9 +204,9 @@ func (s *server) idleNow() {
 }
 
 func (s *server) newSession(c *call) (any, error) {
-	// pi records parentSession for its session tree; the CLI keeps no such
-	// link, so it is checked and otherwise unused.
-	s.switchTo(c, &loaded{id: sessions.NewID()}, nil)
+	// pi records parentSession in the new session's file header; so does
+	// claude-rpc (the CLI keeps no such link).
+	s.switchTo(c, &loaded{id: sessions.NewID(), parent: c.str("parentSession")}, nil)
 	return cancelledData{Cancelled: false}, nil
 }
 
@@ -226,7 +340,7 @@ func (s *server) fork(c *call) (any, error) {
 	if err := c.stopped(); err != nil {
 		return nil, err
 	}
-	s.switchTo(c, &loaded{id: sessions.NewID(), messages: msgs}, f)
+	s.switchTo(c, &loaded{id: sessions.NewID(), messages: msgs, parent: s.st.piFile()}, f)
 	return forkData{Text: text, Cancelled: false}, nil
 }
 
@@ -246,7 +360,7 @@ func (s *server) clone(c *call) (any, error) {
 	s.runs.stop() // its messages are part of what is cloned
 	msgs, _, name := s.st.conversation()
 	id := sessions.NewID()
-	s.switchTo(c, &loaded{id: id, messages: msgs, name: name}, &fork{from: source, at: conv[len(conv)-1].UUID})
+	s.switchTo(c, &loaded{id: id, messages: msgs, name: name, parent: s.st.piFile()}, &fork{from: source, at: conv[len(conv)-1].UUID})
 	return cloneData{Cancelled: false, SessionID: id}, nil
 }
 

@@ -1,16 +1,18 @@
 package bridge
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
-
 	"errors"
 	"fmt"
-	"github.com/tidwall/gjson"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"time"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/sessions"
@@ -73,6 +75,11 @@ type lockedState struct {
 	todos       todoState   // the todo list (todoPhases)
 	bashContext []string    // bash executions for the next prompt's context
 	entries     []entryJSON // pi's session entries (entries.go)
+	// pi is the session's pi file (pifiles.go), nil when none is kept;
+	// unwritten are the entries made for pi files and not yet taken by
+	// the goroutine that writes them.
+	pi        *piLog
+	unwritten []piPending
 	// compacted: the context was compacted and no run since has told its
 	// size.
 	compacted bool
@@ -83,10 +90,16 @@ type lockedState struct {
 // and the API its models are reached at (get_state's model).
 type stateEnv struct {
 	configDir, cwd, baseURL string
+	// pi is where pi's session files are kept, nil when they are not
+	// (Options.PiSessions); wake is sessionFiles', woken when an entry is
+	// queued for a file.
+	pi   *sessions.PiPlace
+	wake chan struct{}
 }
 
 func newState(model string, at stateEnv) *state {
 	st := &state{f: lockedState{at: at, sessionID: sessions.NewID(), model: model, interrupt: "immediate", limits: map[string]transform.Limits{}}}
+	st.f.pi = st.f.newPiLog(st.f.sessionID, "")
 	st.f.startEntries()
 	return st
 }
@@ -209,14 +222,19 @@ func (st *state) useSession(l *loaded, f *fork) {
 func (st *state) startWith(id, name, level string) {
 	ls := st.lock()
 	defer st.mu.Unlock()
-	if id != "" {
+	if id != "" && id != ls.sessionID {
 		ls.sessionID = id
+		ls.dropUnwritten(ls.pi)
+		ls.pi = ls.newPiLog(id, ls.pi.parent())
 	}
 	if name != "" {
 		ls.sessionName = strings.TrimSpace(name)
 	}
 	if slices.Contains(thinkingLevels, level) {
 		ls.settings.thinkingLevel = level
+	}
+	if !ls.pi.existing() { // a session loaded from its pi file has its entries
+		ls.startEntries() // with what it starts with
 	}
 }
 
@@ -228,7 +246,60 @@ func (ls *lockedState) use(l *loaded) {
 	ls.messages = l.messages
 	ls.fork, ls.todos = nil, todoState{}
 	ls.bashContext = nil
+	ls.pi = l.pi
+	if ls.pi == nil {
+		ls.pi = ls.newPiLog(l.id, l.parent)
+	}
+	if ls.pi.existing() {
+		ls.entries = l.entries
+		return
+	}
 	ls.startEntries()
+}
+
+// newPiLog is the pi file of a new session id, nil when none are kept.
+// Called with st.mu held.
+func (ls *lockedState) newPiLog(id, parent string) *piLog {
+	if ls.at.pi == nil {
+		return nil
+	}
+	return newPiLog(*ls.at.pi, id, parent)
+}
+
+// queue queues e for the session's pi file, if it has one, and wakes the
+// goroutine that writes it. Called with st.mu held.
+func (ls *lockedState) queue(e entryJSON) {
+	if ls.pi == nil {
+		return
+	}
+	ls.unwritten = append(ls.unwritten, piPending{log: ls.pi, line: fileLine(e, ls.sessionID)})
+	select {
+	case ls.at.wake <- struct{}{}:
+	default: // woken already
+	}
+}
+
+// dropUnwritten forgets the entries queued for log. Called with st.mu
+// held.
+func (ls *lockedState) dropUnwritten(log *piLog) {
+	ls.unwritten = slices.DeleteFunc(ls.unwritten, func(p piPending) bool { return p.log == log })
+}
+
+// takeUnwritten returns the entries queued for pi files, oldest first,
+// and forgets them.
+func (st *state) takeUnwritten() []piPending {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	p := ls.unwritten
+	ls.unwritten = nil
+	return p
+}
+
+// piFile is the session's pi file ("" when none is kept).
+func (st *state) piFile() string {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	return ls.pi.filePath()
 }
 
 // generation is the session generation in use.
@@ -545,9 +616,13 @@ func (st *state) stateData(info claudecli.Info, known bool) stateData {
 	}
 }
 
-// transcriptPath is where the session in use is (or will be) written.
-// Called with st.mu held.
+// transcriptPath is where the session in use is (or will be) written:
+// its pi file when it has one, else the CLI's transcript. Called with
+// st.mu held.
 func (ls *lockedState) transcriptPath() string {
+	if ls.pi != nil {
+		return ls.pi.path
+	}
 	if ls.sessionFile != "" {
 		return ls.sessionFile
 	}
@@ -642,6 +717,11 @@ func (s *server) setSessionName(c *call) (any, error) {
 	id := s.st.rename(name)
 	s.out.send(sessionInfoChangedJSON{Type: "session_info_changed", Name: name})
 	s.persistName(id, name)
+	// As pi's: the answer comes once the pi file has the name (hosts read
+	// it from there), unless its folder takes more than a moment.
+	ctx, cancel := context.WithTimeout(c.Context(), time.Second)
+	defer cancel()
+	s.files.sync(ctx)
 	return nil, nil
 }
 

@@ -146,11 +146,25 @@ func TestPiWriter(t *testing.T) {
 	assert.False(t, ok, "a shared folder's file of another cwd")
 
 	// Reopened for appending.
-	w2 := AppendTo(path)
+	w2, err := AppendTo(path, pf.Header)
+	require.NoError(t, err)
 	require.NoError(t, w2.Append([]byte(`{"type":"label","id":"d","parentId":"c"}`)))
 	pf, err = ReadPi(path)
 	require.NoError(t, err)
 	assert.Len(t, pf.Entries, 4)
+
+	// A line cut short stays a line of its own: the next entry is whole.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"type":"message","id":"e","par`)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.NoError(t, w2.Append([]byte(`{"type":"label","id":"f","parentId":"d"}`)))
+	pf, err = ReadPi(path)
+	require.NoError(t, err)
+	assert.Len(t, pf.Entries, 5)
+	assert.Equal(t, 1, pf.Skipped)
+	assert.Equal(t, "f", pf.Entries[4].ID)
 }
 
 func TestPiWritersOnOneFile(t *testing.T) {

@@ -3,8 +3,6 @@ package sessions
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -43,9 +41,16 @@ func NewPiWriter(path string, h PiHeader) (*PiWriter, error) {
 	return &PiWriter{path: path, header: b}, nil
 }
 
-// AppendTo is the writer of an existing session file: entries are
-// appended to it.
-func AppendTo(path string) *PiWriter { return &PiWriter{path: path, created: true} }
+// AppendTo is the writer of an existing session file whose header is h:
+// entries are appended to it as they come (the header first, should the
+// file be gone or empty by then).
+func AppendTo(path string, h PiHeader) (*PiWriter, error) {
+	w, err := NewPiWriter(path, h)
+	if w != nil {
+		w.created = true
+	}
+	return w, err
+}
 
 // Path is the file's path.
 func (w *PiWriter) Path() string { return w.path }
@@ -63,43 +68,41 @@ func (w *PiWriter) Append(entries ...[]byte) error {
 		return nil
 	}
 	var buf bytes.Buffer
-	create := !w.created
-	if create {
-		buf.Write(w.header)
-		buf.WriteByte('\n')
-	}
 	for _, e := range w.pending {
 		buf.Write(e)
 		buf.WriteByte('\n')
 	}
-	if err := w.write(buf.Bytes(), create); err != nil {
+	if err := w.write(buf.Bytes()); err != nil {
 		return err
 	}
 	w.pending, w.created = w.pending[:0], true
 	return nil
 }
 
-func (w *PiWriter) write(b []byte, create bool) error {
-	flags := os.O_WRONLY | os.O_APPEND
-	if create {
-		if err := os.MkdirAll(filepath.Dir(w.path), 0o700); err != nil {
-			return err
-		}
-		flags |= os.O_CREATE | os.O_EXCL
+// write appends b to the file, made with its header if it is not there
+// yet. Whoever finds the file empty under the lock writes the header:
+// two writers of one new session (two bridges) write one between them.
+func (w *PiWriter) write(b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(w.path), 0o700); err != nil {
+		return err
 	}
-	f, err := os.OpenFile(w.path, flags, 0o600)
-	if create && errors.Is(err, fs.ErrExist) {
-		// Another writer created it first (two bridges on one new
-		// session): its header stands; the entries go after it.
-		b = b[len(w.header)+1:]
-		f, err = os.OpenFile(w.path, os.O_WRONLY|os.O_APPEND, 0o600)
-	}
+	f, err := os.OpenFile(w.path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}
 	if err := lockFile(f); err != nil {
 		f.Close()
 		return err
+	}
+	if st, err := f.Stat(); err == nil {
+		switch last := make([]byte, 1); {
+		case st.Size() == 0 && w.header != nil:
+			b = append(append(append([]byte(nil), w.header...), '\n'), b...)
+		case st.Size() > 0 && func() bool { n, _ := f.ReadAt(last, st.Size()-1); return n == 1 }() && last[0] != '\n':
+			// A line cut short (a writer killed mid-line): it stays a line
+			// of its own, skipped by readers, as pi repairs it.
+			b = append([]byte{'\n'}, b...)
+		}
 	}
 	_, err = f.Write(b)
 	if cerr := f.Close(); err == nil { // closing releases the lock

@@ -82,8 +82,18 @@ func ReadTranscript(path string) (*Transcript, error) {
 			return nil, err
 		}
 	}
-	if len(tr.Entries) == 0 {
-		return nil, fmt.Errorf("%s: %w (%d lines, none a transcript entry)", path, ErrNotTranscript, tr.Skipped)
+	// Every transcript the CLI writes names its session on its lines
+	// (queue operations too); JSON lines that never do are another
+	// program's (a pi session file without its header).
+	named := false
+	for _, e := range tr.Entries {
+		if gjson.GetBytes(e.Raw, "sessionId").Exists() || e.UUID != "" {
+			named = true
+			break
+		}
+	}
+	if !named {
+		return nil, fmt.Errorf("%s: %w (%d lines, none a transcript entry)", path, ErrNotTranscript, tr.Skipped+len(tr.Entries))
 	}
 	return tr, nil
 }

@@ -29,7 +29,7 @@ import (
 // the fake API.
 
 // acpScenarios are the driver's scenarios both agents run.
-var acpScenarios = []string{"new", "text", "thinking", "tools", "cancel", "model", "mode", "load"}
+var acpScenarios = []string{"new", "text", "thinking", "tools", "cancel", "model", "mode", "load", "list"}
 
 // acpRun is what one run of the driver gave: its report by scenario, and
 // the fake API the agent talked to.
@@ -106,7 +106,8 @@ func runACP(t *testing.T, target, permission string, args []string, scenarios ..
 			}
 			env = append(env, kv)
 		}
-		env = append(env, "HOME="+home)
+		// pi-acp lists pi's sessions where pi keeps them.
+		env = append(env, "HOME="+home, "PI_CODING_AGENT_DIR="+agent)
 	case "claude-rpc":
 		quoted := make([]string, len(args))
 		for i, a := range args {
@@ -334,6 +335,17 @@ var acpChecks = []acpCheck{
 	{"mode switch: nothing extra in the conversation", func(t *testing.T, r *acpRun) {
 		assert.Equal(t, []string{"user: acp mode after"}, conversation(r.request(t, "acp mode after")))
 		assert.Equal(t, "echo: acp mode after", strings.TrimSpace(r.res["mode"].Get("after.text").String()))
+	}},
+	{"session list shows the session with its title", func(t *testing.T, r *acpRun) {
+		l := r.res["list"]
+		var titles []string
+		for _, s := range l.Get("sessions").Array() {
+			if s.Get("sessionId").String() == l.Get("id").String() {
+				titles = append(titles, s.Get("title").String())
+				assert.Equal(t, filepath.Join(r.dir, "list"), s.Get("cwd").String())
+			}
+		}
+		assert.Equal(t, []string{"acp list remember the word kiwi"}, titles, l.Raw)
 	}},
 	{"session load replays the conversation and continues it", func(t *testing.T, r *acpRun) {
 		l := r.res["load"]

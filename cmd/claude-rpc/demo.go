@@ -19,7 +19,7 @@ import (
 // scratch folder removed at exit, so the user's own are neither read nor
 // written.
 func demo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	cfg, code := subcommandConfig("demo", args, stderr)
+	cfg, code := subcommandConfig("demo", args, stdout, stderr)
 	if cfg == nil {
 		return code
 	}

@@ -50,7 +50,7 @@ const (
 // working. It takes --mode rpc's flags (and their environment and config
 // file), so it checks the setup the host will run.
 func doctor(args []string, stdout, stderr io.Writer) int {
-	cfg, code := subcommandConfig("doctor", args, stderr)
+	cfg, code := subcommandConfig("doctor", args, stdout, stderr)
 	if cfg == nil {
 		return code
 	}

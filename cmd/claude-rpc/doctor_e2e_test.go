@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -284,11 +285,21 @@ func TestBinaryHasNoTesting(t *testing.T) {
 	}
 }
 
+// TestVersionLine: --version, as hosts run `pi --version` (T3 Code within
+// 4 s, then the first x.y.z of stdout and stderr): on stdout one line,
+// pi's version with claude-rpc's as build metadata; on stderr, for
+// people, claude-rpc's version, commit, Go and platform.
 func TestVersionLine(t *testing.T) {
 	t.Parallel()
-	out, err := exec.Command(binary(t), "--version").Output()
-	require.NoError(t, err, "--version prints on stdout")
-	assert.Regexp(t, `^claude-rpc \S+ \((commit [0-9a-f]{12}.*, )?`+runtime.Version()+`, `+runtime.GOOS+"/"+runtime.GOARCH+`\)\n$`, string(out))
+	cmd := exec.Command(binary(t), "--version")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	require.NoError(t, cmd.Run())
+	assert.Less(t, time.Since(start), 4*time.Second)
+	assert.Regexp(t, `^1\.6\.0\+claude-rpc\.[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*\n$`, stdout.String())
+	assert.Equal(t, "1.6.0", regexp.MustCompile(`\b(\d+\.\d+\.\d+)\b`).FindStringSubmatch(stdout.String() + "\n" + stderr.String())[1])
+	assert.Regexp(t, `^claude-rpc \S+ \((commit [0-9a-f]{12}.*, )?`+runtime.Version()+`, `+runtime.GOOS+"/"+runtime.GOARCH+`\), speaking pi 1\.6\.0's RPC protocol and flags\n$`, stderr.String())
 }
 
 func TestHelpNamesTheSubcommands(t *testing.T) {
@@ -300,4 +311,10 @@ func TestHelpNamesTheSubcommands(t *testing.T) {
 		assert.Contains(t, out, "claude-rpc doctor [flags]", "%v", args)
 		assert.Contains(t, out, "--claude-path string", "%v", args)
 	}
+	// On stdout, as pi's, with pi's flags each on a line of its own: pi-web
+	// reads `pi --help` for --approve.
+	out, err := exec.Command(binary(t), "--help").Output()
+	require.NoError(t, err)
+	assert.Regexp(t, `(?m)^  --approve, -a +accepted`, string(out))
+	assert.Regexp(t, `(?m)^  --list-models \[search\] +print the CLI's models`, string(out))
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+	"github.com/claude-rpc/claude-rpc/sessions"
 )
 
 // shape returns the frames' types, with message roles and each run of
@@ -123,7 +124,11 @@ func testPromptStreamsATextTurn(t *testing.T, tp string) {
 	assert.False(t, st.Get("data.isStreaming").Bool())
 	assert.Equal(t, int64(2), st.Get("data.messageCount").Int())
 	assert.Equal(t, "anthropic", st.Get("data.model.provider").String())
-	assert.FileExists(t, st.Get("data.sessionFile").String())
+	// The run's entries reach the session's pi file a moment after its end.
+	assert.Eventually(t, func() bool {
+		pf, err := sessions.ReadPi(st.Get("data.sessionFile").String())
+		return err == nil && len(pf.Entries) >= 4 // model, thinking level, the two messages
+	}, 5*time.Second, 10*time.Millisecond, "the session's pi file")
 
 	msgs := b.call(map[string]any{"type": "get_messages"})
 	assert.Len(t, msgs.Get("data.messages").Array(), 2)
@@ -221,8 +226,8 @@ func TestBadLinesAreAnsweredAndServingGoesOn(t *testing.T) {
 		{"not json", "parse", "", "Failed to parse command"},
 		{"", "parse", "", "empty"},
 		{"[1,2]", "parse", "", "object"},
-		{`{"id":"a"}`, "parse", "", "type"},
-		{`{"id":"b","type":7}`, "parse", "", "string"},
+		{`{"id":"a"}`, "parse", "a", "type"},
+		{`{"id":"b","type":7}`, "parse", "b", "string"},
 		{`{"id":"c","type":"frobnicate"}`, "frobnicate", "c", "Unknown command: frobnicate"},
 		{`{"id":"d","type":"prompt"}`, "prompt", "d", `"message"`},
 		{`{"id":"e","type":"prompt","message":5}`, "prompt", "e", "string"},
@@ -422,7 +427,7 @@ func TestOptionsFromEnvironmentAndConfigFile(t *testing.T) {
 
 	out, err = runBinary(t, nil, "--version")
 	require.NoError(t, err)
-	assert.True(t, strings.HasPrefix(out, "claude-rpc "), out)
+	assert.Contains(t, out, "claude-rpc ")
 }
 
 func runBinary(t *testing.T, env []string, args ...string) (string, error) {
@@ -631,7 +636,7 @@ func testCLIKilledMidTurn(t *testing.T, tp string) {
 	// Kill it once the CLI has written the turn's start to its transcript,
 	// so the resumed session must carry it (a CLI killed earlier has nothing
 	// to resume, and the next turn starts the session afresh).
-	file := b.call(map[string]any{"type": "get_state"}).Get("data.sessionFile").String()
+	file := b.transcript()
 	require.Eventually(t, func() bool { _, err := os.Stat(file); return err == nil }, 10*time.Second, 10*time.Millisecond)
 	pids := b.cliPids()
 	require.Len(t, pids, 1)
@@ -932,9 +937,13 @@ func testSessionNameAndStats(t *testing.T, tp string) {
 	assert.Positive(t, stats.Get("cost").Float())
 
 	// The CLI keeps the name as the session's title.
-	transcript, err := os.ReadFile(stats.Get("sessionFile").String())
+	transcript, err := os.ReadFile(b.transcript())
 	require.NoError(t, err)
 	assert.Contains(t, string(transcript), `"customTitle":"Build fixer"`)
+	// So does its pi file (pi's session_info), which get_session_stats names.
+	pf, err := sessions.ReadPi(stats.Get("sessionFile").String())
+	require.NoError(t, err)
+	assert.Equal(t, "Build fixer", pf.Name())
 }
 
 func TestBashCommand(t *testing.T) {

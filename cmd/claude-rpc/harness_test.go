@@ -25,6 +25,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+	"github.com/claude-rpc/claude-rpc/sessions"
 )
 
 // raceEnabled is set by race_test.go: the binary under test is then built
@@ -525,4 +526,13 @@ func (b *rpcProc) settled(end gjson.Result) []gjson.Result {
 		return nil
 	}
 	return b.until(10*time.Second, isType("session_settled"))
+}
+
+// transcript is the CLI's transcript of the session in use (get_state's
+// sessionFile is its pi file).
+func (b *rpcProc) transcript() string {
+	b.t.Helper()
+	id := b.call(map[string]any{"type": "get_state"}).Get("data.sessionId").String()
+	require.NotEmpty(b.t, id)
+	return sessions.TranscriptPath(filepath.Join(b.home, ".claude"), b.dir, id)
 }

@@ -10,10 +10,14 @@
 // TOML or JSON; --config, else claude-rpc/config.* in the user's config
 // folder). Flags win over the environment, which wins over the file.
 //
-// Every startup flag of pi 1.5.2 is accepted too (piflags.go), since a pi
-// host passes them: mapped to the CLI or the bridge where they can be,
-// refused with exit status 1 where they cannot be honoured at all (a
-// provider other than anthropic), ignored with a warning otherwise.
+// Every startup flag of pi 1.5.2 and 1.6.0 is accepted too (piflags.go),
+// since a pi host passes them: mapped to the CLI or the bridge where they
+// can be, refused with exit status 1 where they cannot be honoured at all
+// (a provider other than anthropic), ignored with a warning otherwise.
+// What hosts probe pi's command line with answers as pi does:
+// --list-models prints pi's table of the CLI's models (listmodels.go),
+// --version pi's version with claude-rpc's (version.go), --help pi's flags
+// on stdout (subcommands.go).
 package main
 
 import (
@@ -74,7 +78,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 	}
 	cfg, err := loadConfig(args)
-	if errors.Is(err, pflag.ErrHelp) {
+	if printHelp(err, stdout) {
 		return 0
 	}
 	if err != nil {
@@ -82,7 +86,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if cfg.GetBool("version") {
-		fmt.Fprintln(stdout, versionLine())
+		// stdout as pi's, for hosts; stderr for people.
+		fmt.Fprintln(stdout, piVersionLine(buildVersion()))
+		fmt.Fprintf(stderr, "%s, speaking pi %s's RPC protocol and flags\n", versionLine(), piVersion)
 		return 0
 	}
 	log, err := newLogger(stderr, cfg.GetString("log-level"))
@@ -90,10 +96,18 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "claude-rpc: %v\n", err)
 		return 2
 	}
+	listing := cfg.GetBool(listModelsGiven)
+	if listing {
+		// pi lists its models and exits, whatever --mode says.
+		cfg.Set("mode", "rpc")
+	}
 	opts, err := bridgeOptions(cfg, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "claude-rpc: %v\n", err)
 		return exitStatus(err)
+	}
+	if listing {
+		return listModels(opts, cfg.GetString("list-models"), listModelsTimeout, stdout, stderr)
 	}
 	return serve(opts, stdin, stdout)
 }
@@ -155,7 +169,8 @@ const DefaultAskTimeout = 30 * time.Second
 func loadConfig(args []string) (*viper.Viper, error) {
 	fs := pflag.NewFlagSet("claude-rpc", pflag.ContinueOnError)
 	fs.SortFlags = false
-	fs.Usage = usage(fs)
+	help, asked := helpBuffer()
+	fs.Usage = usage(fs, help)
 	fs.String("mode", "", `protocol mode; only "rpc"`)
 	fs.String("claude-path", "", "the Claude CLI to run (default: claude on PATH, else where its installers put it)")
 	fs.String("transport", "stream", "how to drive the CLI: stream (one process per session), pipe (a process per prompt), pty (pipe on a terminal)")
@@ -167,7 +182,8 @@ func loadConfig(args []string) (*viper.Viper, error) {
 	fs.Duration("idle-timeout", 15*time.Minute, "stop a turn when the CLI prints nothing for this long (0: never)")
 	fs.String("session", "", "start on an existing session: its id or its transcript's path")
 	fs.BoolP("continue", "c", false, "start on the most recent session of the working directory")
-	fs.Bool("no-session", false, "keep the CLI from writing transcripts (--no-session-persistence): nothing can be resumed later")
+	fs.Bool("no-session", false, "keep the CLI from writing transcripts (--no-session-persistence) and write no pi session file: nothing can be resumed later")
+	fs.Bool("pi-sessions", true, "keep each session as pi keeps its own too: a pi session file (in --session-dir, else where pi keeps the working folder's), which pi-based hosts list and pi itself opens")
 	fs.Bool("ask", true, "ask the host (extension_ui_request) before tools that need permission, and pass AskUserQuestion on (stream transport; --ask=false refuses those tools instead)")
 	fs.Duration("ask-timeout", DefaultAskTimeout, "how long to wait for the host's answer before denying; sent as the dialog's timeout (0: as long as the turn)")
 	fs.String("message-updates", bridge.UpdatesFull, "message_update frames: full (each carries the message so far; pi 0.73 hosts) or delta (the change only, as pi 1.5 writes them)")
@@ -179,7 +195,7 @@ func loadConfig(args []string) (*viper.Viper, error) {
 	fs.String("config", "", "config file (default: claude-rpc/config.{yaml,toml,json} in the user config folder)")
 	fs.BoolP("version", "v", false, "print the version and exit")
 	if err := fs.Parse(normalizeArgs(fs, args)); err != nil {
-		return nil, err
+		return nil, asked(err)
 	}
 
 	v := viper.New()
@@ -189,6 +205,9 @@ func loadConfig(args []string) (*viper.Viper, error) {
 	// Arguments that are no flags: pi takes them as prompts, and ignores
 	// them in --mode rpc; applyPiFlags warns.
 	v.Set("positional-args", fs.Args())
+	// Only the command line asks for the list (not the environment or a
+	// config file, which would turn every start into a listing).
+	v.Set(listModelsGiven, fs.Changed("list-models"))
 	v.SetEnvPrefix("CLAUDE_RPC")
 	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
 	v.AutomaticEnv()
@@ -265,6 +284,7 @@ func bridgeOptions(v *viper.Viper, log *slog.Logger) (bridge.Options, error) {
 		return opts, fmt.Errorf("--session and --continue: choose one")
 	}
 	opts.CLI.NoPersistence = v.GetBool("no-session")
+	opts.PiSessions = v.GetBool("pi-sessions")
 	// Asking is the default where the CLI can ask (stream); on pipe and
 	// pty the default is off, and only an --ask given there is an error.
 	opts.Ask = v.GetBool("ask")

@@ -63,7 +63,6 @@ var ignoredPiFlags = []struct{ name, why string }{
 	{"tui-mode", "there is no terminal UI in --mode rpc"},
 	{"verbose", "there is no terminal UI in --mode rpc"},
 	{"export", "claude-rpc exports with the export_html command only"},
-	{"list-models", "get_available_models lists the CLI's models"},
 }
 
 // quietPiFlags are pi's flags whose meaning holds without claude-rpc doing
@@ -113,10 +112,14 @@ func definePiFlags(fs *pflag.FlagSet) {
 	fs.String("tui-mode", "", "")
 	fs.Bool("verbose", false, "")
 	fs.String("export", "", "")
+	// --list-models [search] (listmodels.go): pi's search is optional and
+	// may be the next argument, which normalizeArgs joins to the flag.
+	// Without one the value is blank, which matches every model, as in pi.
 	fs.String("list-models", "", "")
-	fs.Lookup("list-models").NoOptDefVal = "*" // pi's [search] is optional
+	fs.Lookup("list-models").NoOptDefVal = " "
 	fs.BoolP("approve", "a", false, "")
 	fs.Bool("no-extensions", false, "")
+	_ = fs.MarkHidden("list-models") // described by usage's pi section
 	for _, f := range ignoredPiFlags {
 		_ = fs.MarkHidden(f.name) // defined just above
 	}
@@ -126,8 +129,10 @@ func definePiFlags(fs *pflag.FlagSet) {
 }
 
 // normalizeArgs rewrites pi's multi-letter short flags (piShorthands) to
-// their long names. It leaves alone what follows "--" and the value of a
-// flag given as a separate argument (--name -nt names the session "-nt").
+// their long names, and joins pi's --list-models to its search when the
+// next argument is one (pi's rule: it starts with neither "-" nor "@"). It
+// leaves alone what follows "--" and the value of a flag given as a
+// separate argument (--name -nt names the session "-nt").
 func normalizeArgs(fs *pflag.FlagSet, args []string) []string {
 	out := make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
@@ -137,6 +142,11 @@ func normalizeArgs(fs *pflag.FlagSet, args []string) []string {
 		}
 		if long, ok := piShorthands[a]; ok {
 			a = long
+		}
+		if a == "--list-models" && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && !strings.HasPrefix(args[i+1], "@") {
+			i++
+			out = append(out, a+"="+args[i])
+			continue
 		}
 		out = append(out, a)
 		if takesNext(fs, a) && i+1 < len(args) {
@@ -254,9 +264,7 @@ func applyPiFlags(v *viper.Viper, opts *bridge.Options, log *slog.Logger) error 
 		}
 		opts.Session, opts.Fork = fork, true
 	}
-	if dir := v.GetString("session-dir"); dir != "" {
-		log.Warn("--session-dir ignored: the Claude CLI keeps its sessions under its config folder (CLAUDE_CONFIG_DIR, default ~/.claude/projects)", "dir", dir)
-	}
+	opts.SessionDir = v.GetString("session-dir")
 
 	// The CLI's environment and command line.
 	var env []string

@@ -5,9 +5,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -162,7 +164,13 @@ func TestPiFlags(t *testing.T) {
 			}},
 		{name: "--fork with --no-session", args: []string{"--fork", "x", "--no-session"}, errWant: "--fork cannot be combined with --no-session", status: 2},
 		{name: "--fork with --continue", args: []string{"--fork", "x", "-c"}, errWant: "--fork cannot be combined with --continue", status: 2},
-		{name: "--session-dir is accepted and ignored", args: []string{"--session-dir", "sessions"}, warn: []string{"--session-dir ignored"}},
+		{name: "--session-dir: where pi's session files go", args: []string{"--session-dir", "sessions"},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.Equal(t, "sessions", o.SessionDir)
+				assert.True(t, o.PiSessions, "pi's files are kept by default")
+			}},
+		{name: "--pi-sessions=false", args: []string{"--pi-sessions=false"},
+			check: func(t *testing.T, o bridge.Options) { assert.False(t, o.PiSessions) }},
 		{name: "-nt: no tools at all", args: []string{"-nt"},
 			check: func(t *testing.T, o bridge.Options) {
 				assert.Equal(t, []string{"--tools=", "--strict-mcp-config"}, o.CLI.ExtraArgs)
@@ -252,12 +260,11 @@ func TestPiFlags(t *testing.T) {
 		{name: "flags without effect: one warning each",
 			args: []string{"-p", "-r", "--models", "anthropic/*", "-e", "a.ts", "--extension", "b.ts",
 				"--prompt-template", "p", "--theme", "t", "--use-theme", "dark",
-				"--tui-mode", "regular", "--verbose", "--export", "s.jsonl", "--list-models"},
+				"--tui-mode", "regular", "--verbose", "--export", "s.jsonl"},
 			warn: []string{"--print ignored", "--resume ignored", "--models ignored", "--extension ignored",
 				"--prompt-template ignored", "--theme ignored",
 				"--use-theme ignored", "--tui-mode ignored", "--verbose ignored",
-				"--export ignored", "--list-models ignored"}},
-		{name: "--list-models with a search", args: []string{"--list-models=sonnet"}, warn: []string{"--list-models ignored"}},
+				"--export ignored"}},
 		{name: "a message argument is ignored, as pi does in --mode rpc",
 			args: []string{"hello", "world"}, warn: []string{"arg=hello", "arg=world"}},
 		{name: "after --, pi's short flags are arguments",
@@ -298,7 +305,7 @@ func mkfile(t *testing.T, path, text string) {
 }
 
 // piHelpFlags is every flag in pi 1.5.2's `pi --help` (and docs/cli.md),
-// with a value where it takes one.
+// with a value where it takes one; pi 1.6.0's help lists the same flags.
 var piHelpFlags = [][]string{
 	{"--provider", "anthropic"}, {"--model", "claude-sonnet-4-5"}, {"--api-key", "k"},
 	{"--system-prompt", "s"}, {"--append-system-prompt", "a"}, {"--mode", "rpc"},
@@ -327,5 +334,36 @@ func TestEveryPiFlagAccepted(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"-h"}, {"--version"}, {"-v"}} {
 		var stdout, stderr bytes.Buffer
 		assert.Equal(t, 0, run(args, strings.NewReader(""), &stdout, &stderr), "%v: %s", args, stderr.String())
+	}
+}
+
+// TestHelpListsPiFlags: --help, on stdout as pi's, names every flag of
+// pi 1.6.0's `pi --help` (the same flags as 1.5.2's, piHelpFlags), each as
+// a flag of its own line or entry; pi-web looks for --approve there. Every
+// flag the flags table hides has its line.
+func TestHelpListsPiFlags(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	require.Equal(t, 0, run([]string{"--help"}, strings.NewReader(""), &stdout, &stderr))
+	assert.Empty(t, stderr.String(), "help goes to stdout, as pi's")
+	help := stdout.String()
+	assert.Regexp(t, `(?m)^  --approve, -a +\S`, help, "a line of its own, as in pi's help")
+	for _, args := range append(piHelpFlags, []string{"--help"}, []string{"-h"}, []string{"--version"}, []string{"-v"}) {
+		flag := regexp.QuoteMeta(args[0])
+		assert.Regexp(t, `(^|[\s(,])`+flag+`($|[\s,)\[=])`, help, "%s in --help", args[0])
+	}
+	fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
+	definePiFlags(fs)
+	documented := map[string]bool{}
+	for _, f := range piHelpForms {
+		documented[f.name] = true
+	}
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Hidden {
+			assert.True(t, documented[f.Name], "--%s is hidden from the flags table and has no line in piHelpForms", f.Name)
+		}
+	})
+	for _, l := range piHelp() {
+		assert.Contains(t, help, l[0])
+		assert.NotEmpty(t, l[1], l[0])
 	}
 }

@@ -259,7 +259,7 @@ func TestExportHTML(t *testing.T) {
 func TestOpenSession(t *testing.T) {
 	t.Parallel()
 	b := startBridge(t)
-	dir := filepath.Dir(b.call(map[string]any{"type": "get_state"}).Get("data.sessionFile").String())
+	dir := filepath.Dir(b.transcript())
 	r := b.call(map[string]any{"type": "open_session", "sessionDir": dir})
 	require.True(t, r.Get("success").Bool(), r.Raw)
 	assert.False(t, r.Get("data.resumed").Bool(), "nothing written yet: a new session")
@@ -272,7 +272,8 @@ func TestOpenSession(t *testing.T) {
 	require.True(t, r.Get("success").Bool(), r.Raw)
 	assert.True(t, r.Get("data.resumed").Bool(), r.Raw)
 	assert.Equal(t, first, r.Get("data.sessionId").String())
-	assert.Equal(t, filepath.Join(dir, first+".jsonl"), r.Get("data.sessionFile").String())
+	assert.Equal(t, filepath.Join(dir, first+".jsonl"), b.transcript())
+	assert.Contains(t, r.Get("data.sessionFile").String(), "_"+first+".jsonl", "its pi file")
 	assert.Equal(t, first, b.call(map[string]any{"type": "get_state"}).Get("data.sessionId").String())
 	b.runPrompt("What was the word? [[say:pelican]]")
 	assert.Contains(t, b.lastRequest().Get("messages").Raw, "Remember the word pelican", "the conversation goes on")
@@ -291,8 +292,7 @@ func TestSessionNameAtOnce(t *testing.T) { forEachTransport(t, testSessionNameAt
 func testSessionNameAtOnce(t *testing.T, tp string) {
 	b := startBridge(t, "--transport", tp)
 	named := func(b *rpcProc, name string) bool {
-		file := b.call(map[string]any{"type": "get_state"}).Get("data.sessionFile").String()
-		data, _ := os.ReadFile(file) // not there yet: not named
+		data, _ := os.ReadFile(b.transcript()) // not there yet: not named
 		for _, line := range strings.Split(string(data), "\n") {
 			if gjson.Get(line, "type").String() == "custom-title" && gjson.Get(line, "customTitle").String() == name {
 				return true

