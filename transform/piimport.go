@@ -99,8 +99,8 @@ func piContext(raw [][]byte, ignored map[string]int) []piEntry {
 	all := make([]piEntry, 0, len(raw))
 	for _, r := range raw {
 		v := gjson.ParseBytes(r)
-		if !v.IsObject() {
-			continue
+		if !gjson.ValidBytes(r) || !v.IsObject() {
+			continue // pi skips such lines too
 		}
 		all = append(all, piEntry{v: v, typ: v.Get("type").String(), id: v.Get("id").String()})
 	}
@@ -252,7 +252,7 @@ func (im *importer) entry(e piEntry) []importMsg {
 			content = summary(content.String())
 		}
 		m.resultBody = im.userBlocks(content, "", "")
-		if d := msg.Get("details"); d.IsObject() || d.IsArray() {
+		if d := msg.Get("details"); (d.IsObject() || d.IsArray()) && json.Valid([]byte(d.Raw)) {
 			m.details = json.RawMessage(d.Raw)
 		}
 		return []importMsg{m}
@@ -306,7 +306,7 @@ func (im *importer) assistant(e piEntry, msg, content gjson.Result, ts string) [
 			}
 		case "toolCall":
 			name, args := CLICall(b.Get("name").String(), json.RawMessage(b.Get("arguments").Raw))
-			if !gjson.ParseBytes(args).IsObject() {
+			if !json.Valid(args) || !gjson.ParseBytes(args).IsObject() {
 				args = json.RawMessage("{}")
 			}
 			call := cliToolUse{Type: "tool_use", ID: b.Get("id").String(), Name: name, Input: args}

@@ -18,7 +18,7 @@ var importAt = PiImport{SessionID: "11111111-2222-4333-8444-555555555555", Cwd: 
 	Now: time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)}
 
 // piBranch reads a branch of pi entries, one a line, from testdata/piimport.
-func piBranch(t *testing.T, name string) [][]byte {
+func piBranch(t testing.TB, name string) [][]byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "piimport", name+".pi.jsonl"))
 	require.NoError(t, err)
@@ -273,4 +273,67 @@ func TestImportCallIDs(t *testing.T) {
 	assert.Equal(t, long[:64], im.callID(long))
 	assert.Equal(t, long[:62]+"_2", im.callID(long))
 	assert.Equal(t, "toolu_pi", im.callID(""))
+}
+
+// FuzzImportPi: whatever the entries, the lines are a chain the CLI
+// resumes and the API takes: each a JSON object with a type, uuid,
+// timestamp and message, the child of the one before; every tool call,
+// with an id the API takes, answered by exactly one result right after
+// it; no blank text, no thinking without a signature.
+func FuzzImportPi(f *testing.F) {
+	for _, name := range []string{"everything", "compacted"} {
+		entries := piBranch(f, name)
+		for i := 0; i+1 < len(entries); i++ {
+			f.Add(entries[i], entries[i+1])
+		}
+	}
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		lines, rep := ImportPi([][]byte{a, b, a}, importAt)
+		require.Equal(t, len(lines), rep.Lines)
+		parent := ""
+		open := map[string]bool{}
+		for i, l := range lines {
+			v := gjson.ParseBytes(l)
+			require.True(t, gjson.ValidBytes(l) && v.IsObject(), "%s", l)
+			typ := v.Get("type").String()
+			require.Contains(t, []string{"user", "assistant"}, typ)
+			require.NotEmpty(t, v.Get("uuid").String())
+			require.NotEmpty(t, v.Get("timestamp").String())
+			if i == 0 {
+				require.Equal(t, gjson.Null, v.Get("parentUuid").Type)
+			} else {
+				require.Equal(t, parent, v.Get("parentUuid").String())
+			}
+			parent = v.Get("uuid").String()
+			content := v.Get("message.content")
+			isResult := content.Get("0.type").String() == "tool_result"
+			if !isResult {
+				require.Empty(t, open, "every call answered before line %d", i)
+			}
+			if content.Type == gjson.String {
+				require.NotEmpty(t, strings.TrimSpace(content.String()))
+				continue
+			}
+			require.NotEmpty(t, content.Array(), "%s", l)
+			for _, blk := range content.Array() {
+				switch blk.Get("type").String() {
+				case "text":
+					require.NotEmpty(t, strings.TrimSpace(blk.Get("text").String()))
+				case "thinking":
+					require.NotEmpty(t, blk.Get("signature").String())
+				case "tool_use":
+					id := blk.Get("id").String()
+					require.Regexp(t, `^[A-Za-z0-9_-]{1,64}$`, id)
+					require.False(t, open[id])
+					require.True(t, blk.Get("input").IsObject())
+					open[id] = true
+				case "tool_result":
+					id := blk.Get("tool_use_id").String()
+					require.True(t, open[id], "a result of an open call: %s", l)
+					delete(open, id)
+				}
+			}
+		}
+		require.Empty(t, open, "every call answered")
+	})
 }
