@@ -71,7 +71,7 @@
 // On the stream transport a steer queued while a CLI turn runs is handed
 // to the CLI at once ([runner.handOver]), not held until the model's
 // message ends with tool calls, which would let clear_queue take back what
-// the model has not seen (as pi 1.5 does): the CLI queues a line some
+// the model has not seen (as pi 1.5 and 1.6 do): the CLI queues a line some
 // milliseconds after it is written, and a fast tool's result can come
 // first, so the steer would miss the model call after the tool results and
 // come one call later. Written as the CLI printed the tool call (Read of a
@@ -110,7 +110,11 @@
 //     CLI when the stream transport has one, else one query process shared
 //     by concurrent asks; until either answered, what the CLI said last
 //     time (the info cache, infocache.go: read before ready, written on
-//     the bridge's goroutines, never the dispatcher).
+//     the bridge's goroutines, never the dispatcher). Until either, the
+//     model get_state reports is the one the CLI's start-up names, else
+//     waited for (startmodel.go: the one handler answered on the
+//     dispatcher that may hand its answer to a goroutine, with the state
+//     as of the call, holding no other command back).
 //   - plannedTransport (plan.go): the transport, made once the CLI's
 //     version said which (Options.Plan, on its own goroutine after
 //     ready). Only what runs the CLI waits for it (tr); the dispatcher

@@ -258,11 +258,14 @@ type stateData struct {
 	// Model is the model the next turn runs, an entry of
 	// get_available_models (its name, price and limits as the list gives
 	// them): the one asked for (--model, set_model), else the one the CLI
-	// said it will run, else the one its last turn ran. Absent, as pi
-	// leaves it when it has none, only while the CLI has not yet said which
-	// models it has: a first start with nothing in the info cache, before
-	// the CLI's answer (about half a second on stream); a host then takes
-	// the list's first, the CLI's default.
+	// said it will run, else the one its last turn ran. On a first start
+	// with nothing in the info cache, before the CLI has said which models
+	// it has: the model id the CLI's flags, environment or settings files
+	// name (named by its id, with the default limits), else, for a
+	// get_state sent within 2 s of the start, the CLI's answer, waited for
+	// until then. Absent, as pi leaves it when it has none, only when the
+	// CLI has not answered by then; a host then takes the list's first,
+	// the CLI's default.
 	Model                 *modelInfo `json:"model,omitempty"`
 	ThinkingLevel         string     `json:"thinkingLevel"`
 	IsStreaming           bool       `json:"isStreaming"`
@@ -403,8 +406,8 @@ type messagesData struct {
 
 // lastTextData is get_last_assistant_text's data.
 type lastTextData struct {
-	// Text is the last assistant message's text, trimmed; absent (not null)
-	// when there is none, as pi 0.73.1 answers.
+	// Text is the last reply's text, trimmed; absent (not null) when there
+	// is none, as pi 0.73.1 and 1.x answer.
 	Text string `json:"text,omitempty"`
 }
 

@@ -122,9 +122,20 @@ type Options struct {
 	// that has finished its turn write its transcript before stopping it;
 	// 0 means 10 seconds.
 	flushWait time.Duration
+	// firstModelWait, when set, replaces firstModelWait (startmodel.go).
+	firstModelWait time.Duration
 	// trace, when set, is called for each frame made from a CLI line with
 	// the time the line was read, the time the frame was written, and
 	// whether coalescing held it (BenchmarkLineToFrame). It is called on
 	// the writer goroutine and must be quick.
 	trace func(read, written time.Time, held bool)
+}
+
+// modelWait is how long after the start get_state waits for the CLI to say
+// its model (firstModelWait, unless a test set its own).
+func (o *Options) modelWait() time.Duration {
+	if o.firstModelWait > 0 {
+		return o.firstModelWait
+	}
+	return firstModelWait
 }

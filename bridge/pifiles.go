@@ -49,14 +49,16 @@ func (l *piLog) parent() string {
 	return l.header.ParentSession
 }
 
-// newPiLog is the file of a new session id in place, begun now, a copy of
-// parent's (a pi file's path) when parent is set.
-func newPiLog(place sessions.PiPlace, id, parent string) *piLog {
+// newPiLog is the file of a new session in place, begun now: pi's id
+// piID for the CLI session cliID (the same but where a host's pi id is no
+// UUID: --session-id), a copy of parent's (a pi file's path) when parent
+// is set.
+func newPiLog(place sessions.PiPlace, piID, cliID, parent string) *piLog {
 	now := time.Now()
 	return &piLog{
-		path: filepath.Join(place.Dir, sessions.PiFileName(now, id)),
-		header: sessions.PiHeader{Version: sessions.PiVersion, ID: id, Timestamp: isoMillis(now.UnixMilli()),
-			Cwd: place.Cwd, ParentSession: parent, ClaudeSessionID: id},
+		path: filepath.Join(place.Dir, sessions.PiFileName(now, piID)),
+		header: sessions.PiHeader{Version: sessions.PiVersion, ID: piID, Timestamp: isoMillis(now.UnixMilli()),
+			Cwd: place.Cwd, ParentSession: parent, ClaudeSessionID: cliID},
 	}
 }
 

@@ -401,7 +401,7 @@ func (o *runner) queue(m message, steer bool) dispositionData {
 // queue_update (the queues without it) where pi 1.5 writes it: after the
 // new turn's turn_start, before the user message. A steer shown later (a
 // message streams) gets its queue_update at once. On the loop.
-func (o *runner) delivered(evs []transform.Event, update bool) {
+func (o *runner) delivered(r *run, evs []transform.Event, update bool) {
 	at := len(evs)
 	for i := range evs {
 		if evs[i].Type == transform.EventMessageStart {
@@ -409,11 +409,19 @@ func (o *runner) delivered(evs []transform.Event, update bool) {
 			break
 		}
 	}
-	o.s.out.events(evs[:at])
+	o.emit(r, evs[:at])
 	if update {
 		o.queueChanged()
 	}
-	o.s.out.events(evs[at:])
+	o.emit(r, evs[at:])
+}
+
+// emit writes r's events, and keeps each message they end in the
+// session's entries (its pi file) as it ends, if r belongs to the session
+// in use. On the loop.
+func (o *runner) emit(r *run, evs []transform.Event) {
+	o.s.st.noteMessages(r.gen, evs)
+	o.s.out.events(evs)
 }
 
 // queueChanged sends queue_update with the queues as they are. On the
@@ -591,7 +599,7 @@ func (o *runner) stopQuiet(dropped bool) {
 // … agent_end). On the loop.
 func (o *runner) runPrompt(r *run, m message) {
 	r.tr = o.translator()
-	o.s.out.events(r.tr.Start(m.userMessage()))
+	o.emit(r, r.tr.Start(m.userMessage()))
 	// Steering messages that waited while idle go to the model with the
 	// prompt, in the same model call (pi 1.5's order: the prompt, then
 	// each of them).
@@ -601,7 +609,7 @@ func (o *runner) runPrompt(r *run, m message) {
 		o.queueChanged()
 	}
 	for _, w := range with {
-		o.s.out.events(r.tr.With(w.userMessage()))
+		o.emit(r, r.tr.With(w.userMessage()))
 	}
 	if len(with) > 0 {
 		m = joined(append([]message{m}, with...))
@@ -635,7 +643,7 @@ func (o *runner) goOn(r *run) {
 		return
 	}
 	for i, q := range next {
-		o.delivered(r.tr.Inject(q.userMessage()), i == 0)
+		o.delivered(r, r.tr.Inject(q.userMessage()), i == 0)
 	}
 	o.startTurn(r, joined(next))
 }
@@ -732,7 +740,7 @@ func (o *runner) quietEnded(q *quietTurn) {
 // a prompt's: what the host queues during it goes on in it, abort
 // interrupts it. On the loop; the turn's reader reads on for it.
 func (o *runner) runOwn(r *run, turn claudecli.Turn, first []byte) {
-	o.s.out.events(r.tr.StartOwn())
+	o.emit(r, r.tr.StartOwn())
 	o.s.log.Debug("claude began a turn by itself", "pid", turn.Pid())
 	o.attach(r, turn)
 	o.runLine(r, first, nil)
@@ -825,9 +833,9 @@ func (o *runner) runLine(r *run, line []byte, err error) bool {
 	if uuid, state, ok := claudecli.Lifecycle(line); ok {
 		if m, started := o.reported(r, uuid, state); started {
 			if tr.Ended() {
-				o.delivered(nil, true)
+				o.delivered(r, nil, true)
 			} else {
-				o.delivered(tr.Steered(m.userMessage()), true)
+				o.delivered(r, tr.Steered(m.userMessage()), true)
 			}
 		}
 		return true
@@ -856,7 +864,7 @@ func (o *runner) runLine(r *run, line []byte, err error) bool {
 		}
 		evs = append(evs, tr.NextTurn()...)
 	}
-	s.out.events(s.subs.observe(evs, s.subagentFile(tr)))
+	o.emit(r, s.subs.observe(evs, s.subagentFile(tr)))
 	return true
 }
 
@@ -1047,7 +1055,7 @@ func (o *runner) finish(r *run, evs []transform.Event) {
 	if n := len(evs); n > 0 && evs[n-1].Type == transform.EventAgentEnd {
 		evs[n-1].Continues = o.cur == r && (r.then != nil || !r.aborted && o.queued())
 	}
-	s.out.events(s.subs.observe(evs, s.subagentFile(tr)))
+	o.emit(r, s.subs.observe(evs, s.subagentFile(tr)))
 	o.ended(r, tr.Messages())
 }
 

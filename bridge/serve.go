@@ -73,6 +73,12 @@ type server struct {
 	cwd       string
 	configDir string
 	baseURL   string // the API the CLI talks to, for get_state's model
+	// startedAt is when the bridge started (get_state's wait for the
+	// model is counted from it); started is closed once the start
+	// goroutine has made the plan and started the pre-warmed process, if
+	// any (its answer may still be to come).
+	startedAt time.Time
+	started   chan struct{}
 
 	st    *state
 	runs  *runner
@@ -112,7 +118,7 @@ func newServer(ctx context.Context, opts Options, out io.Writer) (*server, error
 	if opts.query == nil {
 		opts.query = claudecli.Query
 	}
-	s := &server{opts: opts, log: opts.Log, cache: opts.InfoCache}
+	s := &server{opts: opts, log: opts.Log, cache: opts.InfoCache, startedAt: time.Now(), started: make(chan struct{})}
 	s.ctx, s.stop = context.WithCancelCause(ctx)
 	s.plan = &plannedTransport{done: make(chan struct{}), name: opts.Transport, ask: opts.Ask}
 	s.cwd = opts.CLI.Dir
@@ -133,7 +139,8 @@ func newServer(ctx context.Context, opts Options, out io.Writer) (*server, error
 			s.baseURL = v
 		}
 	}
-	at := stateEnv{configDir: s.configDir, cwd: s.cwd, baseURL: s.baseURL}
+	named := namedModel(opts.CLI.Model, env, s.cwd, s.configDir)
+	at := stateEnv{configDir: s.configDir, cwd: s.cwd, baseURL: s.baseURL, named: named}
 	if opts.PiSessions && !opts.CLI.NoPersistence {
 		place := sessions.PiSessionPlace(env, s.cwd, opts.SessionDir)
 		at.pi, at.wake = &place, make(chan struct{}, 1)
@@ -169,7 +176,8 @@ func newServer(ctx context.Context, opts Options, out io.Writer) (*server, error
 		if transport == nil {
 			s.makePlan(version) // may run the CLI for its version: after ready
 		}
-		s.prewarm()
+		<-s.prewarm()
+		close(s.started)
 		s.refreshInfo()
 	}()
 	return s, nil
@@ -348,26 +356,47 @@ func appendLive(rs []chan struct{}, ch chan struct{}) []chan struct{} {
 
 // prewarm starts the CLI process the next prompt will run in, when the
 // transport keeps one (Options.Prewarm); its goroutine is the bridge's.
-func (s *server) prewarm() {
+// The channel it returns is closed once that process has started (or at
+// once, when none is started): its answer about itself is then to come
+// (Caps.LiveInfo).
+func (s *server) prewarm() <-chan struct{} {
+	spawned := make(chan struct{})
 	warm := s.capsNow().Warm // nil until planned: the plan's goroutine prewarms
-	if warm == nil || !s.opts.Prewarm || s.ctx.Err() != nil {
-		return // shutting down: no process to start
-	}
-	if s.runs.busy() {
-		return // the run's turn starts the process it needs
+	if warm == nil || !s.opts.Prewarm || s.ctx.Err() != nil || s.runs.busy() {
+		// Shutting down: no process to start; busy: the run's turn starts
+		// the process it needs.
+		close(spawned)
+		return spawned
 	}
 	session, _ := s.cliSession()
 	if session.ForkFrom != "" {
 		// The CLI makes a fork's transcript when it starts: not before the
 		// host prompts.
-		return
+		close(spawned)
+		return spawned
 	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		warm(session)
+		close(spawned)
 		s.commandsChanged()
 	}()
+	return spawned
+}
+
+// awaitInfo is what the CLI says about itself, waiting until ctx ends:
+// once the start goroutine has started the CLI (the pre-warmed process,
+// whose answer it waits for, rather than starting a query process beside
+// it), as cliInfo.
+func (s *server) awaitInfo(ctx context.Context) (claudecli.Info, bool) {
+	select {
+	case <-s.started:
+	case <-ctx.Done():
+		return claudecli.Info{}, false
+	}
+	info, err := s.cliInfo(ctx)
+	return info, err == nil
 }
 
 // commandsChanged sends omp's available_commands_update when the running

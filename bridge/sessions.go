@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -85,6 +86,44 @@ func (s *server) loadSession(ctx context.Context, idOrPath string) (*loaded, err
 	return l, nil
 }
 
+// latest is the working folder's most recent session, for --continue:
+// its pi file or its CLI transcript, whichever was written last ("" when
+// there is none).
+func (s *server) latest() string {
+	id, err := sessions.Latest(s.configDir, s.cwd)
+	if err != nil {
+		id = ""
+	}
+	if place := s.piPlace(); place != nil {
+		if p, at, ok := sessions.LatestPi(*place); ok {
+			if t, ok := sessions.Locate(s.configDir, s.cwd, id); !ok || modTime(t).Before(at) {
+				return p
+			}
+		}
+	}
+	if id == "" {
+		s.log.Warn("--continue: starting a new session", "why", err)
+	}
+	return id
+}
+
+func modTime(path string) time.Time {
+	st, err := os.Stat(path)
+	if err != nil {
+		return time.Time{}
+	}
+	return st.ModTime()
+}
+
+// findPiID is the pi file of pi session id where pi keeps this folder's
+// sessions.
+func (s *server) findPiID(id string) (string, bool) {
+	if place := s.piPlace(); place != nil {
+		return sessions.FindPi(*place, id)
+	}
+	return "", false
+}
+
 // piPlace is where pi's session files are kept, nil when they are not.
 func (s *server) piPlace() *sessions.PiPlace { return s.piAt }
 
@@ -96,8 +135,8 @@ func (s *server) findPi(idOrPath string) (*sessions.PiFile, error) {
 	path := ""
 	if strings.ContainsAny(idOrPath, `/\`) || strings.HasSuffix(idOrPath, ".jsonl") {
 		path = idOrPath
-	} else if place := s.piPlace(); place != nil {
-		path, _ = sessions.FindPi(*place, idOrPath)
+	} else {
+		path, _ = s.findPiID(idOrPath)
 	}
 	if path == "" {
 		return nil, nil
@@ -211,24 +250,29 @@ func (s *server) newSession(c *call) (any, error) {
 }
 
 // openSession handles omp's open_session {sessionDir}: the most recent
-// session in a folder of sessions, or a new one there. The CLI keeps a
-// working directory's sessions in one folder (sessions.ProjectDir), and
-// the bridge's working directory is fixed: that folder is the one it can
-// open. The session in use stays when it is that latest one.
+// session in a folder of sessions, or a new one there. The bridge's
+// working directory is fixed, so the folders it can open are the ones
+// holding that directory's sessions: the CLI's (sessions.ProjectDir) and,
+// when it keeps them, pi's (the session files' folder). The session in
+// use stays when it is that latest one.
 func (s *server) openSession(c *call) (any, error) {
 	dir, err := filepath.Abs(c.str("sessionDir"))
 	if err != nil {
 		return nil, fmt.Errorf("open_session: %w", err)
 	}
-	if own := sessions.ProjectDir(s.configDir, s.cwd); filepath.Clean(dir) != filepath.Clean(own) {
-		return nil, fmt.Errorf("open_session: the Claude CLI keeps the sessions of %s in %s; claude-rpc opens that folder only (start another claude-rpc with --cwd for another project)", s.cwd, own)
+	own := []string{sessions.ProjectDir(s.configDir, s.cwd)}
+	if place := s.piPlace(); place != nil {
+		own = append(own, place.Dir)
 	}
-	current := s.st.currentSessionID()
-	latest, err := sessions.Latest(s.configDir, s.cwd)
+	if !slices.ContainsFunc(own, func(d string) bool { return filepath.Clean(d) == filepath.Clean(dir) }) {
+		return nil, fmt.Errorf("open_session: the sessions of %s are in %s; claude-rpc opens those only (start another claude-rpc with --cwd for another project)", s.cwd, strings.Join(own, " and "))
+	}
+	current, file := s.st.where()
+	latest := s.latest()
 	switch {
-	case err != nil: // none yet: a new one
+	case latest == "": // none yet: a new one
 		s.switchTo(c, &loaded{id: sessions.NewID()}, nil)
-	case latest != current:
+	case latest != current && latest != file:
 		l, err := s.loadSession(c.Context(), latest)
 		if err != nil {
 			return nil, fmt.Errorf("open_session: %w", err)
@@ -238,7 +282,7 @@ func (s *server) openSession(c *call) (any, error) {
 		c.settle()
 	}
 	id, file := s.st.where()
-	return openSessionData{Cancelled: false, Resumed: err == nil, SessionID: id, SessionFile: file}, nil
+	return openSessionData{Cancelled: false, Resumed: latest != "", SessionID: id, SessionFile: file}, nil
 }
 
 func (s *server) switchSession(c *call) (any, error) {
@@ -370,23 +414,25 @@ func (s *server) clone(c *call) (any, error) {
 func (s *server) startOn(opts Options) error {
 	idOrPath := opts.Session
 	if opts.Continue {
-		id, err := sessions.Latest(s.configDir, s.cwd)
-		if err != nil {
-			s.log.Warn("--continue: starting a new session", "why", err)
-		}
-		idOrPath = id
+		idOrPath = s.latest()
 	}
 	id := opts.SessionID
 	if id != "" && !sessions.IsID(id) {
 		id = sessions.IDFor(id) // the CLI takes UUIDs only
 		s.log.Info("--session-id is not a UUID; the CLI's session id is one made from it", "given", opts.SessionID, "id", id)
 	}
-	if id != "" && !opts.Fork && sessions.Exists(s.configDir, s.cwd, id) {
-		idOrPath = id // pi's --session-id: the session with this id, if there is one
+	if id != "" && !opts.Fork {
+		// pi's --session-id: the session with this id, if there is one:
+		// its pi file, else its CLI transcript.
+		if p, ok := s.findPiID(opts.SessionID); ok {
+			idOrPath = p
+		} else if sessions.Exists(s.configDir, s.cwd, id) {
+			idOrPath = id
+		}
 	}
-	given := id // the session id, when no session was loaded
+	given, piID := id, opts.SessionID // the session's ids, when none was loaded
 	if idOrPath != "" {
-		given = ""
+		given, piID = "", ""
 		l, err := s.loadSession(s.ctx, idOrPath)
 		if err != nil {
 			return fmt.Errorf("--session %s: %w", idOrPath, err)
@@ -404,10 +450,10 @@ func (s *server) startOn(opts Options) error {
 			if len(conv) > 0 {
 				f = &fork{from: source, at: conv[len(conv)-1].UUID}
 			}
-			s.st.useSession(&loaded{id: id, messages: l.messages, name: l.name}, f)
+			s.st.useSession(&loaded{id: id, messages: l.messages, name: l.name, parent: l.pi.filePath()}, f)
 		}
 	}
-	s.st.startWith(given, opts.SessionName, opts.ThinkingLevel)
+	s.st.startWith(given, piID, opts.SessionName, opts.ThinkingLevel)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -86,10 +87,13 @@ type lockedState struct {
 }
 
 // stateEnv is what state needs of the bridge's setup, fixed for its life:
-// where the CLI keeps sessions (configDir, for the working folder cwd)
-// and the API its models are reached at (get_state's model).
+// where the CLI keeps sessions (configDir, for the working folder cwd),
+// the API its models are reached at (get_state's model) and the model id
+// the CLI's flags, environment and settings named at start (named: "" for
+// none, or an alias; see namedModel).
 type stateEnv struct {
 	configDir, cwd, baseURL string
+	named                   string
 	// pi is where pi's session files are kept, nil when they are not
 	// (Options.PiSessions); wake is sessionFiles', woken when an entry is
 	// queued for a file.
@@ -99,7 +103,7 @@ type stateEnv struct {
 
 func newState(model string, at stateEnv) *state {
 	st := &state{f: lockedState{at: at, sessionID: sessions.NewID(), model: model, interrupt: "immediate", limits: map[string]transform.Limits{}}}
-	st.f.pi = st.f.newPiLog(st.f.sessionID, "")
+	st.f.pi = st.f.newPiLog(st.f.sessionID, st.f.sessionID, "")
 	st.f.startEntries()
 	return st
 }
@@ -217,15 +221,16 @@ func (st *state) useSession(l *loaded, f *fork) {
 }
 
 // startWith sets what the bridge starts with besides the session's
-// contents (startOn): the session id when given, the name (trimmed) when
-// given, and the thinking level when it is one of pi's.
-func (st *state) startWith(id, name, level string) {
+// contents (startOn): the session id when given (the CLI's, and the
+// host's pi id, its pi file's, when it is another), the name (trimmed)
+// when given, and the thinking level when it is one of pi's.
+func (st *state) startWith(id, piID, name, level string) {
 	ls := st.lock()
 	defer st.mu.Unlock()
 	if id != "" && id != ls.sessionID {
 		ls.sessionID = id
 		ls.dropUnwritten(ls.pi)
-		ls.pi = ls.newPiLog(id, ls.pi.parent())
+		ls.pi = ls.newPiLog(cmp.Or(piID, id), id, ls.pi.parent())
 	}
 	if name != "" {
 		ls.sessionName = strings.TrimSpace(name)
@@ -248,7 +253,7 @@ func (ls *lockedState) use(l *loaded) {
 	ls.bashContext = nil
 	ls.pi = l.pi
 	if ls.pi == nil {
-		ls.pi = ls.newPiLog(l.id, l.parent)
+		ls.pi = ls.newPiLog(l.id, l.id, l.parent)
 	}
 	if ls.pi.existing() {
 		ls.entries = l.entries
@@ -257,13 +262,13 @@ func (ls *lockedState) use(l *loaded) {
 	ls.startEntries()
 }
 
-// newPiLog is the pi file of a new session id, nil when none are kept.
-// Called with st.mu held.
-func (ls *lockedState) newPiLog(id, parent string) *piLog {
+// newPiLog is the pi file of a new session (newPiLog), nil when none are
+// kept. Called with st.mu held.
+func (ls *lockedState) newPiLog(piID, cliID, parent string) *piLog {
 	if ls.at.pi == nil {
 		return nil
 	}
-	return newPiLog(*ls.at.pi, id, parent)
+	return newPiLog(*ls.at.pi, piID, cliID, parent)
 }
 
 // queue queues e for the session's pi file, if it has one, and wakes the
@@ -336,8 +341,8 @@ func (st *state) learn(gen uint64, tr *transform.Translator, msgs bool) (newLimi
 		return false
 	}
 	if msgs {
+		// (Their entries were made as each ended: noteMessages.)
 		ls.messages = append(ls.messages, tr.Messages()...)
-		ls.addMessageEntries(tr.Messages())
 		ls.compacted = false
 	}
 	if sid := tr.SessionID(); sid != "" {
@@ -354,6 +359,22 @@ func (st *state) learn(gen uint64, tr *transform.Translator, msgs bool) (newLimi
 		ls.fastMode = f
 	}
 	return newLimits
+}
+
+// noteMessages adds an entry for each message of the session's own that
+// evs end (message_end; a sub-agent's are its own), if the run that made
+// them (gen) belongs to the session in use.
+func (st *state) noteMessages(gen uint64, evs []transform.Event) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	if gen != ls.gen {
+		return
+	}
+	for i := range evs {
+		if e := &evs[i]; e.Type == transform.EventMessageEnd && e.Subagent == nil {
+			ls.addMessageEntries([]transform.Message{e.Message.Stored()})
+		}
+	}
 }
 
 // currentSessionID is the id of the session in use.
@@ -591,13 +612,16 @@ func (st *state) dropBashContext() {
 
 // stateData is get_state's answer as far as the state tells it: all but
 // the runner's status, the bash command's and the transport's. info is
-// what the CLI said about itself, if known.
-func (st *state) stateData(info claudecli.Info, known bool) stateData {
+// what the CLI said about itself, if known. When the model is not known
+// (unknown: only the CLI can say it), Model is nil and choice is what
+// withModel needs to fill it in once the CLI has said.
+func (st *state) stateData(info claudecli.Info, known bool) (d stateData, choice modelChoice, unknown bool) {
 	ls := st.lock()
 	defer st.mu.Unlock()
-	model := ls.currentModel(info, known)
+	choice = ls.choice()
+	model := ls.currentModel(info, known, choice)
 	var listed *modelInfo
-	if known || ls.model != "" { // else a name the list may not have
+	if known || modelID(model.ID) != "" { // else an alias or "default": a name the list does not have
 		listed = &model
 	}
 	return stateData{
@@ -613,7 +637,29 @@ func (st *state) stateData(info claudecli.Info, known bool) stateData {
 		ContextUsage:          ls.contextUsage(model),
 		FastModeEnabled:       ls.settings.fastMode,
 		FastModeActive:        ls.settings.fastMode && ls.fastMode == "on",
+	}, choice, listed == nil
+}
+
+// withModel fills in d's model (and its context window) from what the CLI
+// said (info), as it was chosen when d was made (choice): get_state's
+// answer is the state as of the call, whatever came after it.
+func (st *state) withModel(d stateData, info claudecli.Info, choice modelChoice) stateData {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	model := ls.currentModel(info, true, choice)
+	d.Model = &model
+	d.ContextUsage = d.ContextUsage.in(model.ContextWindow)
+	return d
+}
+
+// in is cu in a context window of window tokens.
+func (cu contextUsage) in(window int64) contextUsage {
+	cu.ContextWindow = window
+	if cu.Tokens != nil {
+		pct := float64(*cu.Tokens) * 100 / float64(window)
+		cu.Percent = &pct
 	}
+	return cu
 }
 
 // transcriptPath is where the session in use is (or will be) written:
@@ -629,27 +675,63 @@ func (ls *lockedState) transcriptPath() string {
 	return sessions.TranscriptPath(ls.at.configDir, ls.at.cwd, ls.sessionID)
 }
 
-func (s *server) getState(*call) (any, error) {
+// getState answers from state, on the dispatcher, except for the model
+// before the CLI has said it (startmodel.go): when what the CLI was
+// started with names no model id, a get_state sent within firstModelWait
+// of the start is answered by a goroutine of its own once the CLI has
+// said, or at that bound without the model. It does not hold later
+// commands back: the dispatcher counts it done when this returns, and its
+// answer is the state as of now.
+func (s *server) getState(c *call) (any, error) {
 	rs := s.runs.status()
 	bashing := s.bashJ.running()
 	info, known := s.knownInfo()
-	d := s.st.stateData(info, known)
+	d, choice, unknown := s.st.stateData(info, known)
 	d.IsStreaming, d.IsCompacting = rs.streaming, rs.compacting
 	d.SteeringMode, d.FollowUpMode = rs.steering, rs.followUp
 	d.PendingMessageCount, d.QueuedMessageCount = rs.pending, rs.pending
 	d.Transport = s.transportName()
 	d.IsSettled = !rs.streaming && !rs.compacting
 	d.HasPendingAsyncWork = bashing
-	return d, nil
+	deadline := s.startedAt.Add(s.opts.modelWait())
+	if !unknown || !time.Now().Before(deadline) {
+		return d, nil
+	}
+	s.wg.Add(1) // on the dispatcher, which runs while Serve does: wg is not zero
+	go func() {
+		defer s.wg.Done()
+		ctx, cancel := context.WithDeadline(c.Context(), deadline)
+		defer cancel()
+		if info, ok := s.awaitInfo(ctx); ok {
+			d = s.st.withModel(d, info, choice)
+		}
+		s.out.send(okResponse(c.id, c.typ, d))
+	}()
+	return nil, errAnswered
+}
+
+// modelChoice is what says which model the CLI runs, short of what the
+// CLI said about itself: the model it reported (or --model), the one the
+// host set, and the one its start-up named (stateEnv.named).
+type modelChoice struct {
+	reported, set, named string
+}
+
+// choice is the model choice now. Called with st.mu held.
+func (ls *lockedState) choice() modelChoice {
+	return modelChoice{reported: ls.model, set: ls.settings.model, named: ls.at.named}
 }
 
 // modelInfo describes the model the CLI runs: the one it reported, else the
-// one asked for with --model, else "default" (the CLI's name for its default
-// model). Context window and output cap are the CLI's figures once a turn
-// reported them; until then, those of current Claude models. Called with
-// st.mu held.
-func (ls *lockedState) modelInfo() modelInfo {
-	id := ls.model
+// one asked for with --model, else the model id its start-up named, else
+// "default" (the CLI's name for its default model). Context window and
+// output cap are the CLI's figures once a turn reported them; until then,
+// those of current Claude models. Called with st.mu held.
+func (ls *lockedState) modelInfo(ch modelChoice) modelInfo {
+	id := ch.reported
+	if id == "" {
+		id = ch.named
+	}
 	if id == "" {
 		id = "default"
 	}
@@ -682,18 +764,33 @@ func (s *server) getMessages(*call) (any, error) {
 }
 
 // lastAssistantText is pi's get_last_assistant_text: the text of the last
-// assistant message, not counting aborted ones without content, trimmed;
-// "" when there is none.
+// assistant reply, trimmed; "" when there is none.
 func (st *state) lastAssistantText() string {
 	ls := st.lock()
 	defer st.mu.Unlock()
-	msgs := ls.messages
+	return lastAssistantText(ls.messages)
+}
+
+// lastAssistantText is the trimmed text of the last assistant message of
+// msgs that is a reply, by pi 1.6.0's rule: a message without text (but
+// blanks) counts only when it ended normally (stopReason stop), so the
+// messages of an aborted or failed turn that have no text, and those that
+// only call tools, are skipped and the reply before them answers. pi 1.5.2
+// skipped only aborted messages without content, and answered {} for the
+// others; as those are the only cases where the two differ, and 1.6.0's
+// answer is the one a host asking for "the last reply" wants, it is the
+// rule for every generation.
+func lastAssistantText(msgs []transform.Message) string {
 	for i := len(msgs) - 1; i >= 0; i-- {
 		m := &msgs[i]
-		if m.Role != transform.RoleAssistant || m.StopReason == transform.StopAborted && len(m.Content) == 0 {
+		if m.Role != transform.RoleAssistant {
 			continue
 		}
-		return strings.TrimSpace(m.Text())
+		text := strings.TrimSpace(m.Text())
+		if text == "" && m.StopReason != transform.StopStop {
+			continue
+		}
+		return text
 	}
 	return ""
 }
@@ -765,7 +862,7 @@ func (st *state) sessionStats(info claudecli.Info, known bool) sessionStats {
 		}
 	}
 	ss.Tokens.Total = ss.Tokens.Input + ss.Tokens.Output + ss.Tokens.CacheRead + ss.Tokens.CacheWrite
-	ss.ContextUsage = ls.contextUsage(ls.currentModel(info, known))
+	ss.ContextUsage = ls.contextUsage(ls.currentModel(info, known, ls.choice()))
 	return ss
 }
 
@@ -880,10 +977,10 @@ func (ls *lockedState) noteLimits(info claudecli.Info) {
 // lists it once the CLI's models are known (now, or from the info cache);
 // get_state, get_session_stats and the list agree on its limits. Called
 // with st.mu held.
-func (ls *lockedState) currentModel(info claudecli.Info, known bool) modelInfo {
-	m := ls.modelInfo()
+func (ls *lockedState) currentModel(info claudecli.Info, known bool, ch modelChoice) modelInfo {
+	m := ls.modelInfo(ch)
 	if known {
-		m = ls.knownModel(info, m)
+		m = ls.knownModel(info, m, ch)
 	}
 	return m
 }
@@ -892,12 +989,12 @@ func (ls *lockedState) currentModel(info claudecli.Info, known bool) modelInfo {
 // describes it (display name, price), once the CLI has listed its models:
 // before the first turn, the model the CLI said it will run, else the one
 // its alias ("default", "opus") stands for. Called with st.mu held.
-func (ls *lockedState) knownModel(info claudecli.Info, m modelInfo) modelInfo {
+func (ls *lockedState) knownModel(info claudecli.Info, m modelInfo, ch modelChoice) modelInfo {
 	name := m.ID
 	switch {
-	case ls.model == "" && ls.settings.model != "":
-		name = ls.settings.model
-	case ls.model == "" && info.Model != "":
+	case ch.reported == "" && ch.set != "":
+		name = ch.set
+	case ch.reported == "" && info.Model != "":
 		name = info.Model // the model the CLI's settings choose
 	}
 

@@ -301,6 +301,22 @@ func FindPiByClaude(place PiPlace, id string) (string, bool) {
 	return "", false
 }
 
+// LatestPi returns the most recently written session file in place (of
+// its working folder, in a shared folder), as pi's --continue finds it,
+// and when it was written.
+func LatestPi(place PiPlace) (path string, at time.Time, ok bool) {
+	for _, p := range piFiles(place.Dir) {
+		st, err := os.Stat(p)
+		if err != nil || !st.Mode().IsRegular() || !st.ModTime().After(at) {
+			continue
+		}
+		if h, hok := piHeaderOf(p); hok && (!place.Shared || samePath(h.Cwd, place.Cwd)) {
+			path, at, ok = p, st.ModTime(), true
+		}
+	}
+	return path, at, ok
+}
+
 func piFiles(dir string) []string {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
 	return files

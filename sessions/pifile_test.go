@@ -210,3 +210,23 @@ func TestPiWriterUnwritable(t *testing.T) {
 	assert.False(t, w.Created())
 	assert.Len(t, w.pending, 1, "held for the next try")
 }
+
+func TestLatestPi(t *testing.T) {
+	dir := t.TempDir()
+	place := PiPlace{Dir: dir, Shared: true, Cwd: "/w"}
+	_, _, ok := LatestPi(place)
+	assert.False(t, ok)
+	old := time.Now().Add(-time.Hour)
+	for i, f := range []struct{ name, cwd string }{{"a.jsonl", "/w"}, {"b.jsonl", "/w"}, {"c.jsonl", "/other"}} {
+		p := filepath.Join(dir, f.name)
+		writeLines(t, p, `{"type":"session","version":3,"id":"`+f.name+`","cwd":"`+f.cwd+`"}`)
+		at := old.Add(time.Duration(i) * time.Minute)
+		require.NoError(t, os.Chtimes(p, at, at))
+	}
+	p, _, ok := LatestPi(place)
+	assert.True(t, ok)
+	assert.Equal(t, filepath.Join(dir, "b.jsonl"), p, "c is another folder's")
+	place.Shared = false
+	p, _, _ = LatestPi(place)
+	assert.Equal(t, filepath.Join(dir, "c.jsonl"), p, "a folder of its own: every file is its")
+}

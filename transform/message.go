@@ -196,6 +196,16 @@ func (m *Message) Clone() Message {
 	return c
 }
 
+// Stored returns a copy of m to keep in a session's history: without the
+// escape offsets a streamed message carries for its frames.
+func (m *Message) Stored() Message {
+	c := m.Clone()
+	for i := range c.Content {
+		c.Content[i].escOf, c.Content[i].escAt = "", nil
+	}
+	return c
+}
+
 // UserMessage returns a user message with the given content.
 func UserMessage(content []Content, ts int64) Message {
 	return Message{Role: RoleUser, Content: content, Timestamp: ts}

@@ -924,8 +924,14 @@ func (t *Translator) toolResult(out []Event, r toolResultLine) []Event {
 		return out
 	}
 	delete(t.running, id)
-	details := t.names.Details(t.names.CLIName(call.Name), r.details)
-	return t.emitToolResult(out, id, call.Name, toolContent(r.block.Get("content")), details, r.block.Get("is_error").Bool())
+	cli := t.names.CLIName(call.Name)
+	details := t.names.Details(cli, r.details)
+	content := toolContent(r.block.Get("content"))
+	isError := r.block.Get("is_error").Bool()
+	if !isError {
+		content = t.names.Content(cli, call.Arguments, r.details, content)
+	}
+	return t.emitToolResult(out, id, call.Name, content, details, isError)
 }
 
 func (t *Translator) emitToolResult(out []Event, id, name string, content []Content, details json.RawMessage, isError bool) []Event {

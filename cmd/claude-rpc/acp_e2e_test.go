@@ -24,9 +24,9 @@ import (
 // other ACP editors. scripts/acp-host/driver.mjs drives it as an editor
 // does, through the ACP SDK's ClientSideConnection, and pi-acp runs
 // `$PI_ACP_PI_COMMAND --mode rpc --no-themes [--session FILE]`: here pi
-// 1.5.2 itself (TestPiACPOnPi15, which checks that the assertions describe
-// what pi gives) or claude-rpc over the real CLI (TestPiACP), both against
-// the fake API.
+// 1.5.2 or 1.6.0 itself (TestPiACPOnPi15, TestPiACPOnPi16, which check that
+// the assertions describe what pi gives) or claude-rpc over the real CLI
+// (TestPiACP), both against the fake API.
 
 // acpScenarios are the driver's scenarios both agents run.
 var acpScenarios = []string{"new", "text", "thinking", "tools", "cancel", "model", "mode", "load", "list"}
@@ -34,7 +34,7 @@ var acpScenarios = []string{"new", "text", "thinking", "tools", "cancel", "model
 // acpRun is what one run of the driver gave: its report by scenario, and
 // the fake API the agent talked to.
 type acpRun struct {
-	target string // "pi" or "claude-rpc"
+	target string // "pi", "pi16" or "claude-rpc"
 	srv    *claudetest.Server
 	dir    string // the scenarios' parent folder: <dir>/<scenario>
 	res    map[string]gjson.Result
@@ -48,18 +48,18 @@ func installPiACP(t *testing.T) string {
 	return runInstaller(t, "install-pi-acp")
 }
 
-// runInstaller runs scripts/NAME, an installer into the cache outside the
-// repository, and returns the folder it prints; a failure fails the test
-// with the script's stderr.
-func runInstaller(t *testing.T, name string) string {
+// runInstaller runs scripts/NAME with args, an installer into the cache
+// outside the repository, and returns the folder it prints; a failure fails
+// the test with the script's stderr.
+func runInstaller(t *testing.T, name string, args ...string) string {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
-	cmd := exec.Command("bash", filepath.Join(root, "scripts", name))
+	cmd := exec.Command("bash", append([]string{filepath.Join(root, "scripts", name)}, args...)...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
-	require.NoError(t, err, "scripts/%s: %s", name, stderr.String())
+	require.NoError(t, err, "scripts/%s %s: %s", name, strings.Join(args, " "), stderr.String())
 	return strings.TrimSpace(string(out))
 }
 
@@ -70,8 +70,8 @@ func writeScript(t *testing.T, path, body string) {
 }
 
 // runACP runs the driver's scenarios on pi-acp with target as its pi:
-// "pi" (pi 1.5.2 on the fake API as a custom provider, with every tool it
-// has) or "claude-rpc" (this checkout's binary with args, over the real
+// "pi" or "pi16" (pi 1.5.2 or 1.6.0 on the fake API as a custom provider,
+// with every tool it has) or "claude-rpc" (this checkout's binary with args, over the real
 // CLI). ACP_PERMISSION is permission.
 func runACP(t *testing.T, target, permission string, args []string, scenarios ...string) *acpRun {
 	t.Helper()
@@ -86,9 +86,13 @@ func runACP(t *testing.T, target, permission string, args []string, scenarios ..
 	var env []string
 	driverTarget := "claude"
 	switch target {
-	case "pi":
+	case "pi", "pi16":
 		driverTarget = "pi"
-		pi := installPi15(t)
+		g := gen15
+		if target == "pi16" {
+			g = gen16
+		}
+		pi := installPiGen(t, g)
 		agent := filepath.Join(home, "pi-agent")
 		require.NoError(t, os.MkdirAll(agent, 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(agent, "models.json"), acpFakeModels(srv.URL), 0o644))
@@ -245,7 +249,7 @@ func (r *acpRun) tool(t *testing.T, name string) gjson.Result {
 // there.
 func (r *acpRun) snapshotLost(t *testing.T, c gjson.Result) bool {
 	t.Helper()
-	if r.target != "pi" || !assert.Equal(t, "completed", c.Get("status").String(), c.Raw) ||
+	if r.target == "claude-rpc" || !assert.Equal(t, "completed", c.Get("status").String(), c.Raw) ||
 		c.Get("content.0").String() != "content" {
 		return false
 	}
@@ -444,7 +448,16 @@ func runACPChecks(t *testing.T, r *acpRun, group string, checks []acpCheck) {
 // pi host gets. pi never asks before a tool: no session/request_permission.
 func TestPiACPOnPi15(t *testing.T) {
 	t.Parallel()
-	r := runACP(t, "pi", "reject", nil, append(acpScenarios, "permission")...)
+	checkPiACPOnPi(t, runACP(t, "pi", "reject", nil, append(acpScenarios, "permission")...))
+}
+
+// TestPiACPOnPi16 is TestPiACPOnPi15 with pi 1.6.0 itself.
+func TestPiACPOnPi16(t *testing.T) {
+	t.Parallel()
+	checkPiACPOnPi(t, runACP(t, "pi16", "reject", nil, append(acpScenarios, "permission")...))
+}
+
+func checkPiACPOnPi(t *testing.T, r *acpRun) {
 	runACPChecks(t, r, "protocol", acpChecks)
 	runACPChecks(t, r, "ui", acpUIChecks)
 	t.Run("pi does not ask", func(t *testing.T) {

@@ -180,7 +180,7 @@ func loadConfig(args []string) (*viper.Viper, error) {
 	fs.String("log-level", "warn", "log level on stderr: debug, info, warn, error")
 	fs.Int("max-line", jsonl.DefaultMaxLine, "longest line accepted from the host or the CLI, in bytes")
 	fs.Duration("idle-timeout", 15*time.Minute, "stop a turn when the CLI prints nothing for this long (0: never)")
-	fs.String("session", "", "start on an existing session: its id or its transcript's path")
+	fs.String("session", "", "start on an existing session: a pi session file's path or id, or a CLI transcript's path or session id")
 	fs.BoolP("continue", "c", false, "start on the most recent session of the working directory")
 	fs.Bool("no-session", false, "keep the CLI from writing transcripts (--no-session-persistence) and write no pi session file: nothing can be resumed later")
 	fs.Bool("pi-sessions", true, "keep each session as pi keeps its own too: a pi session file (in --session-dir, else where pi keeps the working folder's), which pi-based hosts list and pi itself opens")

@@ -22,28 +22,45 @@ import (
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
 )
 
-// installPi15 installs pi 1.5.2 and its Node (scripts/install-pi15, cached
-// outside the repository) and returns the folder whose node_modules holds
-// them.
+// piGen is a pi 1.x generation the tests run: its version (one that
+// scripts/install-pi15 pins) and the folder under testdata that holds what
+// it wrote itself (scripts/record-pi -pi <version>).
+type piGen struct{ version, recordings string }
+
+var (
+	gen15 = piGen{"1.5.2", "pi15"}
+	gen16 = piGen{"1.6.0", "pi16"}
+)
+
+// installPiGen installs a pi generation and its Node (scripts/install-pi15
+// <version>, cached outside the repository) and returns the folder whose
+// node_modules holds them.
+func installPiGen(t *testing.T, g piGen) string {
+	t.Helper()
+	return runInstaller(t, "install-pi15", g.version)
+}
+
+// installPi15 installs pi 1.5.2 and its Node.
 func installPi15(t *testing.T) string {
 	t.Helper()
-	return runInstaller(t, "install-pi15")
+	return installPiGen(t, gen15)
 }
 
-// pi15Package is pi 1.5.2's package folder.
-func pi15Package(t *testing.T) string {
-	return filepath.Join(installPi15(t), "node_modules", "@earendil-works", "pi-coding-agent")
+// piPackage is a pi generation's package folder.
+func piPackage(t *testing.T, g piGen) string {
+	return filepath.Join(installPiGen(t, g), "node_modules", "@earendil-works", "pi-coding-agent")
 }
 
-// runPi15Client runs testdata/pi15-client.mjs: the scenarios, each through
-// pi 1.5.2's RpcClient on a fresh claude-rpc started with args, against a
-// fresh fake API. It returns the driver's report, by scenario name.
-func runPi15Client(t *testing.T, args []string, scenarios ...string) (map[string]gjson.Result, *claudetest.Server) {
+// runPiClient runs testdata/pi15-client.mjs: the scenarios, each through
+// the RpcClient of pi generation g on a fresh claude-rpc started with args,
+// against a fresh fake API. It returns the driver's report, by scenario
+// name.
+func runPiClient(t *testing.T, g piGen, args []string, scenarios ...string) (map[string]gjson.Result, *claudetest.Server) {
 	t.Helper()
 	claudetest.EndToEnd(t)
 	node, err := exec.LookPath("node")
 	require.NoError(t, err, "node runs pi's RpcClient")
-	pkg := pi15Package(t)
+	pkg := piPackage(t, g)
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)
 	srv := claudetest.Start(t)
@@ -89,13 +106,14 @@ func runPi15Client(t *testing.T, args []string, scenarios ...string) (map[string
 }
 
 // The scenarios pi15-client.mjs runs. The first ones repeat what
-// scripts/record-pi sent to pi 1.5.2 itself (testdata/pi15/<name>.jsonl),
+// scripts/record-pi sent to pi itself (testdata/pi15/<name>.jsonl, and
+// testdata/pi16 for pi 1.6.0),
 // so that what claude-rpc writes can be compared with what pi wrote; the
 // others call every other RpcClient method claude-rpc supports.
 var (
 	pi15Recorded = []string{"text", "tool-bash", "steer-running", "follow-up-running", "abort-mid-text",
 		"abort-mid-tool", "steer-idle", "follow-up-idle", "abort-idle"}
-	pi15Methods = []string{"queue", "settings", "session"}
+	pi15Methods = []string{"queue", "settings", "session", "last-assistant-text"}
 )
 
 // TestPi15Client drives claude-rpc through pi 1.5.2's own RpcClient, as a
@@ -106,9 +124,9 @@ var (
 // 1.5.2 itself wrote (pi15Differences names each intentional difference).
 func TestPi15Client(t *testing.T) {
 	forEachTransport(t, func(t *testing.T, tp string) {
-		runs, srv := runPi15Client(t, []string{"--transport", tp, "--message-updates", "delta"},
+		runs, srv := runPiClient(t, gen15, []string{"--transport", tp, "--message-updates", "delta"},
 			append(append([]string{}, pi15Recorded...), pi15Methods...)...)
-		checkPi15(t, runs, srv, tp, "delta")
+		checkPiClient(t, gen15, runs, srv, tp, "delta")
 	})
 }
 
@@ -118,12 +136,13 @@ func TestPi15Client(t *testing.T) {
 // differ from pi's only by what full mode adds.
 func TestPi15ClientFullUpdates(t *testing.T) {
 	t.Parallel()
-	runs, srv := runPi15Client(t, nil, append(append([]string{}, pi15Recorded...), "queue")...)
-	checkPi15(t, runs, srv, "stream", "full")
+	runs, srv := runPiClient(t, gen15, nil, append(append([]string{}, pi15Recorded...), "queue")...)
+	checkPiClient(t, gen15, runs, srv, "stream", "full")
 }
 
 // pi15Run is what pi15-client.mjs reported for one scenario.
 type pi15Run struct {
+	gen    piGen // whose RpcClient ran it
 	name   string
 	frames []gjson.Result // every frame claude-rpc wrote, in order
 	calls  []gjson.Result // {method, args, at, end, returned | threw}: at and end index frames
@@ -204,10 +223,10 @@ func apiRequestsWith(srv *claudetest.Server, s string) int {
 	return n
 }
 
-func checkPi15(t *testing.T, runs map[string]gjson.Result, srv *claudetest.Server, tp, mode string) {
+func checkPiClient(t *testing.T, g piGen, runs map[string]gjson.Result, srv *claudetest.Server, tp, mode string) {
 	for name, sc := range runs {
 		t.Run(name, func(t *testing.T) {
-			r := pi15Run{name: name, frames: sc.Get("frames").Array(), calls: sc.Get("calls").Array(), srv: srv}
+			r := pi15Run{gen: g, name: name, frames: sc.Get("frames").Array(), calls: sc.Get("calls").Array(), srv: srv}
 			require.False(t, sc.Get("error").Exists(), "the scenario failed: %s", sc.Get("error").String())
 			t.Logf("%s: %d frames in %d ms", name, len(r.frames), sc.Get("ms").Int())
 			// Every message_update as the mode writes it.
@@ -527,11 +546,81 @@ var pi15Checks = map[string]func(t *testing.T, r pi15Run, tp string){
 		assert.Zero(t, fresh.Get("messageCount").Int(), fresh.Raw)
 		assert.NotEqual(t, sid, fresh.Get("sessionId").String())
 		assert.Empty(t, r.ok(t, "getMessages", 2).Array())
+		// A session change writes its answer only: pi without extensions
+		// does the same (1.6.0 forwards what extensions' session_start
+		// handlers emit; claude-rpc runs none).
+		for _, m := range []struct{ method, command, recording string }{
+			{"fork", "fork", "fork-clone"}, {"clone", "clone", "fork-clone"},
+			{"switchSession", "switch_session", "fork-clone"}, {"newSession", "new_session", "new-session"},
+		} {
+			during := r.during(r.call(t, m.method, 0))
+			if assert.Len(t, during, 1, "%s: its answer only", m.command) {
+				assert.True(t, isResponseFrame(m.command)(during[0]), during[0].Raw)
+			}
+			assert.Equal(t, []string{"response:" + m.command}, piFramesAnswering(t, r.gen, m.recording, m.command),
+				"pi %s writes only the answer (testdata/%s/%s.jsonl)", r.gen.version, r.gen.recordings, m.recording)
+		}
 		// No assistant text: pi 1.5.2 answers {} (RpcClient returns undefined).
 		last := r.call(t, "getLastAssistantText", 1)
 		assert.True(t, last.Get("undefined").Bool(), last.Raw)
 		assert.Equal(t, `{}`, r.frames[last.Get("end").Int()-1].Get("data").Raw)
 	},
+	"last-assistant-text": func(t *testing.T, r pi15Run, tp string) {
+		// The turns were what the scenario means: a tool-only message
+		// while its tool ran, a run aborted during it, a failed turn.
+		end := last(r.frames, "message_end", "assistant").Get("message")
+		assert.Equal(t, "error", end.Get("stopReason").String(), "the last turn failed: %s", end.Raw)
+		var settled []bool
+		for _, f := range r.frames {
+			if f.Get("type").String() == "agent_settled" {
+				settled = append(settled, f.Get("aborted").Bool())
+			}
+		}
+		assert.Equal(t, []bool{false, true, false}, settled, "each prompt settled once; the second aborted")
+		// claude-rpc answers the reply before them each time: pi 1.6.0's
+		// rule, as pi 1.6.0 itself answered; pi 1.5.2 answered {}
+		// (pi15Differences: "get_last_assistant_text by pi 1.6.0's rule").
+		var ours, pi []any
+		for i := range 3 {
+			ours = append(ours, r.ok(t, "getLastAssistantText", i).Value())
+		}
+		for _, c := range piRecording(t, r.gen, r.name, "client") {
+			if c.Get("client").String() == "getLastAssistantText" {
+				pi = append(pi, c.Get("returned").Value())
+			}
+		}
+		assert.Equal(t, []any{"first reply", "first reply", "first reply"}, ours)
+		if r.gen == gen15 {
+			assert.Equal(t, []any{nil, nil, nil}, pi, "pi 1.5.2 answered {} (testdata/pi15/last-assistant-text.jsonl)")
+		} else {
+			assert.Equal(t, pi, ours, "as pi %s answered (testdata/%s/last-assistant-text.jsonl)", r.gen.version, r.gen.recordings)
+		}
+	},
+}
+
+// piFramesAnswering lists the kinds (pi15Kind) of the frames pi wrote in
+// a recorded scenario from the first command of type command up to its
+// response.
+func piFramesAnswering(t *testing.T, g piGen, name, command string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", g.recordings, name+".jsonl"))
+	require.NoError(t, err)
+	var kinds []string
+	sent := false
+	for _, line := range strings.Split(string(b), "\n") {
+		l := gjson.Parse(line)
+		switch {
+		case !sent:
+			sent = l.Get("in.type").String() == command
+		case l.Get("out").Exists():
+			kinds = append(kinds, pi15Kind(l.Get("out")))
+			if isResponseFrame(command)(l.Get("out")) {
+				return kinds
+			}
+		}
+	}
+	require.Failf(t, "no answer", "testdata/%s/%s.jsonl: no %s answered", g.recordings, name, command)
+	return nil
 }
 
 func countKind(frames []gjson.Result, kind string) int {
@@ -620,7 +709,8 @@ func pi15Step(f gjson.Result) string {
 	return k
 }
 
-// pi15Difference is a difference between what pi 1.5.2 writes and what
+// pi15Difference is a difference between what pi 1.x writes (1.5.2 and
+// 1.6.0 write the same frames in the compared scenarios) and what
 // claude-rpc writes for the same scenario. pi and ours rewrite the frame
 // sequences before they are compared; missing and extra are the fields
 // ("<kind> <path>", * matching anything) pi has and claude-rpc does not,
@@ -704,6 +794,12 @@ var pi15Differences = []pi15Difference{
 			"claude-rpc answers success:false naming the levels, and changes nothing: a typo does not turn thinking off",
 	},
 	{
+		name: "get_last_assistant_text by pi 1.6.0's rule",
+		why: "pi 1.6.0 skips the assistant messages without text of an aborted or failed turn, and those that only call tools, " +
+			"and answers the reply before them; pi 1.5.2 answered {} there (testdata/pi15 and pi16/last-assistant-text.jsonl). " +
+			"1.6.0 differs from 1.5.2 only where 1.5.2 had no text to give, so claude-rpc answers by 1.6.0's rule for every generation",
+	},
+	{
 		name: "clear_queue's kept",
 		why: "on the stream transport a steer already handed to the CLI cannot be taken back: clear_queue lists it in kept " +
 			"(pi 1.5.2 has no such field) and the CLI delivers it at its next tool boundary",
@@ -744,30 +840,36 @@ func dropFrames(drop func(gjson.Result) bool) func([]gjson.Result) []gjson.Resul
 	}
 }
 
-// pi15Recording reads the frames pi 1.5.2 wrote in a recorded scenario.
-func pi15Recording(t *testing.T, name string) []gjson.Result {
+// piRecording reads what pi generation g itself wrote in a recorded
+// scenario: the lines of testdata/<g.recordings>/<name>.jsonl that have key
+// (out: the frames; client: RpcClient's calls and what they returned).
+func piRecording(t *testing.T, g piGen, name, key string) []gjson.Result {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "pi15", name+".jsonl"))
+	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", g.recordings, name+".jsonl"))
 	require.NoError(t, err)
 	var out []gjson.Result
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(nil, 64<<20)
 	for sc.Scan() {
-		if f := gjson.GetBytes(sc.Bytes(), "out"); f.Exists() {
-			out = append(out, f)
+		if key == "out" {
+			if f := gjson.GetBytes(sc.Bytes(), "out"); f.Exists() {
+				out = append(out, f)
+			}
+		} else if l := gjson.ParseBytes(sc.Bytes()); l.Get(key).Exists() {
+			out = append(out, l)
 		}
 	}
 	require.NoError(t, sc.Err())
-	require.NotEmpty(t, out, "frames in testdata/pi15/%s.jsonl", name)
+	require.NotEmpty(t, out, "%s lines in testdata/%s/%s.jsonl", key, g.recordings, name)
 	return out
 }
 
 // comparePi15 compares what claude-rpc wrote in a recorded scenario with
-// what pi 1.5.2 wrote: the sequence of frames (pi15Step) and the fields
+// what pi (the run's generation) wrote: the sequence of frames (pi15Step) and the fields
 // of each kind of frame, but for the differences named above.
 func comparePi15(t *testing.T, r pi15Run, mode string) {
 	t.Helper()
-	pi, ours := pi15Recording(t, r.name), r.frames
+	pi, ours := piRecording(t, r.gen, r.name, "out"), r.frames
 	diffs := append(append([]pi15Difference{}, pi15Differences...), pi15Reported...)
 	for _, d := range diffs {
 		if d.mode != "" && d.mode != mode {
@@ -780,7 +882,7 @@ func comparePi15(t *testing.T, r pi15Run, mode string) {
 			ours = d.ours(ours)
 		}
 	}
-	assert.Equal(t, pi15Steps(pi), pi15Steps(ours), "the frames, as pi 1.5.2 wrote them (testdata/pi15/%s.jsonl) and as claude-rpc did", r.name)
+	assert.Equal(t, pi15Steps(pi), pi15Steps(ours), "the frames, as pi %s wrote them (testdata/%s/%s.jsonl) and as claude-rpc did", r.gen.version, r.gen.recordings, r.name)
 
 	piPaths, ourPaths := pi15Fields(pi), pi15Fields(ours)
 	var missing, extra []string
@@ -796,8 +898,8 @@ func comparePi15(t *testing.T, r pi15Run, mode string) {
 	}
 	sort.Strings(missing)
 	sort.Strings(extra)
-	assert.Empty(t, missing, "fields pi 1.5.2 writes and claude-rpc does not (name the difference in pi15Differences if it is intended)")
-	assert.Empty(t, extra, "fields claude-rpc writes and pi 1.5.2 does not (name the difference in pi15Differences if it is intended)")
+	assert.Empty(t, missing, "fields pi %s writes and claude-rpc does not (name the difference in pi15Differences if it is intended)", r.gen.version)
+	assert.Empty(t, extra, "fields claude-rpc writes and pi %s does not (name the difference in pi15Differences if it is intended)", r.gen.version)
 }
 
 // ourKinds reports whether paths has any field of kind.

@@ -86,7 +86,7 @@ func definePiFlags(fs *pflag.FlagSet) {
 	fs.String("thinking", "", "thinking level from the start: "+strings.Join(thinkingLevels, ", "))
 	fs.String("session-id", "", "start on the working directory's session with this id, created when there is none")
 	fs.String("fork", "", "start on a new session copied from this one (its id or transcript path)")
-	fs.String("session-dir", "", "folder where sessions are stored and looked up")
+	fs.String("session-dir", "", "folder where pi session files are written and looked up (default: PI_CODING_AGENT_SESSION_DIR, pi's sessionDir setting, else ~/.pi/agent/sessions/--<cwd>--)")
 	fs.StringP("tools", "t", "", "pi's tool names to enable (read, bash, edit, write), comma-separated; +name/-name adds to/removes from the default")
 	fs.String("exclude-tools", "", "pi's tool names to disable (-xt), comma-separated; mcp__… names are passed on")
 	fs.Bool("no-tools", false, "start with no tools (-nt): the CLI's --tools \"\" and --strict-mcp-config")

@@ -258,3 +258,69 @@ func TestPiSessionFilesBadInput(t *testing.T) {
 	assert.Equal(t, "yes", deltaText(frames))
 	assert.Eventually(t, func() bool { return strings.Contains(b2.stderr.String(), "the session's pi file is not written") }, 5*time.Second, 20*time.Millisecond)
 }
+
+// TestPiSessionFileAsThingsHappen: each message reaches the pi file as it
+// ends, not when the run does: a bridge killed while a tool runs leaves a
+// file pi 1.6.0 loads, holding the prompt and the message that called the
+// tool.
+func TestPiSessionFileAsThingsHappen(t *testing.T) {
+	claudetest.EndToEnd(t)
+	t.Parallel()
+	pi := installPi16(t)
+	b := startBridge(t)
+	require.True(t, b.call(map[string]any{"type": "prompt", "message": "[[bash:echo waiting && sleep 30]]"}).Get("success").Bool())
+	b.until(30*time.Second, isType("tool_execution_start"))
+	file := b.call(map[string]any{"type": "get_state"}).Get("data.sessionFile").String()
+	require.Eventually(t, func() bool { pf, err := sessions.ReadPi(file); return err == nil && len(pf.Entries) >= 4 },
+		5*time.Second, 10*time.Millisecond, "the prompt and the tool call, while the tool runs")
+	require.NoError(t, b.cmd.Process.Kill())
+	<-b.exited
+	v := pi.view(t, b.home, b.dir, file)
+	var roles []string
+	for _, m := range v.Get("context.messages").Array() {
+		roles = append(roles, m.Get("role").String())
+	}
+	assert.Equal(t, []string{"user", "assistant"}, roles, v.Raw)
+	assert.Equal(t, []any{"bash"}, v.Get("context.messages.1.tools").Value())
+}
+
+// TestPiSessionIDs: a host's own pi session id (--session-id, no UUID)
+// names the pi file (the CLI's session is a UUID made from it), and
+// opens it again; --continue goes on with the folder's most recent
+// session; new_session's parentSession is in the new file's header.
+func TestPiSessionIDs(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, "--session-id", "my.chat-1")
+	b.runPrompt("Remember the word ibis. [[say:Noted.]]")
+	st := b.call(map[string]any{"type": "get_state"}).Get("data")
+	file := st.Get("sessionFile").String()
+	assert.True(t, strings.HasSuffix(file, "_my.chat-1.jsonl"), file)
+	require.Eventually(t, func() bool { pf, err := sessions.ReadPi(file); return err == nil && len(pf.Entries) >= 4 },
+		5*time.Second, 10*time.Millisecond)
+	pf, err := sessions.ReadPi(file)
+	require.NoError(t, err)
+	assert.Equal(t, "my.chat-1", pf.Header.ID)
+	assert.Equal(t, sessions.IDFor("my.chat-1"), pf.Header.ClaudeSessionID)
+	assert.Equal(t, sessions.IDFor("my.chat-1"), st.Get("sessionId").String())
+
+	r := b.call(map[string]any{"type": "new_session", "parentSession": file})
+	require.True(t, r.Get("success").Bool(), r.Raw)
+	b.runPrompt("A new one. [[say:ok]]")
+	child := b.call(map[string]any{"type": "get_state"}).Get("data.sessionFile").String()
+	require.Eventually(t, func() bool { pf, err := sessions.ReadPi(child); return err == nil && pf.Header.ParentSession == file },
+		5*time.Second, 10*time.Millisecond, "the parent in the header")
+	code, _ := b.closeAndWait(30 * time.Second)
+	require.Equal(t, 0, code)
+
+	for _, args := range [][]string{{"--session-id", "my.chat-1"}, {"--session", "my.chat-1"}} {
+		b2 := startBridgeWith(t, bridgeOpts{srv: b.srv, cli: b.cli, home: b.home, dir: b.dir}, args...)
+		assert.Equal(t, file, b2.call(map[string]any{"type": "get_state"}).Get("data.sessionFile").String(), "%v", args)
+		b2.runPrompt("Which word? [[say:ibis]]")
+		reqs := b.srv.MessagesRequests()
+		assert.Contains(t, said(reqs[len(reqs)-1]), "user: Remember the word ibis. [[say:Noted.]]", "%v", args)
+		code, _ := b2.closeAndWait(30 * time.Second)
+		require.Equal(t, 0, code)
+	}
+	b3 := startBridgeWith(t, bridgeOpts{srv: b.srv, cli: b.cli, home: b.home, dir: b.dir}, "--continue")
+	assert.Equal(t, file, b3.call(map[string]any{"type": "get_state"}).Get("data.sessionFile").String(), "the most recent one")
+}

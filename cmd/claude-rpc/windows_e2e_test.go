@@ -29,6 +29,7 @@ import (
 	"golang.org/x/sys/windows"
 
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+	"github.com/claude-rpc/claude-rpc/sessions"
 )
 
 // asBridgeEnv makes the test binary run main instead of the tests: the
@@ -668,13 +669,15 @@ func TestWindowsSessionFile(t *testing.T) {
 		}
 	}
 	env = append(env, "HOME="+gitHome)
-	b := startRaw(t, srv, env, "--mode", "rpc", "--claude-path", cli, "--cwd", spacedDir(t), "--transport", "stream")
+	cwd := spacedDir(t)
+	b := startRaw(t, srv, env, "--mode", "rpc", "--claude-path", cli, "--cwd", cwd, "--transport", "stream")
 	frames := b.prompt("remember me")
 	assert.Equal(t, "echo: remember me", replyText(frames))
-	file := b.call(map[string]any{"type": "get_state"}).Get("data.sessionFile").String()
+	st := b.call(map[string]any{"type": "get_state"}).Get("data")
+	file, id := st.Get("sessionFile").String(), st.Get("sessionId").String()
 	require.NotEmpty(t, file)
-	assert.FileExists(t, file)
-	assert.True(t, strings.HasPrefix(file, filepath.Join(profile, ".claude")+string(filepath.Separator)), "%s is under USERPROFILE", file)
+	transcript := sessions.TranscriptPath(filepath.Join(profile, ".claude"), cwd, id)
+	assert.FileExists(t, transcript)
 	var found []string
 	_ = filepath.WalkDir(filepath.Join(profile, ".claude", "projects"), func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
@@ -682,5 +685,19 @@ func TestWindowsSessionFile(t *testing.T) {
 		}
 		return nil
 	})
-	assert.Equal(t, []string{file}, found, "the CLI's transcripts")
+	assert.Equal(t, []string{transcript}, found, "the CLI's transcripts, under USERPROFILE")
+
+	// The session's pi file: where pi keeps the folder's sessions on
+	// Windows (under USERPROFILE, the folder's drive and separators as
+	// dashes), a name with no ':' in it, and pi's to read.
+	place := sessions.PiSessionPlace([]string{"USERPROFILE=" + profile}, cwd, "")
+	assert.Equal(t, place.Dir, filepath.Dir(file))
+	assert.True(t, strings.HasPrefix(filepath.Base(place.Dir), "--"+cwd[:1]+"--"), "pi's folder name for %s: %s", cwd, place.Dir)
+	assert.NotContains(t, filepath.Base(file), ":")
+	require.Eventually(t, func() bool { pf, err := sessions.ReadPi(file); return err == nil && len(pf.Entries) >= 4 },
+		10*time.Second, 20*time.Millisecond, "the pi file with the turn's messages")
+	pf, err := sessions.ReadPi(file)
+	require.NoError(t, err)
+	assert.Equal(t, cwd, pf.Header.Cwd)
+	assert.Equal(t, id, pf.Header.ID)
 }

@@ -1,5 +1,5 @@
-// driver.mjs runs the recorder's scenarios through pi 1.5.2's own RpcClient
-// (dist/modes/rpc/rpc-client.js from the tarball scripts/install-pi15
+// driver.mjs runs the recorder's scenarios through pi 1.x's own RpcClient
+// (dist/modes/rpc/rpc-client.js from the tarball scripts/install-pi15 <version>
 // unpacks). It is started by main.go, which serves the fake API and passes
 // everything in the environment (RECORD_*); run it through
 // `go run ./scripts/record-pi`, not by hand.
@@ -281,6 +281,29 @@ const scenarios = [
 			await h.call("abort");
 			h.note("abort returned");
 			await sleep(500);
+		},
+	},
+	{
+		// get_last_assistant_text after a reply, while a tool-only message
+		// is the last one, after an abort during its tool, and after a
+		// failed turn (pi 1.6.0 skips the messages without text of such
+		// turns and answers the reply before them; pi 1.5.2 answers {}).
+		name: "last-assistant-text",
+		async run(h) {
+			let m = h.mark();
+			await h.call("prompt", "first [[say:first reply]]");
+			await h.settled(m);
+			m = h.mark();
+			await h.call("prompt", tool("bash", { command: "sleep 5; echo finished" }));
+			await h.waitEvent((e) => e.type === "tool_execution_start", m, 30000, "tool_execution_start");
+			await h.call("getLastAssistantText");
+			await h.call("abort");
+			await sleep(300);
+			await h.call("getLastAssistantText");
+			m = h.mark();
+			await h.call("prompt", "[[error:400]]");
+			await h.settled(m);
+			await h.call("getLastAssistantText");
 		},
 	},
 	{
@@ -637,10 +660,13 @@ const scenarios = [
 			m = h.mark();
 			await h.call("prompt", "second [[say:second reply]]");
 			await h.settled(m);
+			const first = await h.call("getState");
 			const forks = await h.call("getForkMessages");
 			if (forks?.length > 1) await h.call("fork", forks[1].entryId);
 			await h.call("getState");
 			await h.call("clone");
+			await h.call("getState");
+			if (first?.sessionFile) await h.call("switchSession", first.sessionFile);
 			await h.call("getState");
 		},
 	},

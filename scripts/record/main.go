@@ -75,7 +75,14 @@ type scenario struct {
 	results int
 	// before are lines sent on stdin before the prompt (control requests).
 	before []string
+	// files are written into the working folder first, by name.
+	files map[string]string
 }
+
+// readNotes is the file the Read scenarios read: tabs, lines that look
+// numbered as the CLI numbers its Read results, a blank line, no newline
+// at the end.
+const readNotes = "1\tone\n     2\ttwo, numbered as cat -n does\n\tan indented line\twith a tab inside\n\n  5→ an arrow\nlast line, no newline"
 
 // steerUUID is the uuid the recorded steering messages carry.
 const steerUUID = "57ee5000-0000-4000-8000-000000000001"
@@ -91,6 +98,12 @@ var scenarios = []scenario{
 	{name: "tools-many", prompt: "[[say:Checking ten things, one by one, and reporting each result as it comes in.]]" +
 		"[[bash:echo 1]][[bash:echo 2]][[bash:echo 3]][[bash:echo 4]][[bash:echo 5]]" +
 		"[[bash:echo 6]][[bash:echo 7]][[bash:echo 8]][[bash:echo 9]][[bash:echo 10]][[chunk:6]]"},
+	// Read of a file whose text looks like the CLI's own numbered lines
+	// (tabs, leading numbers): hosts get it as it is, as pi's read gives it.
+	{name: "tool-read", prompt: "[[read:notes.txt]]", files: map[string]string{"notes.txt": readNotes}},
+	{name: "tool-read-range", prompt: `[[tool:Read:{"file_path":"notes.txt","offset":2,"limit":3}]]`, files: map[string]string{"notes.txt": readNotes}},
+	{name: "tool-read-empty", prompt: "[[read:empty.txt]]", files: map[string]string{"empty.txt": ""}},
+	{name: "tool-read-past-end", prompt: `[[tool:Read:{"file_path":"notes.txt","offset":50}]]`, files: map[string]string{"notes.txt": readNotes}},
 	{name: "tool-error", prompt: "[[bash:ls ./no-such-file]]"},
 	{name: "tool-denied-outside-cwd", prompt: "[[bash:ls /nonexistent-dir-for-claude-rpc]]"},
 	{name: "permission-denied", prompt: `[[tool:Write:{"file_path":"/tmp/claude-rpc-denied.txt","content":"x"}]]`},
@@ -279,6 +292,11 @@ func record(srv *claudetest.Server, cli, out string, sc scenario) error {
 		return err
 	}
 	defer os.RemoveAll(home)
+	for name, text := range sc.files {
+		if err := os.WriteFile(filepath.Join(home, name), []byte(text), 0o644); err != nil {
+			return err
+		}
+	}
 	cfg := claudecli.Config{Path: cli, Dir: home, Env: append(srv.CLIEnv(home), sc.env...), PermissionMode: "default", ExtraArgs: sc.args}
 	var session claudecli.Session
 	if sc.setup != "" {

@@ -1,6 +1,6 @@
-// Drives claude-rpc through pi 1.5.2's own RpcClient
-// (dist/modes/rpc/rpc-client.js from the tarball scripts/install-pi15
-// unpacks; it needs Node's built-ins only) and prints, as one JSON object,
+// Drives claude-rpc through pi 1.x's own RpcClient (1.5.2's or 1.6.0's:
+// dist/modes/rpc/rpc-client.js from the tarball scripts/install-pi15
+// <version> unpacks; it needs Node's built-ins only) and prints, as one JSON object,
 // what happened in each scenario: every frame claude-rpc wrote, in order
 // (responses included), and every RpcClient call with what it returned or
 // threw. The assertions are in pi15_e2e_test.go, which runs this.
@@ -14,9 +14,9 @@
 // each scenario runs in a fresh working folder under it). The fake API's
 // environment for the CLI is inherited.
 //
-// Scenarios whose name matches a recording in testdata/pi15 send what its
-// recorder (scripts/record-pi/driver.mjs) sent, so the frames can be
-// compared with what pi 1.5.2 wrote; tool calls use the CLI's tools.
+// Scenarios whose name matches a recording in testdata/pi15 (and pi16)
+// send what its recorder (scripts/record-pi/driver.mjs) sent, so the frames
+// can be compared with what pi wrote; tool calls use the CLI's tools.
 import fs from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -276,6 +276,21 @@ const scenarios = {
 		await h.call("newSession");
 		await h.call("getState");
 		await h.call("getMessages");
+		await h.call("getLastAssistantText");
+	},
+	// get_last_assistant_text while a tool-only message is the last, after
+	// an abort during its tool, and after a failed turn (what pi itself
+	// answered: testdata/pi15 and pi16/last-assistant-text.jsonl).
+	"last-assistant-text": async (h) => {
+		await h.call("promptAndWait", "first [[say:first reply]]");
+		const m = h.mark();
+		await h.call("prompt", bash("sleep 5; echo finished"));
+		await h.waitFrame((e) => e.type === "tool_execution_start", m, 30000, "tool_execution_start");
+		await h.call("getLastAssistantText");
+		await h.call("abort");
+		await sleep(300);
+		await h.call("getLastAssistantText");
+		await h.call("promptAndWait", "[[error:400]]");
 		await h.call("getLastAssistantText");
 	},
 };
