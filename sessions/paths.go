@@ -1,5 +1,6 @@
 // Package sessions knows where the Claude CLI keeps its sessions and how to
-// read them. It never writes the CLI's files.
+// read them. It writes none of the CLI's files but the transcript of a
+// session imported from pi (CreateTranscript), and pi's session files.
 package sessions
 
 import (

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -213,4 +214,43 @@ func Latest(configDir, cwd string) (string, error) {
 		return "", fmt.Errorf("no session to continue in %s", dir)
 	}
 	return strings.TrimSuffix(filepath.Base(best), ".jsonl"), nil
+}
+
+// CreateTranscript writes a new transcript for session id in cwd's project
+// folder (a pi session imported: transform.ImportPi's lines), for the CLI
+// to resume. The file is the user's alone (0600; folders 0700) and is
+// created, never overwritten: a session id that has a transcript already
+// is an error (fs.ErrExist). A failed write removes what it began.
+func CreateTranscript(configDir, cwd, id string, lines [][]byte) (string, error) {
+	if !validID(id) {
+		return "", fmt.Errorf("%q is no session id", id)
+	}
+	if len(lines) == 0 {
+		return "", errors.New("a transcript needs a line")
+	}
+	if p, ok := Locate(configDir, cwd, id); ok {
+		return "", fmt.Errorf("session %s has a transcript already (%s): %w", id, p, fs.ErrExist)
+	}
+	path := TranscriptPath(configDir, cwd, id)
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return "", err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", err
+	}
+	w := bufio.NewWriterSize(f, 1<<16)
+	for _, l := range lines {
+		w.Write(l)
+		w.WriteByte('\n')
+	}
+	err = w.Flush() // the first write error, if any
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return "", err
+	}
+	return path, nil
 }

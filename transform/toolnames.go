@@ -622,3 +622,84 @@ func (r *renamed) end(args json.RawMessage) string {
 	r.buf = r.s.end(r.buf)
 	return string(r.buf[n:])
 }
+
+// CLICall is the call of the CLI's tool for pi's tool call name(args) (the
+// inverse of [ToolNames.Name] and [ToolNames.Args] under pi's names): a
+// tool of [PiTools] gets the CLI's name, its arguments renamed back (bash's
+// timeout in milliseconds again); an edit of one replacement is the CLI's
+// Edit {file_path, old_string, new_string}, one of several the CLI's
+// former MultiEdit {file_path, edits:[{old_string, new_string}]}, the
+// CLI's Edit taking one. Arguments pi has and the CLI lacks keep pi's
+// names. Any other tool, or arguments that are not a JSON object, are
+// returned as they are.
+func CLICall(name string, args json.RawMessage) (string, json.RawMessage) {
+	p := byPi[name]
+	if p == nil {
+		return name, args
+	}
+	in := gjson.ParseBytes(args)
+	if !in.IsObject() {
+		return p.CLI, args
+	}
+	back := make(map[string]string, len(p.Keys))
+	for cli, pi := range p.Keys {
+		back[pi] = cli
+	}
+	cliName := p.CLI
+	out := make([]byte, 0, len(args)+16)
+	out = append(out, '{')
+	in.ForEach(func(k, v gjson.Result) bool {
+		key := k.String()
+		switch {
+		case p.Edit && key == "edits" && v.IsArray():
+			edits := v.Array()
+			if len(edits) == 1 {
+				out = appendMember(out, "old_string")
+				out = appendRawOr(out, edits[0].Get("oldText").Raw, `""`)
+				out = appendMember(out, "new_string")
+				out = appendRawOr(out, edits[0].Get("newText").Raw, `""`)
+				return true
+			}
+			cliName = "MultiEdit"
+			out = appendMember(out, "edits")
+			out = append(out, '[')
+			for i, e := range edits {
+				if i > 0 {
+					out = append(out, ',')
+				}
+				out = append(out, `{"old_string":`...)
+				out = appendRawOr(out, e.Get("oldText").Raw, `""`)
+				out = append(out, `,"new_string":`...)
+				out = appendRawOr(out, e.Get("newText").Raw, `""`)
+				out = append(out, '}')
+			}
+			out = append(out, ']')
+			return true
+		case p.Edit && key == "oldText": // pi's edit before edits[]
+			key = "old_string"
+		case p.Edit && key == "newText":
+			key = "new_string"
+		}
+		seconds := key == p.Seconds && v.Type == gjson.Number
+		if r, ok := back[key]; ok {
+			key = r
+		}
+		out = appendMember(out, key)
+		if seconds {
+			out = appendMilliseconds(out, v.Raw)
+		} else {
+			out = append(out, v.Raw...)
+		}
+		return true
+	})
+	return cliName, append(out, '}')
+}
+
+// appendMilliseconds writes the seconds s (a JSON number) in milliseconds.
+func appendMilliseconds(out []byte, s string) []byte {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return append(out, s...)
+	}
+	return strconv.AppendFloat(out, f*1000, 'f', -1, 64)
+}

@@ -151,3 +151,27 @@ func BenchmarkToolArgStream(b *testing.B) {
 		}
 	}
 }
+
+// TestCLICall: every call pi mode shows comes back as the CLI's call, and
+// pi's own shapes the table does not make (several edits, pi's older
+// edit, seconds as a fraction) map to the CLI's.
+func TestCLICall(t *testing.T) {
+	for _, tc := range toolArgCases {
+		name, args := CLICall(tc.pi, json.RawMessage(tc.out))
+		assert.Equal(t, tc.cli, name, tc.out)
+		assert.JSONEq(t, tc.in, string(args), "%s %s", tc.pi, tc.out)
+	}
+	for _, tc := range []struct{ pi, in, cli, out string }{
+		{"edit", `{"path":"/f","edits":[{"oldText":"a","newText":"b"},{"oldText":"c","newText":"d"}]}`,
+			"MultiEdit", `{"file_path":"/f","edits":[{"old_string":"a","new_string":"b"},{"old_string":"c","new_string":"d"}]}`},
+		{"edit", `{"path":"/f","oldText":"a","newText":"b"}`, "Edit", `{"file_path":"/f","old_string":"a","new_string":"b"}`},
+		{"edit", `{"path":"/f","edits":[{"oldText":"a"}]}`, "Edit", `{"file_path":"/f","old_string":"a","new_string":""}`},
+		{"bash", `{"command":"x","timeout":0.25}`, "Bash", `{"command":"x","timeout":250}`},
+		{"read", `"not an object"`, "Read", `"not an object"`},
+		{"custom_tool", `{"path":"p"}`, "custom_tool", `{"path":"p"}`},
+	} {
+		name, args := CLICall(tc.pi, json.RawMessage(tc.in))
+		assert.Equal(t, tc.cli, name, tc.in)
+		assert.JSONEq(t, tc.out, string(args), tc.in)
+	}
+}
