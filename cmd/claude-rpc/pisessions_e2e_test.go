@@ -194,6 +194,17 @@ func testPiSessionFiles(t *testing.T, tp string, pi pi16) {
 	n := len(pf.Entries)
 	require.GreaterOrEqual(t, n, 2)
 	assert.Empty(t, pf.Entries[n-1].ClaudeSessionID, "pi's own entry: no CLI transcript holds it")
+
+	// And claude-rpc goes on with what pi added (imported: the file wins).
+	b3 := startBridgeWith(t, bridgeOpts{srv: b.srv, cli: b.cli, home: b.home, dir: b.dir}, "--transport", tp, "--session", file)
+	b3.runPrompt("And now? [[say:pelican, back in Claude]]")
+	reqs = b.srv.MessagesRequests()
+	last = said(reqs[len(reqs)-1])
+	assert.Contains(t, last, "user: Remember the word pelican. [[say:Noted.]]", "claude-rpc's turns: %q", last)
+	assert.Contains(t, last, "user: Which word, pi? [[say:pelican, from pi]]", "and pi's")
+	assert.Equal(t, file, b3.call(map[string]any{"type": "get_state"}).Get("data.sessionFile").String(), "the same file goes on")
+	code, _ = b3.closeAndWait(30 * time.Second)
+	require.Equal(t, 0, code)
 }
 
 // TestPiSessionFilesBadInput: pi files that cannot be opened are refused
