@@ -184,49 +184,25 @@ var ErrNotPiSession = errors.New("not a pi session file")
 // skipped; the first JSON line must be the header (type "session", a
 // string id), else the file is no pi session. It never writes the file.
 func ReadPi(path string) (*PiFile, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a file", path)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	pf := &PiFile{Path: path}
-	r := bufio.NewReaderSize(f, 1<<20)
 	header := false
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(line) > maxEntry {
-			pf.Skipped++
-		} else if line = bytes.TrimSpace(line); len(line) > 0 {
-			switch v := gjson.ParseBytes(line); {
-			case !gjson.ValidBytes(line) || !v.IsObject():
-				pf.Skipped++
-			case !header:
-				if v.Get("type").String() != "session" || v.Get("id").Type != gjson.String {
-					return nil, fmt.Errorf("%s: %w (its first entry is %.80s)", path, ErrNotPiSession, line)
-				}
-				if err := json.Unmarshal(line, &pf.Header); err != nil {
-					return nil, fmt.Errorf("%s: %w: %v", path, ErrNotPiSession, err)
-				}
-				header = true
-			default:
-				pf.Entries = append(pf.Entries, PiEntry{Type: v.Get("type").String(), ID: v.Get("id").String(),
-					ParentID: v.Get("parentId").String(), ClaudeSessionID: v.Get("claudeSessionId").String(),
-					Raw: bytes.Clone(line)})
-			}
+	err := eachObject(path, func(line []byte, v gjson.Result) error {
+		if header {
+			pf.Entries = append(pf.Entries, PiEntry{Type: v.Get("type").String(), ID: v.Get("id").String(),
+				ParentID: v.Get("parentId").String(), ClaudeSessionID: v.Get("claudeSessionId").String(), Raw: line})
+			return nil
 		}
-		if err == io.EOF {
-			break
+		if v.Get("type").String() != "session" || v.Get("id").Type != gjson.String {
+			return fmt.Errorf("%s: %w (its first entry is %.80s)", path, ErrNotPiSession, line)
 		}
-		if err != nil {
-			return nil, err
+		if err := json.Unmarshal(line, &pf.Header); err != nil {
+			return fmt.Errorf("%s: %w: %v", path, ErrNotPiSession, err)
 		}
+		header = true
+		return nil
+	}, func() { pf.Skipped++ })
+	if err != nil {
+		return nil, err
 	}
 	if !header {
 		return nil, fmt.Errorf("%s: %w (no header among %d lines)", path, ErrNotPiSession, pf.Skipped)

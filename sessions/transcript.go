@@ -44,44 +44,63 @@ var ErrNotTranscript = errors.New("not a Claude transcript")
 // maxEntry bounds one transcript line (a pasted 20 MB file fits).
 const maxEntry = 256 << 20
 
+// eachObject calls object with each line of the file at path that is a
+// JSON object (trimmed; its own copy) and skipped with each that is not (a
+// line of other text, or one over maxEntry), until object returns an
+// error, which it returns. A directory or an unreadable file is an error.
+func eachObject(path string, object func(line []byte, v gjson.Result) error, skipped func()) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a file", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<20)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > maxEntry {
+			skipped()
+		} else if line = bytes.TrimSpace(line); len(line) > 0 {
+			if v := gjson.ParseBytes(line); gjson.ValidBytes(line) && v.IsObject() {
+				if err := object(line, v); err != nil {
+					return err
+				}
+			} else {
+				skipped()
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
 // ReadTranscript reads a transcript tolerantly: lines that are not JSON
 // objects are counted and skipped, unknown kinds are kept. It never writes
 // the file. A directory, an unreadable file, or one in which no line is a
 // transcript entry is an error.
 func ReadTranscript(path string) (*Transcript, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a file", path)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	tr := &Transcript{Path: path}
-	r := bufio.NewReaderSize(f, 1<<20)
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(line) > maxEntry {
+	err := eachObject(path, func(line []byte, v gjson.Result) error {
+		if v.Get("type").String() == "" {
 			tr.Skipped++
-		} else if line = bytes.TrimSpace(line); len(line) > 0 {
-			v := gjson.ParseBytes(line)
-			if !gjson.ValidBytes(line) || !v.IsObject() || v.Get("type").String() == "" {
-				tr.Skipped++
-			} else {
-				tr.Entries = append(tr.Entries, Entry{Type: v.Get("type").String(), UUID: v.Get("uuid").String(),
-					Parent: v.Get("parentUuid").String(), Raw: line})
-			}
+			return nil
 		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+		tr.Entries = append(tr.Entries, Entry{Type: v.Get("type").String(), UUID: v.Get("uuid").String(),
+			Parent: v.Get("parentUuid").String(), Raw: line})
+		return nil
+	}, func() { tr.Skipped++ })
+	if err != nil {
+		return nil, err
 	}
 	// Every transcript the CLI writes names its session on its lines
 	// (queue operations too); JSON lines that never do are another
