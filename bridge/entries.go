@@ -48,6 +48,11 @@ type entryJSON struct {
 	Summary          string `json:"summary,omitempty"`
 	FirstKeptEntryID string `json:"firstKeptEntryId,omitempty"`
 	TokensBefore     int64  `json:"tokensBefore,omitempty"`
+	// ClaudeSessionID is the CLI session that holds the entry: the
+	// session's when the entry was made (claude-rpc's; in its pi file
+	// too). An entry read from a pi file without one was written by
+	// another program (pi itself).
+	ClaudeSessionID string `json:"claudeSessionId,omitempty"`
 
 	// raw is the entry as its pi file holds it, when it was read from one:
 	// written as it is (pi's other kinds, and fields claude-rpc does not
@@ -80,6 +85,7 @@ func entryFromPi(pe sessions.PiEntry) entryJSON {
 		}
 	}
 	e.Name = v.Get("name").String()
+	e.ClaudeSessionID = pe.ClaudeSessionID
 	return e
 }
 
@@ -124,6 +130,7 @@ func (ls *lockedState) addEntry(e entryJSON, at int64) {
 		e.ParentID = &parent
 	}
 	e.Timestamp = isoMillis(at)
+	e.ClaudeSessionID = ls.sessionID
 	ls.entries = append(ls.entries, e)
 	ls.queue(e)
 }

@@ -2,10 +2,8 @@ package bridge
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/claude-rpc/claude-rpc/sessions"
@@ -66,16 +64,6 @@ func newPiLog(place sessions.PiPlace, piID, cliID, parent string) *piLog {
 type piPending struct {
 	log  *piLog
 	line []byte
-}
-
-// fileLine is e as a line of a pi file: pi's entry with the CLI session
-// holding it (claudeSessionId, sessions.PiEntry).
-func fileLine(e entryJSON, cliSession string) []byte {
-	b, err := json.Marshal(e)
-	if err != nil || len(b) < 2 || cliSession == "" {
-		return b
-	}
-	return append(append(b[:len(b)-1:len(b)-1], `,"claudeSessionId":`...), strconv.Quote(cliSession)+"}"...)
 }
 
 // sessionFiles is the goroutine that writes pi session files (see above).

@@ -35,6 +35,7 @@ var referenceDocs = schema.Docs{
 	"github.com/claude-rpc/claude-rpc/bridge.entriesData.Entries":                   "Entries are the session's entries in the order they were made (after since, when given).",
 	"github.com/claude-rpc/claude-rpc/bridge.entriesData.LeafID":                    "LeafID is the last entry's id.",
 	"github.com/claude-rpc/claude-rpc/bridge.entryJSON":                             "entryJSON is one of pi's session entries; Type says which fields it has.",
+	"github.com/claude-rpc/claude-rpc/bridge.entryJSON.ClaudeSessionID":             "ClaudeSessionID is the CLI session that holds the entry: the session's when the entry was made (claude-rpc's; in its pi file too). An entry read from a pi file without one was written by another program (pi itself).",
 	"github.com/claude-rpc/claude-rpc/bridge.entryJSON.ID":                          "ID is the entry's id: 8 hex digits.",
 	"github.com/claude-rpc/claude-rpc/bridge.entryJSON.Message":                     "Message is a message entry's message.",
 	"github.com/claude-rpc/claude-rpc/bridge.entryJSON.Name":                        "Name is a session_info's.",

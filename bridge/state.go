@@ -277,7 +277,11 @@ func (ls *lockedState) queue(e entryJSON) {
 	if ls.pi == nil {
 		return
 	}
-	ls.unwritten = append(ls.unwritten, piPending{log: ls.pi, line: fileLine(e, ls.sessionID)})
+	line, err := json.Marshal(e)
+	if err != nil {
+		return // no entry of ours fails to encode
+	}
+	ls.unwritten = append(ls.unwritten, piPending{log: ls.pi, line: line})
 	select {
 	case ls.at.wake <- struct{}{}:
 	default: // woken already

@@ -1,0 +1,98 @@
+package bridge
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+	"github.com/claude-rpc/claude-rpc/sessions"
+)
+
+// TestPiFileIsTheEntries: the session's pi file holds what get_entries
+// lists, in order, each entry as get_entries gives it plus the CLI session
+// holding it; a session opened from the file has those entries (ids kept)
+// and its name, and what comes next is appended to the same file.
+func TestPiFileIsTheEntries(t *testing.T) {
+	dir := t.TempDir()
+	fake := &claudetest.Transport{Scenarios: []claudetest.Scenario{replay(recording(t, "text")), replay(recording(t, "text"))}}
+	r := newRig(t, fake, Options{PiSessions: true, SessionDir: dir})
+	r.sendf(`{"type":"prompt","message":"hi"}`)
+	r.event("session_settled")
+	require.True(t, r.call(map[string]any{"type": "set_session_name", "name": "named"}).Get("success").Bool())
+	st := r.call(map[string]any{"type": "get_state"}).Get("data")
+	file := st.Get("sessionFile").String()
+	assert.Equal(t, dir, filepath.Dir(file), "--session-dir: pi's flat folder")
+	entries := r.call(map[string]any{"type": "get_entries"}).Get("data.entries").Array()
+
+	pf, err := sessions.ReadPi(file)
+	require.NoError(t, err, "the name is in the file when set_session_name answers")
+	assert.True(t, filepath.IsAbs(pf.Header.Cwd), pf.Header.Cwd)
+	require.Len(t, pf.Entries, len(entries))
+	for i, e := range pf.Entries {
+		assert.NotEmpty(t, e.ClaudeSessionID, "entry %d: the CLI session holding it", i)
+		assert.JSONEq(t, entries[i].Raw, string(e.Raw), "entry %d", i)
+	}
+	assert.Equal(t, st.Get("sessionId").String(), pf.Entries[len(pf.Entries)-1].ClaudeSessionID, "the CLI's session (as it said it)")
+	assert.Equal(t, "named", pf.Name())
+
+	// Opened again (a new session first, then back to the file).
+	require.True(t, r.call(map[string]any{"type": "new_session", "parentSession": file}).Get("success").Bool())
+	r2 := r.call(map[string]any{"type": "switch_session", "sessionPath": file})
+	require.True(t, r2.Get("success").Bool(), r2.Raw)
+	again := r.call(map[string]any{"type": "get_entries"}).Get("data.entries").Array()
+	require.Len(t, again, len(entries))
+	for i := range entries {
+		assert.JSONEq(t, entries[i].Raw, again[i].Raw, "entry %d as read", i)
+	}
+	assert.Equal(t, "named", r.call(map[string]any{"type": "get_state"}).Get("data.sessionName").String())
+	require.True(t, r.call(map[string]any{"type": "set_session_name", "name": "renamed"}).Get("success").Bool())
+	pf, err = sessions.ReadPi(file)
+	require.NoError(t, err)
+	assert.Len(t, pf.Entries, len(entries)+1)
+	assert.Equal(t, "renamed", pf.Name())
+	assert.Equal(t, entries[len(entries)-1].Get("id").String(), pf.Entries[len(entries)].ParentID, "appended after the leaf")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	assert.Len(t, files, 1, "the new session held no message: no file")
+}
+
+// TestPiFileUnwritable: a session folder that cannot be written leaves the
+// run as it is; the bridge says so on stderr.
+func TestPiFileUnwritable(t *testing.T) {
+	blocker := filepath.Join(t.TempDir(), "a-file")
+	require.NoError(t, os.WriteFile(blocker, nil, 0o600))
+	logs := &syncBuffer{}
+	fake := &claudetest.Transport{Scenarios: []claudetest.Scenario{replay(recording(t, "text"))}}
+	r := newRig(t, fake, Options{PiSessions: true, SessionDir: filepath.Join(blocker, "s"), Log: slog.New(slog.NewTextHandler(logs, nil))})
+	r.sendf(`{"type":"prompt","message":"hi"}`)
+	end := r.event("agent_end")
+	assert.NotEmpty(t, end.Get("messages").Array())
+	assert.Eventually(t, func() bool { return strings.Contains(logs.String(), "pi file is not written") }, waitFor, 10*time.Millisecond)
+}
+
+// syncBuffer is a bytes.Buffer for a logger's writes from several
+// goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
