@@ -77,6 +77,17 @@ const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
 page.setDefaultTimeout(30000);
 const consoleErrors = [];
 page.on("pageerror", (e) => consoleErrors.push(String(e).slice(0, 300)));
+// The page's event streams (SSE) and failed requests, with times: a page
+// that misses live updates shows here.
+const network = [];
+const t0 = Date.now();
+page.on("requestfailed", (r) => network.push({ ms: Date.now() - t0, failed: r.url().replace(E.HAPI_URL, ""), why: r.failure()?.errorText }));
+page.on("response", (r) => {
+	if (/\/api\/events/.test(r.url())) network.push({ ms: Date.now() - t0, sse: r.url().replace(E.HAPI_URL, "").slice(0, 200), status: r.status() });
+});
+page.on("console", (m) => {
+	if (m.type() === "error" || m.type() === "warning") consoleErrors.push(`${Date.now() - t0} ${m.type()}: ${m.text().slice(0, 300)}`);
+});
 
 let sessionId = "";
 const session = async () => (await api("GET", "/api/sessions/" + sessionId)).session;
@@ -238,12 +249,16 @@ await scenario("abort", async () => {
 	await page.getByRole("button", { name: "Abort" }).click();
 	await until("the session idle", async () => !(await session()).thinking, 30000);
 	const atIdle = await words();
-	await sleep(1500);
+	// The page animates new text (a typewriter) behind what it has been
+	// sent, so it is read again once that has caught up, and later.
+	await sleep(2000);
+	const settled = await words();
+	await sleep(2000);
 	const later = await words();
 	const follow = `after abort ${tag} [[say:still-here-${tag}]]`;
 	await send(follow);
 	await turnOver((t) => t.includes(`still-here-${tag}\n`));
-	return { prompt: text, atAbort, atIdle, later, follow, page: (await bodyText()).slice(-1500) };
+	return { prompt: text, atAbort, atIdle, settled, later, follow, page: (await bodyText()).slice(-1500) };
 });
 
 await scenario("resume", async () => {
@@ -272,5 +287,6 @@ await scenario("resume", async () => {
 // The session is archived last, so that no hapi pi is left running.
 await api("POST", `/api/sessions/${sessionId}/archive`, {}).catch(() => {});
 report.consoleErrors = consoleErrors;
+report.network = network;
 await browser.close();
 process.stdout.write(JSON.stringify(report) + "\n");
