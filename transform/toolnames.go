@@ -97,7 +97,7 @@ func (n ToolNames) Name(cli string) string {
 		return p.Pi
 	}
 	if own, ok := strings.CutPrefix(cli, ExtensionTools); ok && n == ToolNamesPi && own != "" {
-		return own
+		return strings.Clone(own) // cli may be a view of a buffer reused later
 	}
 	return cli
 }

@@ -261,7 +261,12 @@ for (const p of paths) {
     if (typeof factory !== "function") throw new Error("it has no default export that is a function");
     await factory(api);
   } catch (e) {
-    errors.push({ path: p, error: String(e?.stack || e) });
+    let error = String(e?.message || e);
+    if (passTS && e instanceof SyntaxError && /\.m?ts$/.test(abs)) {
+      error += ` (Node ${process.version} strips no TypeScript types: run claude-rpc with Node 22.18 or later on PATH)`;
+    }
+    errors.push({ path: p, error });
+    if (e?.stack) process.stderr.write(`${p}: ${e.stack}\n`);
   }
 }
 await fire("session_start", { type: "session_start", reason: "startup" }, new AbortController().signal);
