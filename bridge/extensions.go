@@ -85,6 +85,7 @@ type extHost struct {
 	pending     map[int64]*extPending
 	beforeStart bool  // a before_agent_start handler exists
 	gone        error // why the host is no longer there
+	stopping    bool  // the bridge is ending it: its end is no news
 	stop        func()
 }
 
@@ -155,6 +156,9 @@ func startExtHost(paths []string, dir string, env []string, log *slog.Logger, on
 	h.stop = func() {
 		// stdin's end tells the host to fire session_shutdown and exit;
 		// what does not end in time is killed, its process group with it.
+		h.mu.Lock()
+		h.stopping = true
+		h.mu.Unlock()
 		h.wmu.Lock()
 		_ = h.w.Close()
 		h.wmu.Unlock()
@@ -271,6 +275,7 @@ func (h *extHost) tools(list gjson.Result) {
 func (h *extHost) ended(why error) {
 	h.mu.Lock()
 	h.gone = why
+	stopping := h.stopping
 	pending := h.pending
 	h.pending = map[int64]*extPending{}
 	h.mu.Unlock()
@@ -279,7 +284,12 @@ func (h *extHost) ended(why error) {
 	}
 	select {
 	case <-h.loads:
+		if stopping {
+			break
+		}
+		h.log.Warn("--extension: "+why.Error()+"; the extensions' tools answer with an error from now on", "err", why)
 	default:
+		h.log.Warn("--extension: the extension host ended before it loaded the extensions (its messages are in the log above); going on without them", "err", why)
 		close(h.loads)
 	}
 	close(h.done)

@@ -125,3 +125,18 @@ func TestExtensionOnPipe(t *testing.T) {
 	assert.Contains(t, b.lastRequest().Get("system").Raw, "Name this chat with the name_chat tool")
 	assert.NotContains(t, b.lastRequest().Get("tools").Raw, "name_chat")
 }
+
+// TestExtensionHostDies: when the extension host dies during a tool call,
+// the model gets an error result saying so, and the bridge goes on
+// serving.
+func TestExtensionHostDies(t *testing.T) {
+	t.Parallel()
+	needNode(t)
+	b := startBridge(t, "-e", extensionFixture(t, "dies.ts"))
+	frames := b.runPrompt(`[[tool:mcp__ext__die:{}]]`)
+	reply := last(frames, "message_end", "assistant").Get("message.content.0.text").String()
+	assert.Contains(t, reply, "the extension host is not running (it exited: exit status 3)")
+	assert.Contains(t, reply, "die could not run")
+	frames = b.runPrompt("still there? [[say:yes]]")
+	assert.Equal(t, "yes", deltaText(frames))
+}
