@@ -106,6 +106,11 @@
 //     fields are its loop's; it asks state through state's methods.
 //   - hostLink (host.go): the requests waiting for the host's answer.
 //   - bashJob (bash.go): the bash command running, one at a time.
+//   - extHost (extensions.go): the extension host (--extension), a Node
+//     process the server starts with it and ends at its shutdown, and
+//     the calls waiting for its answers; its stdout has one reader,
+//     which hands its tools to the settings and its ctx.ui calls to the
+//     writer (dialogs through askUI, on goroutines of the server's).
 //   - cliInfo (models.go): the CLI's models and commands, from the running
 //     CLI when the stream transport has one, else one query process shared
 //     by concurrent asks; until either answered, what the CLI said last

@@ -512,7 +512,8 @@ type hostToolCancelJSON struct {
 type toolExecutionUpdateJSON struct {
 	Type       string `json:"type"`
 	ToolCallID string `json:"toolCallId"`
-	// ToolName is the CLI's name of the tool: mcp__host__<name>.
+	// ToolName is the CLI's name of the tool: mcp__host__<name>; an
+	// extension's tool (--extension) goes by its own name, as in pi.
 	ToolName string          `json:"toolName"`
 	Args     json.RawMessage `json:"args"`
 	// PartialResult is the host_tool_update's partialResult.
@@ -555,6 +556,92 @@ func (r *uiSelectJSON) setID(id string, timeout int64) {
 
 func (r *uiInputJSON) setID(id string, timeout int64) {
 	r.Type, r.ID, r.Timeout = "extension_ui_request", id, max(timeout, 0)
+}
+
+// uiConfirmJSON asks the host yes or no: an extension's ctx.ui.confirm
+// (--extension). Answer with extension_ui_response {id, confirmed} or {id,
+// cancelled:true}.
+type uiConfirmJSON struct {
+	Type    string `json:"type"`
+	ID      string `json:"id"`
+	Method  string `json:"method"`
+	Title   string `json:"title"`
+	Message string `json:"message"`
+	Timeout int64  `json:"timeout,omitempty"`
+}
+
+// uiEditorJSON asks the host for text in an editor: an extension's
+// ctx.ui.editor (--extension). Answer with extension_ui_response {id,
+// value} or {id, cancelled:true}.
+type uiEditorJSON struct {
+	Type    string `json:"type"`
+	ID      string `json:"id"`
+	Method  string `json:"method"`
+	Title   string `json:"title"`
+	Prefill string `json:"prefill,omitempty"`
+	Timeout int64  `json:"timeout,omitempty"`
+}
+
+func (r *uiConfirmJSON) setID(id string, timeout int64) {
+	r.Type, r.ID, r.Timeout = "extension_ui_request", id, max(timeout, 0)
+}
+
+func (r *uiEditorJSON) setID(id string, timeout int64) {
+	r.Type, r.ID, r.Timeout = "extension_ui_request", id, max(timeout, 0)
+}
+
+// uiSetTitleJSON is an extension's ctx.ui.setTitle (--extension):
+// fire-and-forget, no answer expected.
+type uiSetTitleJSON struct {
+	Type   string `json:"type"`
+	ID     string `json:"id"`
+	Method string `json:"method"`
+	Title  string `json:"title"`
+}
+
+// uiNotifyJSON is an extension's ctx.ui.notify (--extension):
+// fire-and-forget.
+type uiNotifyJSON struct {
+	Type    string `json:"type"`
+	ID      string `json:"id"`
+	Method  string `json:"method"`
+	Message string `json:"message"`
+	// NotifyType is info, warning or error.
+	NotifyType string `json:"notifyType"`
+}
+
+// uiSetStatusJSON is an extension's ctx.ui.setStatus (--extension):
+// fire-and-forget.
+type uiSetStatusJSON struct {
+	Type      string `json:"type"`
+	ID        string `json:"id"`
+	Method    string `json:"method"`
+	StatusKey string `json:"statusKey"`
+	// StatusText is absent to clear the entry.
+	StatusText *string `json:"statusText,omitempty"`
+}
+
+// uiSetWidgetJSON is an extension's ctx.ui.setWidget with lines of text
+// (--extension): fire-and-forget.
+type uiSetWidgetJSON struct {
+	Type      string `json:"type"`
+	ID        string `json:"id"`
+	Method    string `json:"method"`
+	WidgetKey string `json:"widgetKey"`
+	// WidgetLines is absent to clear the widget.
+	WidgetLines []string `json:"widgetLines,omitempty"`
+	// WidgetPlacement is aboveEditor or belowEditor, when the extension
+	// said.
+	WidgetPlacement string `json:"widgetPlacement,omitempty"`
+}
+
+// uiSetEditorTextJSON is an extension's ctx.ui.setEditorText
+// (--extension): fire-and-forget.
+type uiSetEditorTextJSON struct {
+	Type   string `json:"type"`
+	ID     string `json:"id"`
+	Method string `json:"method"`
+	Text   string `json:"text"`
 }
 
 // uiCancelJSON withdraws an extension_ui_request nobody answered (omp's):

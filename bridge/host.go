@@ -107,10 +107,11 @@ func (s *server) hostRequest(ctx context.Context, req claudecli.ControlRequest) 
 	case "can_use_tool":
 		return s.canUseTool(ctx, req.Request)
 	case "mcp_message":
-		if name := req.Request.Get("server_name").String(); name != hostServer {
+		name := req.Request.Get("server_name").String()
+		if name != hostServer && name != extServer {
 			return nil, fmt.Errorf("claude-rpc serves no MCP server %q", name)
 		}
-		return map[string]any{"mcp_response": s.mcpMessage(ctx, req.Request.Get("message"))}, nil
+		return map[string]any{"mcp_response": s.mcpMessage(ctx, name, req.Request.Get("message"))}, nil
 	}
 	return nil, fmt.Errorf("claude-rpc does not handle %s requests", req.Subtype)
 }
@@ -124,8 +125,8 @@ func (s *server) canUseTool(ctx context.Context, r gjson.Result) (any, error) {
 	switch {
 	case name == "AskUserQuestion":
 		return s.askQuestions(ctx, r.Get("input"))
-	case strings.HasPrefix(name, "mcp__"+hostServer+"__"):
-		return allowInput(input), nil // the host defined the tool: its call is its consent
+	case strings.HasPrefix(name, "mcp__"+hostServer+"__"), strings.HasPrefix(name, "mcp__"+extServer+"__"):
+		return allowInput(input), nil // the host (or its extension) defined the tool: its call is its consent
 	case !s.askOn():
 		return denial("claude-rpc runs with --ask=false: tools that need permission are refused"), nil
 	}
@@ -350,9 +351,9 @@ func (s *server) setHostTools(c *call) (any, error) {
 	return hostToolsData{ToolNames: names}, nil
 }
 
-// mcpMessage answers one JSON-RPC message of the CLI's MCP client to the
-// host tools' server.
-func (s *server) mcpMessage(ctx context.Context, m gjson.Result) map[string]any {
+// mcpMessage answers one JSON-RPC message of the CLI's MCP client to
+// server: the host tools' (hostServer) or the extensions' (extServer).
+func (s *server) mcpMessage(ctx context.Context, server string, m gjson.Result) map[string]any {
 	result := func(r any) map[string]any {
 		return map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(m.Get("id").Raw), "result": r}
 	}
@@ -361,16 +362,14 @@ func (s *server) mcpMessage(ctx context.Context, m gjson.Result) map[string]any 
 	case method == "initialize":
 		return result(map[string]any{"protocolVersion": m.Get("params.protocolVersion").String(),
 			"capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]string{"name": "claude-rpc host tools", "version": "1"}})
+	case method == "tools/list" && server == extServer:
+		set, _ := s.st.currentSettings()
+		return result(map[string]any{"tools": mcpTools(set.extTools)})
+	case method == "tools/call" && server == extServer:
+		return result(s.callExtTool(ctx, m.Get("params")))
 	case method == "tools/list":
 		tools, uris := s.st.hostServes()
-		list := make([]map[string]any, 0, len(tools))
-		for _, t := range tools {
-			// alwaysLoad: the model gets the tool itself, not a placeholder
-			// behind the CLI's tool search (which defers MCP tools).
-			list = append(list, map[string]any{"name": t.Name, "description": t.Description, "inputSchema": t.Parameters,
-				"_meta": map[string]any{"anthropic/alwaysLoad": true}})
-		}
-		return result(map[string]any{"tools": append(list, uriTools(uris)...)})
+		return result(map[string]any{"tools": append(mcpTools(tools), uriTools(uris)...)})
 	case method == "tools/call":
 		if name := m.Get("params.name").String(); name == uriReadTool || name == uriWriteTool {
 			return result(s.callURITool(ctx, name, m.Get("params.arguments")))
@@ -381,6 +380,18 @@ func (s *server) mcpMessage(ctx context.Context, m gjson.Result) map[string]any 
 	}
 	return map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(m.Get("id").Raw),
 		"error": map[string]any{"code": -32601, "message": "method not found: " + method}}
+}
+
+// mcpTools is tools/list's list of tools.
+func mcpTools(tools []hostTool) []map[string]any {
+	list := make([]map[string]any, 0, len(tools))
+	for _, t := range tools {
+		// alwaysLoad: the model gets the tool itself, not a placeholder
+		// behind the CLI's tool search (which defers MCP tools).
+		list = append(list, map[string]any{"name": t.Name, "description": t.Description, "inputSchema": t.Parameters,
+			"_meta": map[string]any{"anthropic/alwaysLoad": true}})
+	}
+	return list
 }
 
 // callHostTool sends host_tool_call and waits for host_tool_result; if

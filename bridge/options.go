@@ -73,6 +73,11 @@ type Options struct {
 	// (pi 1.5's: the change only, output linear in the reply).
 	MessageUpdates string
 
+	// Extensions are pi extensions to load (pi's --extension): one Node
+	// process on PATH, owned by the bridge, runs them (extensions.go says
+	// what of pi's extension API it serves).
+	Extensions []string
+
 	// Prewarm starts the stream transport's CLI process when the bridge
 	// starts and whenever the session or the CLI's config replaced it, so
 	// the first prompt does not wait for the CLI's start-up (the process

@@ -85,6 +85,13 @@ var bridgeEvents = []struct {
 	{"extension_ui_request.select", "extension_ui_request", uiSelectJSON{}, map[string]string{"method": "select"}},
 	{"extension_ui_request.input", "extension_ui_request", uiInputJSON{}, map[string]string{"method": "input"}},
 	{"extension_ui_request.cancel", "extension_ui_request", uiCancelJSON{}, map[string]string{"method": "cancel"}},
+	{"extension_ui_request.confirm", "extension_ui_request", uiConfirmJSON{}, map[string]string{"method": "confirm"}},
+	{"extension_ui_request.editor", "extension_ui_request", uiEditorJSON{}, map[string]string{"method": "editor"}},
+	{"extension_ui_request.setTitle", "extension_ui_request", uiSetTitleJSON{}, map[string]string{"method": "setTitle"}},
+	{"extension_ui_request.notify", "extension_ui_request", uiNotifyJSON{}, map[string]string{"method": "notify"}},
+	{"extension_ui_request.setStatus", "extension_ui_request", uiSetStatusJSON{}, map[string]string{"method": "setStatus"}},
+	{"extension_ui_request.setWidget", "extension_ui_request", uiSetWidgetJSON{}, map[string]string{"method": "setWidget"}},
+	{"extension_ui_request.set_editor_text", "extension_ui_request", uiSetEditorTextJSON{}, map[string]string{"method": "set_editor_text"}},
 }
 
 // Prose the Go types cannot carry: what pi's shapes have that claude-rpc

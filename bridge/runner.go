@@ -214,6 +214,7 @@ type run struct {
 	own        bool                  // a turn the CLI began by itself, no prompt
 	aborted    bool
 	released   bool // the CLI turn is released: nothing more is handed to it
+	begun      bool // its first turn was started (before_agent_start was called)
 	then       *message
 	thenCall   *call   // the abort_and_prompt that gave then
 	abortIDs   []*call // abort calls answered after agent_end
@@ -760,7 +761,14 @@ func (o *runner) startTurn(r *run, m message) {
 	// set.
 	text := s.st.takePromptContext(m.text)
 	uuid := sessions.NewID()
+	first := !r.begun
+	r.begun = true
 	o.offLoop(func() func() {
+		if first && s.ext != nil {
+			// As pi, before the run's first model call: what the
+			// extensions add to the system prompt goes into its config.
+			s.extBeforeStart(m.text)
+		}
 		session, _ := s.cliSession()
 		t := s.tr()
 		input := claudecli.UserLine(text, m.images)

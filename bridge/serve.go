@@ -83,6 +83,7 @@ type server struct {
 	st    *state
 	runs  *runner
 	host  *hostLink
+	ext   *extHost // the extension host (Options.Extensions); nil for none
 	info  *cliInfo
 	bashJ bashJob
 	subs  subagentRegistry
@@ -163,6 +164,7 @@ func newServer(ctx context.Context, opts Options, out io.Writer) (*server, error
 	}
 	// Last: nothing above may fail and leave the writer's goroutine behind.
 	s.out = newFrameWriter(out, opts)
+	s.startExtensions() // its ctx.ui calls are frames: after the writer
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -175,6 +177,10 @@ func newServer(ctx context.Context, opts Options, out io.Writer) (*server, error
 		defer s.wg.Done()
 		if transport == nil {
 			s.makePlan(version) // may run the CLI for its version: after ready
+		}
+		s.warnExtensionTransport()
+		if s.ext != nil {
+			s.ext.loaded(s.ctx) // the pre-warmed process gets their tools
 		}
 		<-s.prewarm()
 		close(s.started)
@@ -487,7 +493,8 @@ func (s *server) owedContext() (ctx context.Context, cancel func()) {
 func (s *server) shutdown() {
 	s.stop(errShutdown)
 	s.runs.close()
-	s.wg.Wait() // the plan's goroutine among them: the transport is made
+	s.stopExtensions() // its reader's callbacks (settings, UI) end before the wait below
+	s.wg.Wait()        // the plan's goroutine among them: the transport is made
 	if t, ok := s.trNow(); ok {
 		t.Close(s.opts.flushWait)
 	}

@@ -119,6 +119,8 @@ type cliSettings struct {
 	fastMode      bool   // set_fast_mode: the CLI's fastMode setting
 	hostTools     []hostTool
 	hostURIs      []hostURIScheme // set_host_uri_schemes (hosturis.go)
+	extTools      []hostTool      // the extensions' tools (extensions.go)
+	extPrompt     string          // what before_agent_start appended to the system prompt
 }
 
 // cliConfig is the CLI's config with the host's settings, and the
@@ -134,6 +136,16 @@ func (s *server) cliConfig() (claudecli.Config, uint64) {
 	cfg.Host, cfg.AskPermissions = s.hostRequest, s.askOn()
 	if len(set.hostTools) > 0 || len(set.hostURIs) > 0 {
 		cfg.SDKServers = []string{hostServer}
+	}
+	if len(set.extTools) > 0 {
+		cfg.SDKServers = append(cfg.SDKServers, extServer)
+	}
+	switch {
+	case set.extPrompt == "":
+	case cfg.AppendSystemPrompt == "":
+		cfg.AppendSystemPrompt = set.extPrompt
+	default:
+		cfg.AppendSystemPrompt += "\n\n" + set.extPrompt
 	}
 	base := cfg.Environ() // once: on Windows it looks for Git Bash
 	var env []string

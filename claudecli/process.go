@@ -60,6 +60,9 @@ type Config struct {
 	// NoPersistence keeps the CLI from writing transcripts
 	// (--no-session-persistence): sessions cannot be resumed.
 	NoPersistence bool
+	// AppendSystemPrompt, when set, is appended to the CLI's system prompt
+	// (--append-system-prompt).
+	AppendSystemPrompt string
 	// ExtraArgs are appended to every command line.
 	ExtraArgs []string
 	// Log receives the CLI's stderr lines at debug level; nil discards them.
@@ -190,6 +193,9 @@ func (c *Config) TurnArgs(s Session) []string {
 	}
 	if s.Name != "" {
 		args = append(args, "--name="+s.Name)
+	}
+	if c.AppendSystemPrompt != "" {
+		args = append(args, "--append-system-prompt="+c.AppendSystemPrompt)
 	}
 	return append(args, c.ExtraArgs...)
 }

@@ -87,7 +87,7 @@ func (s *stream) SetConfig(cfg Config) {
 // sameConfig reports whether two configs start the same process.
 func sameConfig(a, b Config) bool {
 	return a.Path == b.Path && a.Dir == b.Dir && a.Model == b.Model && a.Effort == b.Effort && a.FastMode == b.FastMode &&
-		a.PermissionMode == b.PermissionMode && a.AskPermissions == b.AskPermissions &&
+		a.PermissionMode == b.PermissionMode && a.AskPermissions == b.AskPermissions && a.AppendSystemPrompt == b.AppendSystemPrompt &&
 		slices.Equal(a.SDKServers, b.SDKServers) && slices.Equal(a.Env, b.Env) && slices.Equal(a.ExtraArgs, b.ExtraArgs) &&
 		reflect.DeepEqual(a.Settings, b.Settings)
 }

@@ -86,10 +86,18 @@ func (n ToolNames) tool(cli string) *PiTool {
 	return byCLI[cli]
 }
 
+// ExtensionTools is the prefix of the CLI's names of pi extensions' tools
+// (claude-rpc's --extension serves them as the MCP server "ext"). Under
+// pi's names they are shown by their own names, as pi shows them.
+const ExtensionTools = "mcp__ext__"
+
 // Name is the name the CLI's tool cli is shown with.
 func (n ToolNames) Name(cli string) string {
 	if p := n.tool(cli); p != nil {
 		return p.Pi
+	}
+	if own, ok := strings.CutPrefix(cli, ExtensionTools); ok && n == ToolNamesPi && own != "" {
+		return strings.Clone(own) // cli may be a view of a buffer reused later
 	}
 	return cli
 }

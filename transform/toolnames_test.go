@@ -175,3 +175,28 @@ func TestCLICall(t *testing.T) {
 		assert.JSONEq(t, tc.out, string(args), tc.in)
 	}
 }
+
+// TestExtensionToolNames: an extension's tool (claude-rpc's MCP server
+// "ext") shows by its own name under pi's names, as pi shows it, and as
+// the CLI printed it under the CLI's; the name outlives the buffer it was
+// read from.
+func TestExtensionToolNames(t *testing.T) {
+	buf := []byte("mcp__ext__name_chat")
+	name := ToolNamesPi.Name(string(buf[:len(buf):len(buf)]))
+	copy(buf, "xxxxxxxxxxxxxxxxxxx")
+	if name != "name_chat" {
+		t.Errorf("pi names: %q, want name_chat", name)
+	}
+	for _, tc := range []struct {
+		n         ToolNames
+		cli, want string
+	}{
+		{ToolNamesClaude, "mcp__ext__name_chat", "mcp__ext__name_chat"},
+		{ToolNamesPi, "mcp__ext__", "mcp__ext__"},
+		{ToolNamesPi, "mcp__host__echo", "mcp__host__echo"},
+	} {
+		if got := tc.n.Name(tc.cli); got != tc.want {
+			t.Errorf("%v Name(%q) = %q, want %q", tc.n, tc.cli, got, tc.want)
+		}
+	}
+}

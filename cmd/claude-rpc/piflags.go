@@ -56,7 +56,6 @@ var ignoredPiFlags = []struct{ name, why string }{
 	{"print", "--mode rpc serves until stdin ends"},
 	{"resume", "claude-rpc shows no session picker; use --session or --continue"},
 	{"models", "cycle_model cycles through all the CLI's models"},
-	{"extension", "claude-rpc runs no pi extensions"},
 	{"prompt-template", "the CLI loads its own commands (.claude/commands)"},
 	{"theme", "there is no terminal UI in --mode rpc"},
 	{"use-theme", "there is no terminal UI in --mode rpc"},
@@ -70,7 +69,8 @@ var ignoredPiFlags = []struct{ name, why string }{
 //   - --approve (trust the project's own files): the CLI in print mode
 //     skips its workspace trust dialog and loads the project's settings,
 //     CLAUDE.md, commands and skills (its --help on 2.1.328);
-//   - --no-extensions: claude-rpc loads no pi extensions anyway;
+//   - --no-extensions: claude-rpc discovers no pi extensions anyway (it
+//     loads only those --extension names, as pi does under it);
 //   - --no-themes: there are no themes in --mode rpc.
 var quietPiFlags = []string{"approve", "no-extensions", "no-themes"}
 
@@ -97,6 +97,7 @@ func definePiFlags(fs *pflag.FlagSet) {
 	fs.Bool("no-prompt-templates", false, "with --no-skills: the CLI's --disable-slash-commands (-np)")
 	fs.StringArray("skill", nil, "load the skill in this folder (or SKILL.md file, or folder of skills) too (repeatable): given to the CLI with --add-dir")
 	fs.Bool("no-context-files", false, "leave out CLAUDE.md files (-nc): the CLI's CLAUDE_CODE_DISABLE_CLAUDE_MDS")
+	fs.StringArrayP("extension", "e", nil, "load this pi extension (a .ts or .js file) in a Node process on PATH (repeatable; README: what of pi's extension API it serves)")
 	fs.Bool("no-approve", false, "ignore the project's own settings, CLAUDE.md, commands and skills (-na): the CLI's --setting-sources user")
 
 	// Accepted without effect (ignoredPiFlags says why) or without a word
@@ -104,7 +105,6 @@ func definePiFlags(fs *pflag.FlagSet) {
 	fs.BoolP("print", "p", false, "")
 	fs.BoolP("resume", "r", false, "")
 	fs.String("models", "", "")
-	fs.StringArrayP("extension", "e", nil, "")
 	fs.StringArray("prompt-template", nil, "")
 	fs.StringArray("theme", nil, "")
 	fs.String("use-theme", "", "")
@@ -302,9 +302,7 @@ func applyPiFlags(v *viper.Viper, opts *bridge.Options, log *slog.Logger) error 
 		}
 		appended = append(appended, text)
 	}
-	if len(appended) > 0 {
-		args = append(args, "--append-system-prompt="+strings.Join(appended, "\n\n"))
-	}
+	opts.CLI.AppendSystemPrompt = strings.Join(appended, "\n\n")
 	toolArgs, err := piToolArgs(v, log)
 	if err != nil {
 		return err
@@ -343,6 +341,14 @@ func applyPiFlags(v *viper.Viper, opts *bridge.Options, log *slog.Logger) error 
 		log.Warn("--no-prompt-templates ignored: the CLI can turn off commands only together with skills (add --no-skills)")
 	}
 	opts.CLI.ExtraArgs = append(opts.CLI.ExtraArgs, args...)
+	for _, e := range v.GetStringSlice("extension") {
+		// The extension host runs in the CLI's folder: a relative path is
+		// the bridge's.
+		if abs, err := filepath.Abs(e); err == nil {
+			e = abs
+		}
+		opts.Extensions = append(opts.Extensions, e)
+	}
 
 	for _, f := range ignoredPiFlags {
 		if given(v, f.name) {

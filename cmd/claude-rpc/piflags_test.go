@@ -255,16 +255,24 @@ func TestPiFlags(t *testing.T) {
 		{name: "--system-prompt and --append-system-prompt: text or a file's contents",
 			args: []string{"--system-prompt", promptFile, "--append-system-prompt", "Be brief, say \"ok\".", "--append-system-prompt", promptFile},
 			check: func(t *testing.T, o bridge.Options) {
-				assert.Equal(t, []string{"--system-prompt=From a file.", "--append-system-prompt=Be brief, say \"ok\".\n\nFrom a file."}, o.CLI.ExtraArgs)
+				assert.Equal(t, []string{"--system-prompt=From a file."}, o.CLI.ExtraArgs)
+				assert.Equal(t, "Be brief, say \"ok\".\n\nFrom a file.", o.CLI.AppendSystemPrompt)
 			}},
 		{name: "flags without effect: one warning each",
-			args: []string{"-p", "-r", "--models", "anthropic/*", "-e", "a.ts", "--extension", "b.ts",
+			args: []string{"-p", "-r", "--models", "anthropic/*",
 				"--prompt-template", "p", "--theme", "t", "--use-theme", "dark",
 				"--tui-mode", "regular", "--verbose", "--export", "s.jsonl"},
-			warn: []string{"--print ignored", "--resume ignored", "--models ignored", "--extension ignored",
+			warn: []string{"--print ignored", "--resume ignored", "--models ignored",
 				"--prompt-template ignored", "--theme ignored",
 				"--use-theme ignored", "--tui-mode ignored", "--verbose ignored",
 				"--export ignored"}},
+		{name: "--extension and -e: each, its path made absolute (the host runs in the CLI's folder)",
+			args: []string{"-e", "a.ts", "--extension", "../b.ts"},
+			check: func(t *testing.T, o bridge.Options) {
+				wd, err := os.Getwd()
+				require.NoError(t, err)
+				assert.Equal(t, []string{filepath.Join(wd, "a.ts"), filepath.Join(wd, "..", "b.ts")}, o.Extensions)
+			}},
 		{name: "a message argument is ignored, as pi does in --mode rpc",
 			args: []string{"hello", "world"}, warn: []string{"arg=hello", "arg=world"}},
 		{name: "after --, pi's short flags are arguments",

@@ -1,0 +1,142 @@
+//go:build linux
+
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+)
+
+// needNode fails under CI, and skips elsewhere, without node on PATH: pi
+// extensions run in it.
+func needNode(t *testing.T) {
+	t.Helper()
+	_, err := exec.LookPath("node")
+	claudetest.Need(t, err == nil, "node on PATH runs pi extensions (--extension)")
+}
+
+// extensionFixture is the absolute path of testdata/extensions/name.
+func extensionFixture(t *testing.T, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("testdata", "extensions", name))
+	require.NoError(t, err)
+	return p
+}
+
+// TestExtension: hapi's use of --extension, with a fixture extension of
+// the same API surface (TypeBox parameters, a before_agent_start
+// paragraph, a tool that sets the title through ctx.ui). The model is
+// offered the tool and given the paragraph; its call runs in the
+// extension, whose setTitle and notify reach the host as
+// extension_ui_request frames, and whose result reaches the model. An
+// extension that throws as it loads and one that is missing are warnings;
+// the others are served.
+func TestExtension(t *testing.T) {
+	t.Parallel()
+	needNode(t)
+	b := startBridge(t, "-e", extensionFixture(t, "title.ts"),
+		"--extension", extensionFixture(t, "throws.ts"), "-e", extensionFixture(t, "missing.ts"))
+
+	require.True(t, b.call(map[string]any{"type": "prompt", "message": `[[tool:mcp__ext__name_chat:{"name":"Weather"}]]`}).Get("success").Bool())
+	frames := b.until(60*time.Second, isType("agent_end"))
+
+	var title, notify, start, update gjson.Result
+	for _, f := range frames {
+		switch {
+		case f.Get("type").String() == "extension_ui_request" && f.Get("method").String() == "setTitle":
+			title = f
+		case f.Get("type").String() == "extension_ui_request" && f.Get("method").String() == "notify":
+			notify = f
+		case f.Get("type").String() == "tool_execution_start":
+			start = f
+		case f.Get("type").String() == "tool_execution_update":
+			update = f
+		}
+	}
+	require.True(t, title.Exists(), "setTitle came as an extension_ui_request")
+	assert.Equal(t, "Weather", title.Get("title").String())
+	assert.NotEmpty(t, title.Get("id").String())
+	assert.Equal(t, "named Weather", notify.Get("message").String())
+	assert.Equal(t, "info", notify.Get("notifyType").String())
+	assert.Equal(t, "name_chat", start.Get("toolName").String(), "the extension's tool under its own name, as pi shows it")
+	assert.Equal(t, "name_chat", update.Get("toolName").String())
+	assert.Equal(t, "naming", update.Get("partialResult.content.0.text").String())
+	assert.Equal(t, "tool said: Chat named Weather", last(frames, "message_end", "assistant").Get("message.content.0.text").String())
+
+	reqs := b.srv.MessagesRequests()
+	require.NotEmpty(t, reqs)
+	first := gjson.ParseBytes(reqs[0].Body)
+	var offered gjson.Result
+	for _, tool := range first.Get("tools").Array() {
+		if tool.Get("name").String() == "mcp__ext__name_chat" {
+			offered = tool
+		}
+	}
+	require.True(t, offered.Exists(), "the model was offered the extension's tool")
+	assert.Equal(t, "Give the chat a short name.", offered.Get("description").String())
+	assert.Equal(t, "string", offered.Get("input_schema.properties.name.type").String())
+	assert.Equal(t, []any{"name"}, offered.Get("input_schema.required").Value(), "Type.Optional leaves mood out of required")
+	assert.Equal(t, "busy", offered.Get("input_schema.properties.mood.anyOf.1.const").String())
+	assert.Contains(t, first.Get("system").Raw, "Name this chat with the name_chat tool", "before_agent_start's paragraph is in the system prompt")
+	assert.Contains(t, b.lastRequest().Get("messages").Raw, "Chat named Weather", "the tool's result reached the API")
+
+	log := b.stderr.String()
+	assert.Contains(t, log, "this extension fails on purpose")
+	assert.Contains(t, log, "missing.ts")
+	assert.Contains(t, log, "pi.registerShortcut is not supported")
+	assert.Contains(t, log, "must not reach the bridge's stdout", "an extension's stdout goes to the log")
+
+	// It goes on serving, the paragraph still there.
+	frames = b.runPrompt("again [[say:fine]]")
+	assert.Equal(t, "fine", deltaText(frames))
+	assert.Contains(t, b.lastRequest().Get("system").Raw, "Name this chat with the name_chat tool")
+}
+
+// TestExtensionWithoutNode: without node on PATH, --extension is a warning
+// and the bridge serves as without it.
+func TestExtensionWithoutNode(t *testing.T) {
+	t.Parallel()
+	b := startBridgeWith(t, bridgeOpts{env: []string{"PATH=" + t.TempDir()}}, "-e", extensionFixture(t, "title.ts"))
+	frames := b.runPrompt("hello [[say:hi]]")
+	assert.Equal(t, "hi", deltaText(frames))
+	assert.Contains(t, b.stderr.String(), "--extension ignored: no node on PATH")
+	assert.NotContains(t, b.lastRequest().Get("system").Raw, "name_chat")
+}
+
+// TestExtensionOnPipe: the pipe transport has no control protocol, so the
+// extension's tools are not offered (one warning says so); its
+// before_agent_start paragraph still reaches the model.
+func TestExtensionOnPipe(t *testing.T) {
+	t.Parallel()
+	needNode(t)
+	b := startBridge(t, "--transport", "pipe", "-e", extensionFixture(t, "title.ts"))
+	frames := b.runPrompt("hello [[say:hi]]")
+	assert.Equal(t, "hi", deltaText(frames))
+	assert.Equal(t, 1, strings.Count(b.stderr.String(), "need the stream transport"))
+	assert.Contains(t, b.lastRequest().Get("system").Raw, "Name this chat with the name_chat tool")
+	assert.NotContains(t, b.lastRequest().Get("tools").Raw, "name_chat")
+}
+
+// TestExtensionHostDies: when the extension host dies during a tool call,
+// the model gets an error result saying so, and the bridge goes on
+// serving.
+func TestExtensionHostDies(t *testing.T) {
+	t.Parallel()
+	needNode(t)
+	b := startBridge(t, "-e", extensionFixture(t, "dies.ts"))
+	frames := b.runPrompt(`[[tool:mcp__ext__die:{}]]`)
+	reply := last(frames, "message_end", "assistant").Get("message.content.0.text").String()
+	assert.Contains(t, reply, "the extension host is not running (it exited: exit status 3)")
+	assert.Contains(t, reply, "die could not run")
+	frames = b.runPrompt("still there? [[say:yes]]")
+	assert.Equal(t, "yes", deltaText(frames))
+}
