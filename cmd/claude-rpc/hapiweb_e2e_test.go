@@ -44,11 +44,12 @@ import (
 
 // hapiRun is what one run of the driver gave.
 type hapiRun struct {
-	target string // "pi" or "claude-rpc"
-	srv    *claudetest.Server
-	tag    string
-	args   []string // each start of the pi on PATH: its arguments
-	res    map[string]gjson.Result
+	target    string // "pi" or "claude-rpc"
+	transport string // claude-rpc's --transport
+	srv       *claudetest.Server
+	tag       string
+	args      []string // each start of the pi on PATH: its arguments
+	res       map[string]gjson.Result
 }
 
 // runHapiWeb starts a hub and a runner with target as the pi on PATH and
@@ -184,7 +185,7 @@ func runHapiWeb(t *testing.T, target, transport string) *hapiRun {
 	}, 60*time.Second, 100*time.Millisecond, "hapi hub answers on %s", url)
 	start("runner", "runner", "start-sync")
 
-	run := &hapiRun{target: target, srv: srv, tag: newMarker()[:8], res: map[string]gjson.Result{}}
+	run := &hapiRun{target: target, transport: transport, srv: srv, tag: newMarker()[:8], res: map[string]gjson.Result{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	driverHome := t.TempDir()
@@ -280,10 +281,9 @@ func checkHapiWeb(t *testing.T, r *hapiRun) {
 		require.NotEmpty(t, r.args, "hapi started the pi on PATH")
 		assert.Regexp(t, `^--mode rpc --extension \S+/hapi-title-extension\.ts$`, r.args[0], "how hapi starts pi")
 	})
-	// The composer's model picker needs get_state's model: a claude-rpc that
-	// reports none on its first get_state (a fresh machine) gets no picker
-	// (the hapimodel gap, being fixed); these two checks are named after it.
-	t.Run("hapimodel-gap/model", func(t *testing.T) {
+	// The composer's model picker needs get_state's model, which hapi reads
+	// only from the first get_state (a fresh machine: nothing cached).
+	t.Run("model", func(t *testing.T) {
 		sc := r.scenario(t, "model")
 		label := sc.Get("label").String()
 		var labels, checked []string
@@ -319,7 +319,7 @@ func checkHapiWeb(t *testing.T, r *hapiRun) {
 		assert.Contains(t, card, "echo "+sc.Get("out").String(), "the card shows the command")
 		assert.Contains(t, sc.Get("page").String(), "tool said: "+sc.Get("out").String(), "the reply after the tool ran")
 	})
-	t.Run("hapimodel-gap/switch", func(t *testing.T) {
+	t.Run("switch", func(t *testing.T) {
 		sc := r.scenario(t, "switch")
 		assert.NotEmpty(t, sc.Get("chosen").String())
 		assert.NotEqual(t, sc.Get("before").String(), sc.Get("chosen").String())
@@ -336,18 +336,29 @@ func checkHapiWeb(t *testing.T, r *hapiRun) {
 		}
 	})
 	// hapi's title extension (a tool, hapi_change_title, and a paragraph
-	// of the system prompt asking for it) reaches the model only through pi's
-	// extensions, which claude-rpc does not run (it warns "--extension
-	// ignored"): named after that gap.
-	t.Run("extensions-gap/title", func(t *testing.T) {
+	// of the system prompt asking for it): claude-rpc runs it in its
+	// extension host (--extension), the tool served to the CLI as an MCP
+	// tool (stream only: on pipe the CLI is given no host tools).
+	t.Run("title", func(t *testing.T) {
 		req, ok := r.request(t, r.res["prompt"].Get("prompt").String())
 		require.True(t, ok, "the prompt reached the API")
 		var tools []string
 		for _, tool := range gjson.GetBytes(req.Body, "tools").Array() {
 			tools = append(tools, tool.Get("name").String())
 		}
-		assert.Contains(t, tools, "hapi_change_title", "the title extension's tool is offered")
-		assert.Contains(t, gjson.GetBytes(req.Body, "system").Raw, "## Session title", "and asked for in the system prompt")
+		assert.Contains(t, gjson.GetBytes(req.Body, "system").Raw, "## Session title", "the extension's paragraph of the system prompt")
+		sc := r.scenario(t, "title")
+		switch {
+		case r.target == "pi":
+			assert.Contains(t, tools, "hapi_change_title", "the title extension's tool is offered")
+		case r.transport == "pipe":
+			assert.NotContains(t, tools, "mcp__ext__hapi_change_title", "no extension tools on pipe (README)")
+			assert.NotEqual(t, sc.Get("title").String(), sc.Get("hubTitle").String(), "so no title")
+			return
+		default:
+			assert.Contains(t, tools, "mcp__ext__hapi_change_title", "the title extension's tool is offered, under the CLI's MCP name")
+		}
+		assert.Equal(t, sc.Get("title").String(), sc.Get("hubTitle").String(), "the title the model gave is the session's: %s", sc.Raw)
 	})
 	t.Run("abort", func(t *testing.T) {
 		sc := r.scenario(t, "abort")

@@ -237,6 +237,25 @@ await scenario("tool", async () => {
 	return { prompt: text, out, cardText, cardHTML, page: (await bodyText()).slice(-1500) };
 });
 
+// The title: the model calls the title extension's tool (under the name
+// the model is given it by: pi's own, or the CLI's MCP name), and the
+// session's title (the hub's summary, what its list and header show)
+// becomes what it said.
+await scenario("title", async () => {
+	const title = `Pelican ${tag}`;
+	const tool = E.HAPI_TARGET === "pi" ? "hapi_change_title" : "mcp__ext__hapi_change_title";
+	const text = `name it ${tag} [[tool:${tool}:{"title":"${title}"}]]`;
+	await send(text);
+	await turnOver((t) => t.includes("tool said:"));
+	// (The page holds the prompt, title and all: the hub's session says
+	// whether the title took, as the list and the header show it.)
+	let hubTitle = "";
+	try {
+		await until("the title in the hub", async () => (hubTitle = (await session())?.metadata?.summary?.text ?? "") === title, 10000);
+	} catch {}
+	return { prompt: text, title, hubTitle };
+});
+
 await scenario("switch", async () => {
 	const before = (await (await modelButton()).innerText()).trim();
 	const options = await openModelMenu();
