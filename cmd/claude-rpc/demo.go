@@ -80,6 +80,11 @@ func demo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer os.RemoveAll(scratch) // best effort
 	opts.CLI.Env = fakeAPIEnv(os.Environ(), srv.Env(), scratch)
 	opts.InfoCache = nil // a scratch config's answers: nothing to keep
+	if opts.SessionDir == "" {
+		// The demo's pi session files go with its transcripts, in the
+		// scratch folder: the user's own pi sessions stay as they are.
+		opts.SessionDir = filepath.Join(scratch, "pi-sessions")
+	}
 	fmt.Fprintf(stderr, demoBanner, srv.URL, cli)
 	return serve(opts, stdin, stdout)
 }

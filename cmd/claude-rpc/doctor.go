@@ -268,7 +268,8 @@ func testTurn(opts bridge.Options, timeout time.Duration) error {
 	opts.Session, opts.Continue = "", false // the user's sessions are not in the scratch config
 	opts.CLI.Env = fakeAPIEnv(os.Environ(), srv.Env(), filepath.Join(scratch, "config"))
 	opts.Log = slog.New(slog.DiscardHandler)
-	opts.InfoCache = nil // a scratch config's answers: nothing to keep
+	opts.InfoCache = nil    // a scratch config's answers: nothing to keep
+	opts.PiSessions = false // nor a pi session file of the test turn
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -67,6 +67,7 @@ type listedModel struct {
 // it shuts down, at the answer or after timeout.
 func availableModels(opts bridge.Options, timeout time.Duration) ([]listedModel, error) {
 	opts.Prewarm = false
+	opts.PiSessions = false // no session: a question for the CLI
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	inR, inW := io.Pipe()

@@ -58,7 +58,7 @@ func runPiItself(t *testing.T, g piGen, args []string, commands ...string) ([]gj
 		}
 	}
 	cmd.Env = append(cmd.Env, "HOME="+home, "PI_CODING_AGENT_DIR="+agent, "PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "PI_TELEMETRY=0")
-	var stderr strings.Builder
+	var stderr lockedBuffer // read while pi runs, when a frame is missing
 	cmd.Stderr = &stderr
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)

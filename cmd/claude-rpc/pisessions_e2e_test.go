@@ -76,7 +76,7 @@ func (p pi16) prompt(t *testing.T, srv *claudetest.Server, home, dir, text strin
 	defer cancel()
 	cmd := exec.CommandContext(ctx, p.node, append([]string{filepath.Join(p.pkg, "dist", "bundle", "cli.js"), "--mode", "rpc"}, args...)...)
 	cmd.Dir, cmd.Env = dir, piEnv(home)
-	var stderr strings.Builder
+	var stderr lockedBuffer // read while pi runs, when it refuses
 	cmd.Stderr = &stderr
 	in, err := cmd.StdinPipe()
 	require.NoError(t, err)
