@@ -118,24 +118,52 @@ func (f *sessionFiles) run() {
 		case <-f.quit:
 			quitting = true
 		}
-		for _, p := range f.st.takeUnwritten() {
-			w := writers[p.log]
+		pending, current := f.st.takeUnwritten()
+		for len(pending) > 0 {
+			// The entries of one file that came one after another: one
+			// write.
+			log, n := pending[0].log, 1
+			for n < len(pending) && pending[n].log == log {
+				n++
+			}
+			lines := make([][]byte, n)
+			for i := range lines {
+				lines[i] = pending[i].line
+			}
+			pending = pending[n:]
+			w := writers[log]
 			if w == nil {
 				open := sessions.NewPiWriter
-				if p.log.exists {
+				if log.exists {
 					open = sessions.AppendTo
 				}
-				if w, _ = open(p.log.path, p.log.header); w == nil {
+				if w, _ = open(log.path, log.header); w == nil {
 					continue // a header that does not encode: none of ours
 				}
-				writers[p.log] = w
+				writers[log] = w
 			}
-			if err := w.Append(p.line); err != nil && !warned[p.log] {
-				warned[p.log] = true
-				f.log.Warn("the session's pi file is not written (the session goes on; its entries are written when the file can be)", "file", p.log.path, "err", err)
-			} else if err == nil && warned[p.log] {
-				warned[p.log] = false
-				f.log.Info("the session's pi file is written again", "file", p.log.path)
+			if err := w.Append(lines...); err != nil && !warned[log] {
+				warned[log] = true
+				f.log.Warn("the session's pi file is not written (the session goes on; its entries are written when the file can be)", "file", log.path, "err", err)
+			} else if err == nil && warned[log] {
+				delete(warned, log)
+				f.log.Info("the session's pi file is written again", "file", log.path)
+			}
+		}
+		// A session left gets no more entries (opened again, it is a
+		// piLog of its own): its writer goes once what it holds is
+		// written (tried again at each wake-up), or at once when it never
+		// held a message (as pi, no file).
+		for log, w := range writers {
+			if log == current {
+				continue
+			}
+			if w.Created() && w.Held() > 0 {
+				_ = w.Append() // warned of already
+			}
+			if w.Held() == 0 || !w.Created() {
+				delete(writers, log)
+				delete(warned, log)
 			}
 		}
 		if synced != nil {

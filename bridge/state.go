@@ -307,13 +307,13 @@ func (ls *lockedState) dropUnwritten(log *piLog) {
 }
 
 // takeUnwritten returns the entries queued for pi files, oldest first,
-// and forgets them.
-func (st *state) takeUnwritten() []piPending {
+// and forgets them; and the pi file of the session in use.
+func (st *state) takeUnwritten() ([]piPending, *piLog) {
 	ls := st.lock()
 	defer st.mu.Unlock()
 	p := ls.unwritten
 	ls.unwritten = nil
-	return p
+	return p, ls.pi
 }
 
 // piFile is the session's pi file ("" when none is kept).

@@ -55,6 +55,10 @@ func AppendTo(path string, h PiHeader) (*PiWriter, error) {
 // Path is the file's path.
 func (w *PiWriter) Path() string { return w.path }
 
+// Held is how many entries wait to be written: until the session holds a
+// message, or after a write failed.
+func (w *PiWriter) Held() int { return len(w.pending) }
+
 // Created reports whether the file has been written (or existed).
 func (w *PiWriter) Created() bool { return w.created }
 
