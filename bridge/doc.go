@@ -96,7 +96,8 @@
 //     models.go called by its methods): the session (id, name, file,
 //     messages, fork), the model and limits the CLI reported, the host's
 //     settings (model, thinking level, fast mode, flags, host tools and
-//     URI schemes), todos and bash context. One mutex, short sections, no
+//     URI schemes), todos and bash context, the session's entries and
+//     those queued for its pi file. One mutex, short sections, no
 //     I/O under it but a stat of the transcript (nextSession); its fields
 //     are a lockedState, which only state.lock hands out, and the helpers
 //     run under it are lockedState's.
@@ -104,6 +105,13 @@
 //     aside during a run of the CLI's own), handed steering messages, the
 //     turn of the CLI's own read quietly or offered. It has no lock: its
 //     fields are its loop's; it asks state through state's methods.
+//   - sessionFiles (pifiles.go): the session's pi file (Options.PiSessions)
+//     and its writers; a goroutine of its own, woken when state queued
+//     entries (state.queue, under state's mutex: a send that never
+//     blocks), takes them (state.takeUnwritten) and writes them with no
+//     lock held, in the order made. set_session_name waits (a second at
+//     most) for its entry to be written (sessionFiles.sync); nothing else
+//     does. Ended at shutdown after the runs, so their last entries go.
 //   - hostLink (host.go): the requests waiting for the host's answer.
 //   - bashJob (bash.go): the bash command running, one at a time.
 //   - extHost (extensions.go): the extension host (--extension), a Node
