@@ -263,7 +263,13 @@ await scenario("switch", async () => {
 	if (!other) throw new Error("no other model in the menu: " + JSON.stringify(options));
 	await page.locator("button", { hasText: other.label }).last().click();
 	await until("the composer showing " + other.label, async () => (await (await modelButton()).innerText()).trim() === other.label, 15000);
-	const header = await page.getByText(/^model: /).first().innerText().catch(() => "");
+	// The header is another component: it follows the hub's model a
+	// moment after the composer does (one clean-clone run read it before).
+	const headerText = () => page.getByText(/^model: /).first().innerText().catch(() => "");
+	try {
+		await until("the header showing the hub's model", async () => (await headerText()) === "model: " + (await session()).model, 10000);
+	} catch {}
+	const header = await headerText();
 	const text = `after switch ${tag} [[say:switched-${tag}]]`;
 	await send(text);
 	await turnOver((t) => t.includes(`switched-${tag}\n`));
