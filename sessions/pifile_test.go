@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -31,8 +32,11 @@ func TestPiSessionPlace(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(home, ".pi", "agent"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(home, ".pi", "agent", "settings.json"), []byte(`{"sessionDir":"~/g"}`), 0o644))
 	assert.Equal(t, filepath.Join(home, "g"), PiSessionPlace(env, cwd, "").Dir, "the agent folder's settings")
-	require.NoError(t, os.WriteFile(filepath.Join(cwd, ".pi", "settings.json"), []byte(`{"sessionDir":"/p"}`), 0o644))
-	assert.Equal(t, filepath.Clean("/p"), PiSessionPlace(env, cwd, "").Dir, "the project's settings over the agent folder's")
+	abs := filepath.Join(home, "p") // absolute on every system (a drive on Windows)
+	settings, err := json.Marshal(map[string]string{"sessionDir": abs})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(cwd, ".pi", "settings.json"), settings, 0o644))
+	assert.Equal(t, abs, PiSessionPlace(env, cwd, "").Dir, "the project's settings over the agent folder's")
 }
 
 func TestPiFolderName(t *testing.T) {
