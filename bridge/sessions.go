@@ -101,9 +101,6 @@ func (s *server) latest() string {
 			}
 		}
 	}
-	if id == "" {
-		s.log.Warn("--continue: starting a new session", "why", err)
-	}
 	return id
 }
 
@@ -414,7 +411,9 @@ func (s *server) clone(c *call) (any, error) {
 func (s *server) startOn(opts Options) error {
 	idOrPath := opts.Session
 	if opts.Continue {
-		idOrPath = s.latest()
+		if idOrPath = s.latest(); idOrPath == "" {
+			s.log.Warn("--continue: no session of this folder to continue; starting a new one", "cwd", s.cwd)
+		}
 	}
 	id := opts.SessionID
 	if id != "" && !sessions.IsID(id) {
