@@ -129,7 +129,10 @@ func startExtHost(paths []string, dir string, env []string, log *slog.Logger, on
 		cancel()
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	// Through the reaper (once enabled, a child it does not know is an
+	// orphan to it, reaped before its Wait: "waitid: no child processes").
+	childEnded, err := claudecli.StartChild(cmd, claudecli.EndOrphans)
+	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("starting the extension host (%s): %w", node, err)
 	}
@@ -150,6 +153,7 @@ func startExtHost(paths []string, dir string, env []string, log *slog.Logger, on
 		h.read(stdout)
 		logged.Wait()
 		err := cmd.Wait()
+		childEnded()
 		h.ended(fmt.Errorf("%w (it exited: %v)", errNoExtHost, err))
 		close(exited)
 	}()

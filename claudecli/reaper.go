@@ -41,13 +41,26 @@ const (
 // through here or a [Transport]: a child the reaper does not know would be
 // taken for an orphan.
 func RunCommand(cmd *exec.Cmd, orphans Orphans) error {
-	token, err := startChild(cmd, orphans)
+	ended, err := StartChild(cmd, orphans)
 	if err != nil {
 		return err
 	}
 	err = cmd.Wait()
-	childEnded(cmd, token, orphans)
+	ended()
 	return err
+}
+
+// StartChild starts cmd, a long-lived child of the bridge's own that is
+// not a CLI process (the extension host), known to the reaper as
+// [RunCommand]'s are, so that its exit status is its Wait's and what it
+// leaves is ended as orphans says. The caller calls ended once cmd.Wait
+// has returned.
+func StartChild(cmd *exec.Cmd, orphans Orphans) (ended func(), err error) {
+	token, err := startChild(cmd, orphans)
+	if err != nil {
+		return nil, err
+	}
+	return func() { childEnded(cmd, token, orphans) }, nil
 }
 
 // orphanSettle bounds how long a child's end waits for its orphans to be
