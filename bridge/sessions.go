@@ -183,7 +183,7 @@ func (s *server) loadPi(ctx context.Context, pf *sessions.PiFile) (*loaded, erro
 	case newest == nil: // no conversation yet: the CLI session is begun with the first prompt
 		l.id = pf.Header.ClaudeSessionID
 		if !sessions.IsID(l.id) {
-			l.id = cliSessionIDFor(pf.Header.ID)
+			l.id = sessions.CLIID(pf.Header.ID)
 		}
 	case newest.ClaudeSessionID != "" && sessions.Exists(s.configDir, s.cwd, newest.ClaudeSessionID):
 		l.id = newest.ClaudeSessionID
@@ -197,15 +197,6 @@ func (s *server) loadPi(ctx context.Context, pf *sessions.PiFile) (*loaded, erro
 		l.path, _ = sessions.Locate(s.configDir, s.cwd, id)
 	}
 	return l, nil
-}
-
-// cliSessionIDFor is the CLI session id for a pi session id: itself when
-// it is a UUID (the CLI takes no other), else one made from it.
-func cliSessionIDFor(id string) string {
-	if sessions.IsID(id) {
-		return id
-	}
-	return sessions.IDFor(id)
 }
 
 func raws(entries []sessions.Entry) [][]byte {
@@ -381,7 +372,8 @@ func (s *server) fork(c *call) (any, error) {
 	if err := c.stopped(); err != nil {
 		return nil, err
 	}
-	s.switchTo(c, &loaded{id: sessions.NewID(), messages: msgs, parent: s.st.piFile()}, f)
+	_, parent := s.st.where() // its pi file (none is begun when none is kept)
+	s.switchTo(c, &loaded{id: sessions.NewID(), messages: msgs, parent: parent}, f)
 	return forkData{Text: text, Cancelled: false}, nil
 }
 
@@ -401,7 +393,8 @@ func (s *server) clone(c *call) (any, error) {
 	s.runs.stop() // its messages are part of what is cloned
 	msgs, _, name := s.st.conversation()
 	id := sessions.NewID()
-	s.switchTo(c, &loaded{id: id, messages: msgs, name: name, parent: s.st.piFile()}, &fork{from: source, at: conv[len(conv)-1].UUID})
+	_, parent := s.st.where()
+	s.switchTo(c, &loaded{id: id, messages: msgs, name: name, parent: parent}, &fork{from: source, at: conv[len(conv)-1].UUID})
 	return cloneData{Cancelled: false, SessionID: id}, nil
 }
 
@@ -417,7 +410,7 @@ func (s *server) startOn(opts Options) error {
 	}
 	id := opts.SessionID
 	if id != "" && !sessions.IsID(id) {
-		id = sessions.IDFor(id) // the CLI takes UUIDs only
+		id = sessions.CLIID(id) // the CLI takes UUIDs only
 		s.log.Info("--session-id is not a UUID; the CLI's session id is one made from it", "given", opts.SessionID, "id", id)
 	}
 	if id != "" && !opts.Fork {

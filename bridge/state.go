@@ -316,13 +316,6 @@ func (st *state) takeUnwritten() ([]piPending, *piLog) {
 	return p, ls.pi
 }
 
-// piFile is the session's pi file ("" when none is kept).
-func (st *state) piFile() string {
-	ls := st.lock()
-	defer st.mu.Unlock()
-	return ls.pi.filePath()
-}
-
 // generation is the session generation in use.
 func (st *state) generation() uint64 {
 	ls := st.lock()

@@ -136,6 +136,15 @@ func PiFileName(t time.Time, id string) string {
 // piIDRe is what pi accepts as a session id (assertValidSessionId).
 var piIDRe = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$`)
 
+// CLIID is the CLI session id for pi session id: itself when it is a
+// UUID (the CLI takes no other), else one made from it (IDFor).
+func CLIID(id string) string {
+	if IsID(id) {
+		return id
+	}
+	return IDFor(id)
+}
+
 // IsPiID reports whether s can be a pi session id: letters, digits, '.',
 // '_' and '-', beginning and ending with a letter or digit; so it never
 // names a path ("..", separators).
@@ -252,50 +261,53 @@ func (pf *PiFile) Name() string {
 // has that id (in a shared folder, and for that working folder). An id
 // that could name a path has none.
 func FindPi(place PiPlace, id string) (string, bool) {
-	if !IsPiID(id) {
-		return "", false
-	}
-	for _, p := range piFiles(place.Dir) {
-		if h, ok := piHeaderOf(p); ok && h.ID == id && (!place.Shared || samePath(h.Cwd, place.Cwd)) {
-			return p, true
-		}
-	}
-	return "", false
+	return place.find(id, func(h PiHeader) bool { return h.ID == id })
 }
 
 // FindPiByClaude returns the pi file in place begun on CLI session id
 // (its header's claudeSessionId), or named after it.
 func FindPiByClaude(place PiPlace, id string) (string, bool) {
+	return place.find(id, func(h PiHeader) bool { return h.ClaudeSessionID == id || h.ID == id })
+}
+
+// find is the first of place's files whose header is match's, for an id
+// that names no path.
+func (place PiPlace) find(id string, match func(PiHeader) bool) (path string, ok bool) {
 	if !IsPiID(id) {
 		return "", false
 	}
-	for _, p := range piFiles(place.Dir) {
-		if h, ok := piHeaderOf(p); ok && (h.ClaudeSessionID == id || h.ID == id) && (!place.Shared || samePath(h.Cwd, place.Cwd)) {
-			return p, true
+	place.each(func(p string, h PiHeader) bool {
+		if ok = match(h); ok {
+			path = p
 		}
-	}
-	return "", false
+		return ok
+	})
+	return path, ok
 }
 
 // LatestPi returns the most recently written session file in place (of
 // its working folder, in a shared folder), as pi's --continue finds it,
 // and when it was written.
 func LatestPi(place PiPlace) (path string, at time.Time, ok bool) {
-	for _, p := range piFiles(place.Dir) {
-		st, err := os.Stat(p)
-		if err != nil || !st.Mode().IsRegular() || !st.ModTime().After(at) {
-			continue
-		}
-		if h, hok := piHeaderOf(p); hok && (!place.Shared || samePath(h.Cwd, place.Cwd)) {
+	place.each(func(p string, _ PiHeader) bool {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.ModTime().After(at) {
 			path, at, ok = p, st.ModTime(), true
 		}
-	}
+		return false
+	})
 	return path, at, ok
 }
 
-func piFiles(dir string) []string {
-	files, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-	return files
+// each calls f with each session file of place and its header (in a
+// shared folder, those of place's working folder only) until f returns
+// true.
+func (place PiPlace) each(f func(path string, h PiHeader) bool) {
+	files, _ := filepath.Glob(filepath.Join(place.Dir, "*.jsonl"))
+	for _, p := range files {
+		if h, ok := piHeaderOf(p); ok && (!place.Shared || samePath(h.Cwd, place.Cwd)) && f(p, h) {
+			return
+		}
+	}
 }
 
 func samePath(a, b string) bool {
@@ -318,11 +330,4 @@ func piHeaderOf(path string) (PiHeader, bool) {
 		return PiHeader{}, false
 	}
 	return h, true
-}
-
-// IsPiFile reports whether path is a pi session file (its first line a
-// pi header).
-func IsPiFile(path string) bool {
-	_, ok := piHeaderOf(path)
-	return ok
 }

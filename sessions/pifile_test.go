@@ -108,11 +108,9 @@ func TestReadPi(t *testing.T) {
 		assert.ErrorIs(t, err, ErrNotPiSession, name)
 		after, _ := os.ReadFile(p)
 		assert.Equal(t, before, after, "%s: nothing written", name)
-		assert.False(t, IsPiFile(p), name)
 	}
 	_, err = ReadPi(dir)
 	assert.ErrorContains(t, err, "not a file")
-	assert.True(t, IsPiFile(good))
 }
 
 func TestPiWriter(t *testing.T) {
@@ -143,6 +141,9 @@ func TestPiWriter(t *testing.T) {
 	assert.Equal(t, path, found)
 	_, ok = FindPi(place, "../s1")
 	assert.False(t, ok)
+	found, ok = FindPi(place, "s2")
+	assert.False(t, ok)
+	assert.Empty(t, found, "none: no path")
 	found, ok = FindPiByClaude(place, "s1")
 	assert.True(t, ok)
 	assert.Equal(t, path, found)

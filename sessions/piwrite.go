@@ -52,9 +52,6 @@ func AppendTo(path string, h PiHeader) (*PiWriter, error) {
 	return w, err
 }
 
-// Path is the file's path.
-func (w *PiWriter) Path() string { return w.path }
-
 // Held is how many entries wait to be written: until the session holds a
 // message, or after a write failed.
 func (w *PiWriter) Held() int { return len(w.pending) }
