@@ -70,15 +70,17 @@
 //
 // On the stream transport a steer queued while a CLI turn runs is handed
 // to the CLI at once ([runner.handOver]), not held until the model's
-// message ends with tool calls, which would let clear_queue take back what
-// the model has not seen (as pi 1.5 and 1.6 do): the CLI queues a line some
-// milliseconds after it is written, and a fast tool's result can come
-// first, so the steer would miss the model call after the tool results and
-// come one call later. Written as the CLI printed the tool call (Read of a
-// small file), it missed that call in 19 of 20 runs on 2.1.275; on 2.1.328
-// and 2.1.332 in none (of 90, of 20), but in 5 of 10 and 7 of 10 when
-// written 20 ms later. Handed during the reply, it reached that call in 10
-// of 10 on each. So clear_queue lists a handed steer as kept.
+// message ends with tool calls: the CLI queues a line some milliseconds
+// after it is written, and a fast tool's result can come first, so the
+// steer would miss the model call after the tool results and come one
+// call later (docs/performance.md has the figures). clear_queue takes a
+// handed steer back from the CLI's queue (cancel_async_message): the CLI
+// either had started it (the model gets it, the run shows it, clear_queue
+// lists it in kept) or drops it (listed in steering; it never reaches the
+// model), decided by the CLI alone, so never both and never neither. The
+// CLI's lifecycle report on a handed line ([runner.reported]) tells when
+// it started; one it let go of unstarted (cancelled, discarded, refused)
+// goes back to the queue.
 //
 // # Who owns what
 //

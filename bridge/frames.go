@@ -144,9 +144,10 @@ type queueUpdateJSON struct {
 type clearQueueData struct {
 	Steering []string `json:"steering"`
 	FollowUp []string `json:"followUp"`
-	// Kept are steering messages the CLI already holds (stream transport):
-	// it gives them to the model at its next tool boundary, and nothing
-	// can take them back short of abort. Absent when none.
+	// Kept are steering messages handed to the CLI (stream transport)
+	// that it had started, or was starting, when clear_queue asked for
+	// them back: they reach the model, and the run shows them. Absent
+	// when none.
 	Kept []string `json:"kept,omitempty"`
 }
 

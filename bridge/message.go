@@ -17,6 +17,9 @@ import (
 type message struct {
 	text   string
 	images []claudecli.Image
+	// handed is the uuid it was last handed to the CLI with, when a run
+	// that ended before the CLI started it queued it again.
+	handed string
 }
 
 // userMessage is the message in pi's shape: its text, then its images.

@@ -19,7 +19,7 @@ var referenceDocs = schema.Docs{
 	"github.com/claude-rpc/claude-rpc/bridge.cancelledData":                         "cancelledData is the data of new_session and switch_session.",
 	"github.com/claude-rpc/claude-rpc/bridge.cancelledData.Cancelled":               "Cancelled is always false: no extension can veto the switch.",
 	"github.com/claude-rpc/claude-rpc/bridge.clearQueueData":                        "clearQueueData is clear_queue's data: what was removed.",
-	"github.com/claude-rpc/claude-rpc/bridge.clearQueueData.Kept":                   "Kept are steering messages the CLI already holds (stream transport): it gives them to the model at its next tool boundary, and nothing can take them back short of abort. Absent when none.",
+	"github.com/claude-rpc/claude-rpc/bridge.clearQueueData.Kept":                   "Kept are steering messages handed to the CLI (stream transport) that it had started, or was starting, when clear_queue asked for them back: they reach the model, and the run shows them. Absent when none.",
 	"github.com/claude-rpc/claude-rpc/bridge.cloneData":                             "cloneData is clone's data.",
 	"github.com/claude-rpc/claude-rpc/bridge.cloneData.SessionID":                   "SessionID is the new session's id.",
 	"github.com/claude-rpc/claude-rpc/bridge.commandInput":                          "commandInput describes a command's arguments.",

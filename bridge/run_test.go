@@ -355,15 +355,13 @@ func TestRunSteerAtToolBoundary(t *testing.T) {
 	assert.Len(t, r.fake.Turns(), 1, "one CLI turn")
 }
 
-// TestClearQueueKeepsAHandedSteer: on the stream transport a steer sent
-// while the model's reply streams, before its tool call is complete, is
-// handed to the CLI at once, not held until the message ends with tool
-// calls (doc.go says why): clear_queue lists it as kept, not cleared, and
-// the model gets it after the tool result.
-func TestClearQueueKeepsAHandedSteer(t *testing.T) {
+// TestClearQueueTakesBackAHandedSteer: on the stream transport a steer
+// sent while the model's reply streams is handed to the CLI at once (doc.go
+// says why); clear_queue takes it back from the CLI's queue before the CLI
+// started it: it is listed in steering, and the model never gets it.
+func TestClearQueueTakesBackAHandedSteer(t *testing.T) {
 	rec := recording(t, "steer-at-tool-boundary")
-	recorded := gjson.ParseBytes(rec.Inputs[1]).Get("uuid").String()
-	require.Contains(t, string(rec.Lines[5]), `"type":"assistant"`, "the recording: line 5 ends the tool call")
+	result := resultLine(t)
 	cleared := make(chan struct{})
 	scenario := func(t *claudetest.Turn) {
 		t.Emit(rec.Lines[:5]...) // the tool call streams, not yet complete
@@ -372,7 +370,12 @@ func TestClearQueueKeepsAHandedSteer(t *testing.T) {
 			return
 		}
 		<-cleared
-		t.Emit(claudetest.Replace(rec.Lines[5:], recorded, s.UUID)...)
+		if t.Take(s.UUID) {
+			panic("taken after it was cancelled")
+		}
+		t.EmitString(`{"type":"command_lifecycle","command_uuid":"` + s.UUID + `","state":"cancelled"}`)
+		t.Emit(rec.Lines[5:9]...) // the tool call and its result, no steer
+		t.Emit(rec.Lines[10], result)
 		<-t.Released()
 	}
 	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{scenario}}, Options{})
@@ -381,12 +384,75 @@ func TestClearQueueKeepsAHandedSteer(t *testing.T) {
 	r.call(map[string]any{"type": "steer", "message": "change course"})
 	require.Eventually(t, func() bool { return len(r.fake.Inputs()) == 2 }, waitFor, time.Millisecond, "handed to the CLI mid-reply")
 	res := r.call(map[string]any{"type": "clear_queue"})
+	assert.Equal(t, `{"steering":["change course"],"followUp":[]}`, res.Get("data").Raw)
+	assert.Zero(t, r.call(map[string]any{"type": "get_state"}).Get("data.pendingMessageCount").Int())
+	close(cleared)
+	end := r.event("agent_end")
+	assert.NotContains(t, texts(end.Get("messages")), "user:change course")
+	assert.Len(t, r.fake.Turns(), 1, "one CLI turn")
+}
+
+// TestClearQueueKeepsASteerTheCLIStarted: a handed steer the CLI started
+// before clear_queue asked for it back reaches the model: kept, not
+// cleared, and the run shows it after the tool result.
+func TestClearQueueKeepsASteerTheCLIStarted(t *testing.T) {
+	rec := recording(t, "steer-at-tool-boundary")
+	recorded := gjson.ParseBytes(rec.Inputs[1]).Get("uuid").String()
+	require.Contains(t, string(rec.Lines[5]), `"type":"assistant"`, "the recording: line 5 ends the tool call")
+	taken, cleared := make(chan struct{}), make(chan struct{})
+	scenario := func(t *claudetest.Turn) {
+		t.Emit(rec.Lines[:5]...)
+		s, ok := t.WaitSteer()
+		if !ok || !t.Take(s.UUID) {
+			return
+		}
+		close(taken)
+		<-cleared
+		t.Emit(claudetest.Replace(rec.Lines[5:], recorded, s.UUID)...)
+		<-t.Released()
+	}
+	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{scenario}}, Options{})
+	r.sendf(`{"type":"prompt","message":"run it"}`)
+	r.event("message_start")
+	r.call(map[string]any{"type": "steer", "message": "change course"})
+	<-taken
+	res := r.call(map[string]any{"type": "clear_queue"})
 	assert.Equal(t, `{"steering":[],"followUp":[],"kept":["change course"]}`, res.Get("data").Raw)
 	close(cleared)
 	end := r.event("agent_end")
 	assert.Equal(t, []string{"user:run it", "assistant:", "toolResult:slept", "user:change course", "assistant:" + gjson.ParseBytes(rec.Lines[16]).Get("message.content.0.text").String()},
 		texts(end.Get("messages")), "the kept steer reached the model after the tool result")
 	assert.Len(t, r.fake.Turns(), 1, "one CLI turn")
+}
+
+// TestHandedSteerLetGoIsQueuedAgain: a handed steer the CLI lets go of
+// without starting it (discarded, refused: any state but queued, started
+// and completed) is not lost: it goes back to the queue and the run
+// delivers it as its next turn.
+func TestHandedSteerLetGoIsQueuedAgain(t *testing.T) {
+	rec := recording(t, "steer-at-tool-boundary")
+	result := resultLine(t)
+	text := recording(t, "text")
+	scenario := func(t *claudetest.Turn) {
+		t.Emit(rec.Lines[:5]...)
+		s, ok := t.WaitSteer()
+		if !ok {
+			return
+		}
+		t.EmitString(`{"type":"command_lifecycle","command_uuid":"` + s.UUID + `","state":"queued"}`)
+		t.EmitString(`{"type":"command_lifecycle","command_uuid":"` + s.UUID + `","state":"refused"}`)
+		t.Emit(rec.Lines[5:9]...)
+		t.Emit(rec.Lines[10], result)
+		<-t.Released()
+	}
+	r := newRig(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{scenario, replay(text)}}, Options{})
+	r.sendf(`{"type":"prompt","message":"run it"}`)
+	r.event("message_start")
+	r.call(map[string]any{"type": "steer", "message": "change course"})
+	end := r.event("agent_end")
+	assert.Contains(t, texts(end.Get("messages")), "user:change course", "delivered as the run's next turn")
+	require.Len(t, r.fake.Turns(), 2)
+	assert.Contains(t, string(r.fake.Turns()[1].Input), "change course")
 }
 
 func TestRunFollowUpIsAnotherTurnOfTheRun(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -444,11 +445,17 @@ func (o *runner) queueChanged() {
 }
 
 // clearQueue handles clear_queue: the queued messages are removed and
-// returned. Steering messages the CLI already holds cannot be taken back:
-// they are listed as kept.
+// returned. Steering messages handed to the CLI (stream transport) are
+// taken back from it ([claudecli.Steerer.Cancel]), off the loop: those it
+// had started already, or was starting, stay and are listed as kept. A
+// steer is either cancelled (listed in steering, never reaching the
+// model) or kept (the CLI reports it started, and the run shows it),
+// never both and never neither.
 func (s *server) clearQueue(*call) (any, error) {
 	o := s.runs
 	d := clearQueueData{Steering: []string{}, FollowUp: []string{}}
+	var handed []handedMsg
+	var st claudecli.Steerer
 	if !o.do(func() {
 		for _, m := range append(o.heldSteer, o.steerQ...) {
 			d.Steering = append(d.Steering, m.text)
@@ -456,17 +463,65 @@ func (s *server) clearQueue(*call) (any, error) {
 		for _, m := range append(o.heldFollow, o.followQ...) {
 			d.FollowUp = append(d.FollowUp, m.text)
 		}
-		if r := o.cur; r != nil {
-			for _, h := range r.handed {
+		o.steerQ, o.followQ, o.heldSteer, o.heldFollow = nil, nil, nil, nil
+		if r := o.cur; r != nil && len(r.handed) > 0 {
+			handed, st = slices.Clone(r.handed), r.turn.(claudecli.Steerer)
+			return // queue_update once the CLI answered
+		}
+		o.queueChanged()
+	}) {
+		return nil, errClosed
+	}
+	if len(handed) == 0 {
+		return d, nil
+	}
+	cancelled := make([]bool, len(handed))
+	for i, h := range handed {
+		cancelled[i] = st.Cancel(h.uuid)
+	}
+	if !o.do(func() {
+		for i, h := range handed {
+			switch {
+			case o.unqueue(h.uuid): // the run ended meanwhile and queued it again
+				d.Steering = append(d.Steering, h.m.text)
+			case cancelled[i]:
+				d.Steering = append(d.Steering, h.m.text)
+				o.letGo(h.uuid)
+			default:
 				d.Kept = append(d.Kept, h.m.text)
 			}
 		}
-		o.steerQ, o.followQ, o.heldSteer, o.heldFollow = nil, nil, nil, nil
 		o.queueChanged()
 	}) {
 		return nil, errClosed
 	}
 	return d, nil
+}
+
+// unqueue removes the steering message handed with uuid from the queue,
+// where a run that ended before the CLI started it put it back
+// ([runner.finish]). On the loop.
+func (o *runner) unqueue(uuid string) bool {
+	i := slices.IndexFunc(o.steerQ, func(m message) bool { return m.handed == uuid })
+	if i < 0 {
+		return false
+	}
+	o.steerQ = slices.Delete(o.steerQ, i, i+1)
+	return true
+}
+
+// letGo forgets a steering message the CLI let go of without starting it
+// (cancelled), if the run still holds it. On the loop.
+func (o *runner) letGo(uuid string) {
+	r := o.cur
+	if r == nil || r.turn == nil {
+		return
+	}
+	r.handed = slices.DeleteFunc(r.handed, func(h handedMsg) bool { return h.uuid == uuid })
+	if r.outstanding[uuid] {
+		delete(r.outstanding, uuid)
+		o.maybeRelease(r)
+	}
 }
 
 // abort ends the running prompt. pi answers after agent_end; when idle, at
@@ -927,32 +982,35 @@ func (o *runner) maybeRelease(r *run) {
 	}
 }
 
-// reported follows the CLI's report on a user line it was handed: started,
-// completed or cancelled, the CLI no longer holds it. It returns the
-// message when the CLI started it (the model gets it now), and hands the
-// next one over in one-at-a-time mode. On the loop.
+// reported follows the CLI's report on a user line it was handed
+// ([claudecli.Lifecycle]): queued, it still holds it; started, the model
+// gets it now; any other state, it let it go. It returns the message when
+// the CLI started it, and hands the next one over in one-at-a-time mode.
+// A steering message the CLI let go of without starting it (cancelled,
+// discarded, refused) goes back to the front of the queue, where
+// clear_queue finds it, and is not handed again: the run delivers it as
+// its next turn (the queue shown is the same: handed messages are shown
+// as waiting). On the loop.
 func (o *runner) reported(r *run, uuid, state string) (message, bool) {
-	if state != "started" && state != "cancelled" && state != "completed" {
-		return message{}, false
-	}
-	if !r.outstanding[uuid] {
+	if claudecli.LifecycleHeld(state) || !r.outstanding[uuid] {
 		return message{}, false
 	}
 	delete(r.outstanding, uuid)
+	started := state == "started"
 	if uuid == r.prompt {
-		if state == "started" {
+		if started {
 			r.sawResult = false // a result before it ended a turn the CLI ran by itself
 		}
 		o.maybeRelease(r)
 		return message{}, false
 	}
 	var m message
-	started := false
-	for i, h := range r.handed {
-		if h.uuid == uuid {
-			r.handed = append(r.handed[:i], r.handed[i+1:]...)
-			m, started = h.m, state == "started"
-			break
+	if i := slices.IndexFunc(r.handed, func(h handedMsg) bool { return h.uuid == uuid }); i >= 0 {
+		m = r.handed[i].m
+		r.handed = slices.Delete(r.handed, i, i+1)
+		if !started && state != "completed" {
+			m.handed = uuid
+			o.steerQ = append([]message{m}, o.steerQ...)
 		}
 	}
 	if started {
@@ -993,6 +1051,9 @@ func (o *runner) handOver(r *run) {
 	s := o.s
 	for len(o.steerQ) > 0 && (o.steering == modeAll || len(r.handed) == 0) {
 		m := o.steerQ[0]
+		if m.handed != "" {
+			return // the CLI let it go: delivered as a turn of its own
+		}
 		id := sessions.NewID()
 		text := s.st.pendingBashContext() + m.text
 		if !st.Steer(id, claudecli.UserLineID(text, m.images, id)) {
@@ -1055,7 +1116,9 @@ func (o *runner) finish(r *run, evs []transform.Event) {
 	if len(r.handed) > 0 && o.cur == r {
 		q := make([]message, 0, len(r.handed)+len(o.steerQ))
 		for _, h := range r.handed {
-			q = append(q, h.m)
+			m := h.m
+			m.handed = h.uuid
+			q = append(q, m)
 		}
 		o.steerQ = append(q, o.steerQ...)
 	}

@@ -669,6 +669,14 @@ type Steerer interface {
 	// interrupted. The CLI's command_lifecycle line with state "started"
 	// for uuid tells when the model gets it.
 	Steer(uuid string, input []byte) bool
+	// Cancel takes back a user line sent with uuid that the CLI has not
+	// started (its cancel_async_message request, answered at once). It
+	// reports whether the CLI dropped it: true, and it never reaches the
+	// model (the CLI reports it cancelled); false, and it was started
+	// already, or is about to be (the CLI had taken it off its queue), or
+	// the CLI did not answer. The caller may not hold anything another
+	// path needs: it waits for the CLI's answer.
+	Cancel(uuid string) bool
 }
 
 func (t *streamTurn) Steer(uuid string, input []byte) bool {
@@ -682,9 +690,21 @@ func (t *streamTurn) Steer(uuid string, input []byte) bool {
 	return !t.interrupted.Load() && t.sp.stdin.send(input)
 }
 
+// cancelDeadline is how long Cancel waits for the CLI's answer: it
+// answers at once, from its queue.
+const cancelDeadline = 5 * time.Second
+
+func (t *streamTurn) Cancel(uuid string) bool {
+	r, err := t.sp.request(map[string]any{"subtype": "cancel_async_message", "message_uuid": uuid}, cancelDeadline)
+	return err == nil && r.Get("response.cancelled").Bool()
+}
+
 // Lifecycle reads a command_lifecycle line: the CLI's report on a user line
 // it was given with a uuid ([UserLineID]): "queued", "started" (the model
-// gets it), "completed", or "cancelled" (an interrupt with cancel_queued).
+// gets it), then one terminal state: "completed"; "cancelled" (by
+// cancel_async_message, or an interrupt with cancel_queued); "discarded"
+// (the session ended with it queued); "refused" (never queued). See
+// [LifecycleHeld].
 func Lifecycle(line []byte) (uuid, state string, ok bool) {
 	if !bytes.HasPrefix(line, []byte(`{"type":"command_lifecycle"`)) {
 		return "", "", false
@@ -692,6 +712,12 @@ func Lifecycle(line []byte) (uuid, state string, ok bool) {
 	v := gjson.GetManyBytes(line, "command_uuid", "state")
 	return v[0].String(), v[1].String(), true
 }
+
+// LifecycleHeld reports whether a command_lifecycle state says the CLI
+// still holds the line (queued: it may still start it) rather than having
+// started it or let it go; any state it does not know lets it go, so a
+// line never stays outstanding on a state a newer CLI adds.
+func LifecycleHeld(state string) bool { return state == "queued" }
 
 // Interrupt sends the interrupt control request; if the turn has not ended
 // within [interruptDeadline], the process is killed. Steering lines the

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -223,8 +224,9 @@ type Turn struct {
 	intOnce, relOnce, overOnce sync.Once
 	mu                         sync.Mutex
 	steered                    []Steer
-	own                        bool // played by Own
-	claim                      int  // an own turn's offer: 0 offered, 1 claimed, 2 taken over
+	taken, cancelled           map[string]bool // steering lines by uuid: the scenario's (Take), the caller's (Cancel)
+	own                        bool            // played by Own
+	claim                      int             // an own turn's offer: 0 offered, 1 claimed, 2 taken over
 }
 
 // Steer is a steering line the caller handed to the turn.
@@ -304,6 +306,37 @@ func (t *Turn) Steer(uuid string, line []byte) bool {
 	t.f.inputs = append(t.f.inputs, line)
 	t.f.mu.Unlock()
 	t.steers <- Steer{uuid, line}
+	return true
+}
+
+// Cancel takes back a steering line the scenario has not taken (Take), as
+// the CLI's cancel_async_message does with a line it has not dequeued.
+func (t *Turn) Cancel(uuid string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.taken[uuid] || !slices.ContainsFunc(t.steered, func(s Steer) bool { return s.UUID == uuid }) {
+		return false
+	}
+	if t.cancelled == nil {
+		t.cancelled = map[string]bool{}
+	}
+	t.cancelled[uuid] = true
+	return true
+}
+
+// Take is the scenario taking a steering line off the CLI's queue (the
+// model gets it): the caller can no longer Cancel it. It reports false
+// when the caller cancelled it first.
+func (t *Turn) Take(uuid string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cancelled[uuid] {
+		return false
+	}
+	if t.taken == nil {
+		t.taken = map[string]bool{}
+	}
+	t.taken[uuid] = true
 	return true
 }
 

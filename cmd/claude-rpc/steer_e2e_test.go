@@ -3,8 +3,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -180,12 +182,11 @@ func testAbortKeepsAHandedSteer(t *testing.T, tp string) {
 }
 
 // On the stream transport a steer sent while the model's reply streams,
-// before its tool call (a fast one: Read of a small file), is handed to
-// the CLI at once: clear_queue lists it as kept, and the model gets it
-// with the tool result, in the same call. Held until the message ended
-// with the tool call, it would have missed that call on a fast tool
-// (bridge/doc.go: the figures).
-func TestClearQueueKeepsASteerHandedMidReply(t *testing.T) {
+// before its tool call, is handed to the CLI at once (bridge/doc.go says
+// why), and clear_queue takes it back from the CLI's queue
+// (cancel_async_message): it is listed in steering, and the model never
+// gets it.
+func TestClearQueueTakesBackAHandedSteer(t *testing.T) {
 	claudetest.EndToEnd(t)
 	t.Parallel()
 	b := startBridge(t, "--transport", "stream")
@@ -195,12 +196,55 @@ func TestClearQueueKeepsASteerHandedMidReply(t *testing.T) {
 	steer := "change course [[say:steered]]"
 	require.True(t, b.call(map[string]any{"type": "steer", "message": steer}).Get("success").Bool())
 	cleared := b.call(map[string]any{"type": "clear_queue"}).Get("data")
-	assert.Equal(t, `{"steering":[],"followUp":[],"kept":["change course [[say:steered]]"]}`, cleared.Raw)
+	assert.Equal(t, `{"steering":["change course [[say:steered]]"],"followUp":[]}`, cleared.Raw)
+	assert.Zero(t, b.call(map[string]any{"type": "get_state"}).Get("data.pendingMessageCount").Int())
 
 	frames := b.until(60*time.Second, isType("agent_end"))
-	assert.Equal(t, []string{"[[slow:20]][[read:" + file + "]]", steer}, userTexts(frames[len(frames)-1]))
-	reqs := b.srv.MessagesRequests()
-	require.Len(t, reqs, 2, "the tool call, then tool result and steer in one model call")
-	steerAfterToolResult(t, reqs[1], "change course")
-	assert.Equal(t, "steered", last(frames, "message_end", "assistant").Get("message.content.0.text").String(), "the answer to the steer")
+	assert.Equal(t, []string{"[[slow:20]][[read:" + file + "]]"}, userTexts(frames[len(frames)-1]))
+	assert.Zero(t, apiRequestsWith(b.srv, "change course"), "a cleared steer never reaches the model")
+	assert.Len(t, b.srv.MessagesRequests(), 2, "the tool call, then the reply to its result")
+	state := b.call(map[string]any{"type": "get_state"}).Get("data")
+	assert.False(t, state.Get("isStreaming").Bool(), "the run ended: nothing of the steer's is outstanding")
+}
+
+// TestClearQueueRacesTheCLI: clear_queue sent around the moment the CLI
+// takes a handed steer off its queue (when a tool's result goes to the
+// model). Whatever the timing, the steer either reaches the model (listed
+// in kept, shown in the run; or, started before clear_queue came, in
+// neither list, as it is no longer queued) or is taken back (listed in
+// steering, in no API request): never both, never neither.
+func TestClearQueueRacesTheCLI(t *testing.T) {
+	claudetest.EndToEnd(t)
+	t.Parallel()
+	b := startBridge(t, "--transport", "stream")
+	seen := map[string]int{}
+	for i, delay := range []time.Duration{0, 800, 1100, 1200, 1300, 1350, 1400, 1450, 1500, 1600, 2500} {
+		steer := fmt.Sprintf("steer %d [[say:steered %d]]", i, i)
+		b.startSlowPrompt(fmt.Sprintf("[[slow:3]][[bash:sleep 0.3; echo run %d]]", i))
+		require.True(t, b.call(map[string]any{"type": "steer", "message": steer}).Get("success").Bool())
+		// From the steer on: the tool runs for 0.3 s after the reply's
+		// last words, then its result goes to the model with the steer.
+		delay *= time.Millisecond
+		time.Sleep(delay)
+		cleared := b.call(map[string]any{"type": "clear_queue"}).Get("data")
+		frames := b.until(60*time.Second, isType("agent_end"))
+		shown := slices.Contains(userTexts(frames[len(frames)-1]), steer)
+		sent := apiRequestsWith(b.srv, fmt.Sprintf("steer %d ", i)) > 0
+		kept, taken := cleared.Get("kept").Array(), cleared.Get("steering").Array()
+		switch {
+		case len(kept) == 1 && len(taken) == 0:
+			seen["kept"]++
+			assert.True(t, shown && sent, "delay %v: kept, so the model gets it and the run shows it (shown %v, sent %v)", delay, shown, sent)
+		case len(taken) == 1 && len(kept) == 0:
+			seen["taken back"]++
+			assert.False(t, shown || sent, "delay %v: taken back, so the model never gets it (shown %v, sent %v)", delay, shown, sent)
+		case len(taken) == 0 && len(kept) == 0:
+			seen["started before"]++
+			assert.True(t, shown && sent, "delay %v: no longer queued, so the model got it and the run shows it (shown %v, sent %v)", delay, shown, sent)
+		default:
+			t.Errorf("delay %v: clear_queue lists the steer once at most: %s", delay, cleared.Raw)
+		}
+		b.until(10*time.Second, isType("agent_settled"))
+	}
+	t.Logf("outcomes: %v", seen)
 }
