@@ -2,7 +2,11 @@ package cliproto
 
 import (
 	"bytes"
+	"errors"
+	"io"
+	"os"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -43,10 +47,46 @@ var (
 	requestCheck  = regexp.MustCompile(`\.request\.subtype==="([a-z][a-z0-9_]*)"`)
 )
 
-// scanBinary returns the protocol names the CLI binary b has.
-func scanBinary(b []byte) []binaryName {
+// binaryWindow is how much of a binary [scanBinaryFile] reads at a time
+// (a whole one is some 370 MB); a variable for the tests.
+var binaryWindow = 32 << 20
+
+// scanBinaryFile returns the protocol names of the CLI binary at path,
+// read in windows of binaryWindow bytes, each overlapping the next by more
+// than the longest schema [jsScanTo] reads.
+func scanBinaryFile(path string) ([]binaryName, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	const overlap = maxSchema + 4096
+	buf := make([]byte, binaryWindow+overlap)
 	var out []binaryName
-	for _, m := range schemaStart.FindAllSubmatchIndex(b, -1) {
+	for n, eof := 0, false; !eof; {
+		m, err := io.ReadFull(f, buf[n:])
+		n += m
+		switch {
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+			eof = true
+		case err != nil:
+			return nil, err
+		}
+		limit := n
+		if !eof {
+			limit = n - overlap
+		}
+		out = append(out, scanBinary(buf[:n], limit)...)
+		n = copy(buf, buf[limit:n])
+	}
+	return out, nil
+}
+
+// scanBinary returns the protocol names in the binary b whose code
+// begins before limit.
+func scanBinary(b []byte, limit int) []binaryName {
+	var out []binaryName
+	for _, m := range findAll(b, limit, schemaStart, "({type:", "({subtype:") {
 		open := m[0] + 1 // the object's {
 		end := jsScanTo(b, open+1, '}')
 		if end >= len(b) {
@@ -70,9 +110,37 @@ func scanBinary(b []byte) []binaryName {
 			out = append(out, binaryName{KindRequest, lit, internal, false})
 		}
 	}
-	for _, m := range requestCheck.FindAllSubmatch(b, -1) {
-		out = append(out, binaryName{KindRequest, string(m[1]), false, false})
+	for _, m := range findAll(b, limit, requestCheck, ".request.subtype===") {
+		out = append(out, binaryName{KindRequest, string(b[m[2]:m[3]]), false, false})
 	}
+	return out
+}
+
+// findAll is re.FindAllSubmatchIndex(b, -1) for a re whose matches begin
+// with one of anchors, the matches that begin before limit: only where an
+// anchor is (found at bytes.Index's speed) is re tried, on at most 256
+// bytes.
+func findAll(b []byte, limit int, re *regexp.Regexp, anchors ...string) [][]int {
+	var out [][]int
+	for _, a := range anchors {
+		for i := 0; ; {
+			j := bytes.Index(b[i:], []byte(a))
+			if j < 0 || i+j >= limit {
+				break
+			}
+			at := i + j
+			if m := re.FindSubmatchIndex(b[at:min(len(b), at+256)]); m != nil && m[0] == 0 {
+				for k := range m {
+					if m[k] >= 0 {
+						m[k] += at
+					}
+				}
+				out = append(out, m)
+			}
+			i = at + len(a)
+		}
+	}
+	slices.SortFunc(out, func(x, y []int) int { return x[0] - y[0] })
 	return out
 }
 
@@ -127,12 +195,16 @@ func isIdent(c byte) bool {
 	return c == '_' || c == '$' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
+// maxSchema is the most of an object schema [jsScanTo] reads.
+const maxSchema = 1 << 20
+
 // jsScanTo returns the index in b, from i on, of the first stop byte
 // outside brackets, string, template and regular expression literals
-// (len(b) when there is none within 1 MiB: not an object schema).
+// (len(b) when there is none within maxSchema bytes: not an object
+// schema).
 func jsScanTo(b []byte, i int, stop byte) int {
 	depth := 0
-	limit := min(len(b), i+1<<20)
+	limit := min(len(b), i+maxSchema)
 	for ; i < limit; i++ {
 		c := b[i]
 		switch {

@@ -77,7 +77,7 @@ const testBinary = `
 mo=p(()=>c({type:E("assistant"),message:ZX(),parent_tool_use_id:n().nullable(),uuid:g()})),
 sne=p(()=>c({type:E("system"),subtype:E("away_summary"),content:n(),uuid:g(),session_id:n()}).describe("@internal Summary of what happened."),
 V6=p(()=>c({type:E("system"),subtype:E("session_state_changed"),state:U(["idle","running"]),uuid:g(),session_id:n()}).describe("Mirrors it: 'idle' {")),
-E8=p(()=>c({type:E("command_lifecycle"),command_uuid:n().regex(/^["(a-f0-9-]{36}\/$/).describe("a \"}\" and `+"`${x}`"+`"),state:n(),session_id:n()}).describe('@internal lifecycle')),
+E8=p(()=>c({type:E("command_lifecycle"),command_uuid:n().regex(/^["(a-f0-9-]{36}\/$/).describe("a \"}\" and ` + "`${x}`" + `"),state:n(),session_id:n()}).describe('@internal lifecycle')),
 uz=p(()=>c({type:E("keep_alive")}).describe("Liveness heartbeat.")),
 sk=p(()=>c({type:E("skipped")})),
 tb=p(()=>c({type:E("text"),text:n(),citations:T(ae()).optional()})),
@@ -87,7 +87,7 @@ if(K.request.subtype==="end_session"){t("end")}
 `
 
 func TestScanBinary(t *testing.T) {
-	got := scanBinary([]byte(testBinary))
+	got := scanBinary([]byte(testBinary), len(testBinary))
 	want := []binaryName{
 		{KindLine, "assistant", false, false},
 		{KindLine, "system", false, false}, {KindSystem, "away_summary", true, false},
@@ -136,7 +136,7 @@ export interface B { type: 'tool_use'; }
 export type BetaRawContentBlockDelta = Delta;
 `+testDTS)
 	bin := filepath.Join(dir, "claude-code-2.1.2/node_modules/@anthropic-ai/claude-code-linux-x64/claude")
-	write(bin, testBinary+string(make([]byte, 2<<20)))
+	write(bin, testBinary+string(make([]byte, maxSchema+8192))+testBinary)
 	rec := filepath.Join(dir, "cli")
 	write(filepath.Join(rec, "text.jsonl"), `{"type":"system","subtype":"init"}`+"\n"+`{"type":"assistant"}`+"\n")
 	write(filepath.Join(rec, "text.input.jsonl"), `{"type":"control_request","request":{"subtype":"interrupt"}}`+"\n")
@@ -171,6 +171,16 @@ export type BetaRawContentBlockDelta = Delta;
 	assert.True(t, slices.IsSortedFunc(inv.Entries, func(a, b Entry) int {
 		return slices.Index(Kinds, a.Kind) - slices.Index(Kinds, b.Kind)
 	}))
+
+	// Read in windows smaller than the binary, which put the schemas at
+	// their edges.
+	for _, w := range []int{1000, 300 << 10} {
+		binaryWindow = w
+		small, err := Build(src)
+		require.NoError(t, err)
+		assert.Equal(t, inv, small, "window %d", w)
+	}
+	binaryWindow = 32 << 20
 
 	back, err := Decode(inv.Encode())
 	require.NoError(t, err)

@@ -113,11 +113,11 @@ func Build(src Sources) (*Inventory, error) {
 	// The binaries last: a weak name counts when the SDK or a recording
 	// has it.
 	for _, v := range inv.CLI {
-		data, err := os.ReadFile(src.CLI[v])
+		names, err := scanBinaryFile(src.CLI[v])
 		if err != nil {
 			return nil, fmt.Errorf("the CLI %s: %w", v, err)
 		}
-		for _, n := range scanBinary(data) {
+		for _, n := range names {
 			if n.weak && b.entries[Key(n.kind, n.name)] == nil {
 				continue
 			}
