@@ -39,7 +39,8 @@ func TestProtocolReference(t *testing.T) {
 	md := schema.Markdown(doc,
 		"Generated from the Go types that write the frames (`go test ./bridge -run TestProtocolReference -update`); do not edit. "+
 			"The same as JSON Schema: [schema.json](schema.json), which `claude-rpc schema` prints. "+
-			"The end-to-end tests check every frame claude-rpc writes in them against it.",
+			"The end-to-end tests check every frame claude-rpc writes in them against it. "+
+			"What claude-rpc makes of each line, system subtype, control request and stream event of the Claude CLI's protocol: [cli-protocol.md](cli-protocol.md).",
 		[]schema.Group{
 			{Prefix: "response.", Heading: "Responses", Only: "data", Intro: "A command's answer: " +
 				"`{\"type\":\"response\", \"command\", \"success\":true, \"id\"?, \"data\"?}`, with the command's `id` " +
