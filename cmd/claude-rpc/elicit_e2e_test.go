@@ -201,6 +201,29 @@ func TestElicitation(t *testing.T) {
 			}
 		})
 	}
+	t.Run("aborted while asked", func(t *testing.T) {
+		// abort interrupts the CLI's turn and ends the run: the dialog is
+		// withdrawn, the elicitation left unanswered. An answer after that
+		// is refused: nothing waits for it.
+		t.Parallel()
+		b := elicitingBridge(t, server)
+		require.True(t, b.call(map[string]any{"type": "prompt", "message": ask(form)}).Get("success").Bool())
+		asked := last(b.until(60*time.Second, isType("extension_ui_request")), "extension_ui_request", "")
+		require.True(t, b.call(map[string]any{"type": "abort"}).Get("success").Bool())
+		// 2.1.328 and 2.1.332 withdraw the request as the turn is
+		// interrupted, before the run's agent_end; 2.1.275 does not, and
+		// the run's end withdraws the dialog, after agent_end.
+		var withdrawn, settled bool
+		for deadline := time.Now().Add(30 * time.Second); !withdrawn || !settled; {
+			f := b.next(time.Until(deadline))
+			withdrawn = withdrawn || f.Get("method").String() == "cancel" && f.Get("targetId").String() == asked.Get("id").String()
+			settled = settled || f.Get("type").String() == "session_settled"
+		}
+		b.sendJSON(map[string]any{"type": "extension_ui_response", "id": asked.Get("id").String(), "value": "late"})
+		late := b.until(10*time.Second, isResponse("extension_ui_response"))
+		assert.False(t, late[len(late)-1].Get("success").Bool(), late[len(late)-1].Raw)
+		assert.Equal(t, "still here", deltaText(b.runPrompt("next [[say:still here]]")))
+	})
 	t.Run("a form pi cannot show", func(t *testing.T) {
 		t.Parallel()
 		// The CLI's MCP client checks the schema (MCP's: a flat object of
