@@ -31,7 +31,8 @@ import (
 //     ({action:"decline"}). A schema no dialog can show (a nested object,
 //     an array of objects, an unknown type) is declined at once, the
 //     reason logged: MCP's answer has no room for a reason (the CLI drops
-//     an ElicitResult's _meta). URL mode (the user is to open a link, and
+//     an ElicitResult's _meta). (2.1.275 to 2.1.332 never send one: their
+//     MCP client refuses a schema MCP does not allow before asking.) URL mode (the user is to open a link, and
 //     the server learns the outcome out of band): pi has no dialog that
 //     opens a URL, so it is a confirm whose message ends with the URL, also
 //     in its url field: confirmed is accept (the host opens the link, or
