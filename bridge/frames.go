@@ -522,15 +522,20 @@ type toolExecutionUpdateJSON struct {
 }
 
 // uiSelectJSON asks the host to choose: a tool's permission (Allow once,
-// Allow always, Deny) or one of AskUserQuestion's options. Answer with
-// extension_ui_response {id, value} or {id, cancelled:true}.
+// Allow always, Deny), one of AskUserQuestion's options, one of the
+// choices of a field of an MCP server's form (elicitation), or an answer
+// to a dialog of the CLI's own (request_user_dialog: retry a refused
+// prompt on the fallback model; auto mode's server-side classifier
+// notice). Answer with extension_ui_response {id, value} or {id,
+// cancelled:true}.
 type uiSelectJSON struct {
 	Type   string `json:"type"`
 	ID     string `json:"id"`
 	Method string `json:"method"`
 	Title  string `json:"title"`
-	// Message says what is asked: the tool and its command or file, or
-	// the question. (pi's select has no message; claude-rpc adds it.)
+	// Message says what is asked: the tool and its command or file, the
+	// question, or the MCP server's message. (pi's select has no message;
+	// claude-rpc adds it.)
 	Message string   `json:"message"`
 	Options []string `json:"options"`
 	// Timeout is --ask-timeout in milliseconds, when set; unanswered by
@@ -539,14 +544,19 @@ type uiSelectJSON struct {
 }
 
 // uiInputJSON asks the host for text: an AskUserQuestion question that
-// allows several answers or none of its options.
+// allows several answers or none of its options, or a field of an MCP
+// server's form (elicitation): a string, a number (checked: an answer that
+// is not one is asked again, saying why), or several of a list of choices,
+// comma-separated. Answer with extension_ui_response {id, value} or {id,
+// cancelled:true}.
 type uiInputJSON struct {
 	Type    string `json:"type"`
 	ID      string `json:"id"`
 	Method  string `json:"method"`
 	Title   string `json:"title"`
 	Message string `json:"message"`
-	// Placeholder lists the question's options, if any.
+	// Placeholder lists the question's options, if any; for a form's
+	// field, its default, its choices, or the kind of number asked.
 	Placeholder string `json:"placeholder"`
 	Timeout     int64  `json:"timeout,omitempty"`
 }
@@ -560,25 +570,35 @@ func (r *uiInputJSON) setID(id string, timeout int64) {
 }
 
 // uiConfirmJSON asks the host yes or no: an extension's ctx.ui.confirm
-// (--extension). Answer with extension_ui_response {id, confirmed} or {id,
-// cancelled:true}.
+// (--extension); a yes-or-no field of an MCP server's form, or its form
+// with no fields (elicitation); or a link an MCP server asks the user to
+// open (URL-mode elicitation: confirmed means the user opens it, or the
+// host opens it for them; pi has no dialog that opens a link). Answer
+// with extension_ui_response {id, confirmed} or {id, cancelled:true}.
 type uiConfirmJSON struct {
 	Type    string `json:"type"`
 	ID      string `json:"id"`
 	Method  string `json:"method"`
 	Title   string `json:"title"`
 	Message string `json:"message"`
+	// URL is claude-rpc's own: the link a URL-mode elicitation asks the
+	// user to open (the message ends with it too).
+	URL     string `json:"url,omitempty"`
 	Timeout int64  `json:"timeout,omitempty"`
 }
 
 // uiEditorJSON asks the host for text in an editor: an extension's
-// ctx.ui.editor (--extension). Answer with extension_ui_response {id,
-// value} or {id, cancelled:true}.
+// ctx.ui.editor (--extension), or a long text field of an MCP server's
+// form (elicitation: a string whose maxLength is over 200). Answer with
+// extension_ui_response {id, value} or {id, cancelled:true}.
 type uiEditorJSON struct {
-	Type    string `json:"type"`
-	ID      string `json:"id"`
-	Method  string `json:"method"`
-	Title   string `json:"title"`
+	Type   string `json:"type"`
+	ID     string `json:"id"`
+	Method string `json:"method"`
+	// Title says what is asked (for a form's field: the field and the
+	// server's message).
+	Title string `json:"title"`
+	// Prefill is the text to start from (a form field's default).
 	Prefill string `json:"prefill,omitempty"`
 	Timeout int64  `json:"timeout,omitempty"`
 }

@@ -26,6 +26,21 @@ import (
 //     updatedInput.answers, keyed by question text.
 //   - mcp_message {server_name, message} for the MCP server the bridge
 //     serves for the host's tools (set_host_tools), JSON-RPC inside.
+//   - elicitation {mcp_server_name, message, mode, requested_schema,
+//     property_order, url, elicitation_id, title, display_name,
+//     description} when an MCP server the CLI runs asks its user (MCP's
+//     elicitation/create), by form or by URL; sent by 2.1.275 to 2.1.332
+//     with nothing asked of the host (2.1.275 refuses URL mode itself: its
+//     MCP client does not declare it). Answered with MCP's ElicitResult
+//     {action: accept|decline|cancel, content}; an error answer counts as
+//     cancel. dialogs.go puts it to the host as pi's dialogs.
+//   - request_user_dialog {dialog_kind, payload, tool_use_id} for a
+//     dialog of the CLI's own, only of the kinds declared in initialize
+//     (supportedDialogKinds: dialogs.go's userDialogs, when asking is on).
+//     Answered {behavior:"completed", result} or {behavior:"cancelled"}
+//     (the CLI's default for the kind).
+//
+// Every other request is refused with an error.
 //
 // The host sees pi's extension_ui_request (answered with
 // extension_ui_response) and xcsh's host_tool_call (answered with
@@ -106,6 +121,10 @@ func (s *server) hostRequest(ctx context.Context, req claudecli.ControlRequest) 
 	switch req.Subtype {
 	case "can_use_tool":
 		return s.canUseTool(ctx, req.Request)
+	case "elicitation":
+		return s.elicitation(ctx, req.Request), nil
+	case "request_user_dialog":
+		return s.userDialog(ctx, req.Request)
 	case "mcp_message":
 		name := req.Request.Get("server_name").String()
 		if name != hostServer && name != extServer {
@@ -229,25 +248,46 @@ type uiRequest interface {
 	setID(id string, timeout int64)
 }
 
+// uiOutcome is how a dialog ended.
+type uiOutcome int
+
+const (
+	uiAnswered  uiOutcome = iota // the host answered
+	uiCancelled                  // the host answered {cancelled: true}
+	uiTimedOut                   // --ask-timeout passed first
+	uiWithdrawn                  // ctx ended first: the CLI withdrew its request, the run ended, or the bridge shuts down
+)
+
 // askUI sends an extension_ui_request and waits for its answer, the
 // timeout (--ask-timeout), or ctx. It reports false when the host cancelled
 // it or it was not answered; a request left unanswered is withdrawn
 // (method cancel, as omp does), so the host closes its dialog.
 func (s *server) askUI(ctx context.Context, req uiRequest) (gjson.Result, bool) {
+	a, how := s.ask(ctx, req)
+	return a, how == uiAnswered
+}
+
+// ask is askUI that says how the dialog ended.
+func (s *server) ask(ctx context.Context, req uiRequest) (gjson.Result, uiOutcome) {
 	id, w, ctx, done := s.register(ctx, "ui_", 1)
 	defer done()
 	req.setID(id, s.opts.AskTimeout.Milliseconds())
 	s.out.send(req)
+	how := uiWithdrawn
 	select {
 	case a := <-w.ch:
-		return a, !a.Get("cancelled").Bool()
+		if a.Get("cancelled").Bool() {
+			return a, uiCancelled
+		}
+		return a, uiAnswered
 	case <-ctx.Done():
 	case <-s.timeout():
 		s.log.Warn("no answer to a UI request in time; taking it as denied", "id", id, "timeout", s.opts.AskTimeout)
+		how = uiTimedOut
 	}
 	done() // an answer from now on finds nothing waiting
 	s.out.send(uiCancelJSON{Type: "extension_ui_request", ID: s.host.next("ui_cancel_"), Method: "cancel", TargetID: id})
-	return gjson.Result{}, false
+	return gjson.Result{}, how
 }
 
 // timeout fires after --ask-timeout, or never when it is 0.

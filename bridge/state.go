@@ -134,6 +134,9 @@ func (s *server) cliConfig() (claudecli.Config, uint64) {
 	cfg.Effort = effortOf[set.thinkingLevel]
 	cfg.FastMode = set.fastMode
 	cfg.Host, cfg.AskPermissions = s.hostRequest, s.askOn()
+	if cfg.AskPermissions {
+		cfg.DialogKinds = dialogKinds()
+	}
 	if len(set.hostTools) > 0 || len(set.hostURIs) > 0 {
 		cfg.SDKServers = []string{hostServer}
 	}

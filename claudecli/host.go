@@ -11,7 +11,9 @@ import (
 // ControlRequest is a request the CLI makes of its host over the control
 // protocol (stream transport only): can_use_tool when it asks whether a tool
 // may run (--permission-prompt-tool stdio), mcp_message for a tool server
-// the host serves ([Config.SDKServers]).
+// the host serves ([Config.SDKServers]), elicitation when an MCP server
+// asks the user, request_user_dialog for a dialog of a kind the host
+// declared ([Config.DialogKinds]).
 type ControlRequest struct {
 	ID      string
 	Subtype string

@@ -57,6 +57,10 @@ type Config struct {
 	// Host answers the CLI's control requests (stream transport). Nil
 	// refuses them.
 	Host Host
+	// DialogKinds are the request_user_dialog kinds Host renders, declared
+	// in initialize (supportedDialogKinds): the CLI sends no other kind,
+	// and none without it (stream transport).
+	DialogKinds []string
 	// NoPersistence keeps the CLI from writing transcripts
 	// (--no-session-persistence): sessions cannot be resumed.
 	NoPersistence bool

@@ -88,7 +88,7 @@ func (s *stream) SetConfig(cfg Config) {
 func sameConfig(a, b Config) bool {
 	return a.Path == b.Path && a.Dir == b.Dir && a.Model == b.Model && a.Effort == b.Effort && a.FastMode == b.FastMode &&
 		a.PermissionMode == b.PermissionMode && a.AskPermissions == b.AskPermissions && a.AppendSystemPrompt == b.AppendSystemPrompt &&
-		slices.Equal(a.SDKServers, b.SDKServers) && slices.Equal(a.Env, b.Env) && slices.Equal(a.ExtraArgs, b.ExtraArgs) &&
+		slices.Equal(a.SDKServers, b.SDKServers) && slices.Equal(a.DialogKinds, b.DialogKinds) && slices.Equal(a.Env, b.Env) && slices.Equal(a.ExtraArgs, b.ExtraArgs) &&
 		reflect.DeepEqual(a.Settings, b.Settings)
 }
 
@@ -315,12 +315,16 @@ func (s *stream) startProc(session Session, warm bool) (*streamProc, error) {
 		host: s.cfg.Host, infoDone: make(chan struct{}), onLine: s.lineFrom,
 	}
 	go sp.read(s.maxLine)
+	init := map[string]any{"subtype": "initialize", "hooks": nil}
+	if len(s.cfg.DialogKinds) > 0 {
+		init["supportedDialogKinds"] = s.cfg.DialogKinds
+	}
 	// The SDKs open with initialize; the answer (commands, models) is not
 	// needed to run a turn, so the first user line follows at once. It is
 	// kept: get_available_models and get_commands read it (LiveInfo).
 	go func() {
 		defer close(sp.infoDone)
-		r, err := sp.request(map[string]any{"subtype": "initialize", "hooks": nil}, 30*time.Second)
+		r, err := sp.request(init, 30*time.Second)
 		if err != nil {
 			return
 		}

@@ -184,7 +184,7 @@ func loadConfig(args []string) (*viper.Viper, error) {
 	fs.BoolP("continue", "c", false, "start on the most recent session of the working directory")
 	fs.Bool("no-session", false, "keep the CLI from writing transcripts (--no-session-persistence) and write no pi session file: nothing can be resumed later")
 	fs.Bool("pi-sessions", true, "keep each session as pi keeps its own too: a pi session file (in --session-dir, else where pi keeps the working folder's), which pi-based hosts list and pi itself opens")
-	fs.Bool("ask", true, "ask the host (extension_ui_request) before tools that need permission, and pass AskUserQuestion on (stream transport; --ask=false refuses those tools instead)")
+	fs.Bool("ask", true, "ask the host (extension_ui_request) before tools that need permission, and pass AskUserQuestion, MCP servers' questions and the CLI's dialogs on (stream transport; --ask=false refuses those tools and declines the questions instead)")
 	fs.Duration("ask-timeout", DefaultAskTimeout, "how long to wait for the host's answer before denying; sent as the dialog's timeout (0: as long as the turn)")
 	fs.String("message-updates", bridge.UpdatesFull, "message_update frames: full (each carries the message so far; pi 0.73 hosts) or delta (the change only, as pi 1.5 writes them)")
 	fs.String("tool-names", "pi", "how tool calls are shown: pi (the CLI's tools pi has under pi's names and argument shapes: read, write, edit, bash, grep, find, ls) or claude (the CLI's names and arguments, as it prints them)")
