@@ -165,7 +165,10 @@
 //     it go while it finishes (new_session switches at once and answers
 //     once the old run has ended).
 //  4. A prompt (and abort_and_prompt) is answered before its agent_start;
-//     an abort after the run's agent_end (at once when idle); a run's last
+//     an abort after the run's agent_end (at once when idle; at once too
+//     while the run's CLI turn is being started, which may wait seconds
+//     for the previous CLI process to exit: the run ends, and the turn,
+//     once started, is interrupted and drained unseen); a run's last
 //     frames are queued before the bridge counts as idle, so a host that
 //     prompts on agent_end is never refused as busy, and get_state sent
 //     after agent_end says the bridge is idle.

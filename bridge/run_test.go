@@ -326,6 +326,42 @@ func TestRunAbortIsAnsweredAfterAgentEnd(t *testing.T) {
 	assert.Equal(t, "stop", end.Get("messages.1.stopReason").String())
 }
 
+// TestRunAbortWhileTurnStarts: while the transport starts the run's CLI
+// turn (it waits for the previous CLI process to exit), commands are
+// answered, and an abort ends the run at once; the turn, once started, is
+// interrupted and drained unseen, and the next prompt runs after it.
+func TestRunAbortWhileTurnStarts(t *testing.T) {
+	for _, per := range []bool{false, true} {
+		t.Run(map[bool]string{false: "stream", true: "per-turn"}[per], func(t *testing.T) {
+			rec := recording(t, "text")
+			hold := make(chan struct{})
+			fake := &claudetest.Transport{Per: per, Hold: hold, Scenarios: []claudetest.Scenario{
+				stallUntilInterrupt(rec, 0, resultLine(t), 0), replay(rec)}}
+			r := newRig(t, fake, Options{})
+			r.sendf(`{"type":"prompt","message":"hi"}`)
+			r.event("agent_start")
+			for _, q := range []string{"set_thinking_level", "get_state", "get_messages", "get_session_stats"} {
+				assert.True(t, r.call(map[string]any{"type": q, "level": "high"}).Get("success").Bool(), q)
+			}
+			abort := r.sendf(`{"type":"abort"}`)
+			end := r.event("agent_end")
+			r.answer(abort)
+			assert.Equal(t, "aborted", last(end.Get("messages").Array()).Get("stopReason").String())
+			assert.Empty(t, fake.Turns(), "answered before the turn started")
+			close(hold)
+			r.sendf(`{"type":"prompt","message":"again"}`)
+			end = r.event("agent_end")
+			assert.Equal(t, "stop", end.Get("messages.1.stopReason").String())
+			require.Len(t, fake.Turns(), 2)
+			select {
+			case <-fake.Turns()[0].Interrupted():
+			default:
+				t.Error("the aborted run's turn was not interrupted")
+			}
+		})
+	}
+}
+
 func TestRunSteerAtToolBoundary(t *testing.T) {
 	rec := recording(t, "steer-at-tool-boundary")
 	recorded := gjson.ParseBytes(rec.Inputs[1]).Get("uuid").String()

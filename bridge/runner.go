@@ -215,6 +215,7 @@ type run struct {
 	aborted    bool
 	released   bool // the CLI turn is released: nothing more is handed to it
 	begun      bool // its first turn was started (before_agent_start was called)
+	starting   bool // a CLI turn is being started (startTurn), not yet attached
 	then       *message
 	thenCall   *call   // the abort_and_prompt that gave then
 	abortIDs   []*call // abort calls answered after agent_end
@@ -303,6 +304,17 @@ func (r *run) interrupt() {
 	}
 }
 
+// abortRun aborts r (abort, abort_and_prompt). A prompt's run whose CLI
+// turn is still being started (the transport waits for the previous CLI
+// process to exit, or starts one) ends at once, as pi's: the turn, once
+// started, is interrupted and drained unseen (turnStarted). On the loop.
+func (o *runner) abortRun(r *run) {
+	r.interrupt()
+	if r.starting && r.compaction == nil && !r.tr.Ended() {
+		o.finish(r, r.tr.Abort())
+	}
+}
+
 // close ends the running prompt, if any, as an abort and stops the quiet
 // reader (shutdown); the loop ends once their readers did.
 func (o *runner) close() {
@@ -356,7 +368,7 @@ func (s *server) enqueue(c *call, steer bool) (any, error) {
 func (s *server) abortAndPrompt(c *call) (any, error) {
 	return s.withMessage(c, func(o *runner, m message) (any, error) {
 		o.cur.then, o.cur.thenCall = &m, c
-		o.cur.interrupt()
+		o.abortRun(o.cur)
 		s.out.send(okResponse(c.id, c.typ, nil))
 		return nil, errAnswered
 	})
@@ -476,7 +488,7 @@ func (s *server) abort(c *call) (any, error) {
 	s.runs.do(func() {
 		if r := s.runs.cur; r != nil {
 			r.abortIDs = append(r.abortIDs, c)
-			r.interrupt()
+			s.runs.abortRun(r)
 			answered = true
 		}
 	})
@@ -762,7 +774,7 @@ func (o *runner) startTurn(r *run, m message) {
 	text := s.st.takePromptContext(m.text)
 	uuid := sessions.NewID()
 	first := !r.begun
-	r.begun = true
+	r.begun, r.starting = true, true
 	o.offLoop(func() func() {
 		if first && s.ext != nil {
 			// As pi, before the run's first model call: what the
@@ -789,6 +801,11 @@ func (o *runner) startTurn(r *run, m message) {
 // first. On the loop.
 func (o *runner) turnStarted(r *run, turn claudecli.Turn, err error, uuid string, session claudecli.Session) {
 	s := o.s
+	r.starting = false
+	if err != nil && r.tr.Ended() { // aborted while it started (abortRun)
+		s.log.Debug("starting claude", "err", err)
+		return
+	}
 	if err != nil {
 		s.log.Error("starting claude", "err", err)
 		o.finish(r, r.tr.Fail("starting claude: "+err.Error()))
