@@ -4,7 +4,7 @@
 //
 // # Data flow
 //
-// One goroutine reads the host's lines (readLines) and hands them to the
+// One goroutine reads the host's lines (hostReader) and hands them to the
 // dispatcher (Serve's loop), which parses each into a call, looks its type
 // up in the one table of commands ([commandTable]: name, request fields,
 // handler, response type, docs), checks the fields, and runs the handler

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
+	"go.uber.org/goleak"
 
 	"github.com/claude-rpc/claude-rpc/bridge/rpcframe"
 	"github.com/claude-rpc/claude-rpc/claudecli"
@@ -52,16 +53,8 @@ func newRig(t *testing.T, fake *claudetest.Transport, opts Options) *rig {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	opts.transport = fake
-	if opts.CLI.Dir == "" {
-		opts.CLI.Dir = t.TempDir()
-	}
-	opts.CLI.Env = append(opts.CLI.Env, "CLAUDE_CONFIG_DIR="+t.TempDir())
-	if opts.query == nil {
-		opts.query = func(context.Context, claudecli.Config, time.Duration) (claudecli.Info, error) {
-			return claudecli.Info{}, errors.New("no CLI in these tests")
-		}
-	}
+	opts = rigOptions(t, fake, opts)
+	before := goleak.IgnoreCurrent()
 	r := &rig{t: t, fake: fake, in: inW, frames: make(chan gjson.Result, 1024), done: make(chan error, 1)}
 	go func() {
 		r.done <- Serve(context.Background(), inR, outW, opts)
@@ -95,9 +88,29 @@ func newRig(t *testing.T, fake *claudetest.Transport, opts Options) *rig {
 			assert.NoError(t, err)
 		case <-time.After(waitFor):
 			t.Error("Serve did not return after stdin ended")
+			return
 		}
+		// Every goroutine the bridge started has ended with Serve.
+		goleak.VerifyNone(t, before)
 	})
 	return r
+}
+
+// rigOptions are opts for a bridge under test on fake: in folders of the
+// test's, with no CLI to ask for its models.
+func rigOptions(t *testing.T, fake *claudetest.Transport, opts Options) Options {
+	t.Helper()
+	opts.transport = fake
+	if opts.CLI.Dir == "" {
+		opts.CLI.Dir = t.TempDir()
+	}
+	opts.CLI.Env = append(opts.CLI.Env, "CLAUDE_CONFIG_DIR="+t.TempDir())
+	if opts.query == nil {
+		opts.query = func(context.Context, claudecli.Config, time.Duration) (claudecli.Info, error) {
+			return claudecli.Info{}, errors.New("no CLI in these tests")
+		}
+	}
+	return opts
 }
 
 // sendf writes a command, format with args, with the next id ("c1", "c2",
