@@ -104,7 +104,10 @@
 //   - runner (runner.go, compact.go): the run, the queues (and those held
 //     aside during a run of the CLI's own), handed steering messages, the
 //     turn of the CLI's own read quietly or offered. It has no lock: its
-//     fields are its loop's; it asks state through state's methods.
+//     fields are its loop's; it asks state through state's methods. Each
+//     method that touches them says "On the loop." and checks it
+//     (runner.onLoop: in the package's tests it panics when called from
+//     another goroutine; in production it is off).
 //   - sessionFiles (pifiles.go): the session's pi file (Options.PiSessions)
 //     and its writers; a goroutine of its own, woken when state queued
 //     entries (state.queue, under state's mutex: a send that never
