@@ -110,6 +110,7 @@ func (o *runner) runCompact(r *run, text string) {
 func (o *runner) compactLine(r *run, line []byte, err error) bool {
 	o.onLoop()
 	if errors.Is(err, jsonl.ErrLineTooLong) {
+		o.tooLong(err)
 		return true
 	}
 	if err != nil {

@@ -57,6 +57,14 @@
 // run. That report is the one thing that separates a prompt's turn from
 // one of the CLI's own.
 //
+// A line the CLI prints that is longer than Options.MaxLine is skipped by
+// the transport, which says so to the turn (claudecli.Turn's Next); the
+// runner logs it and shows the host an error notice among the turn's
+// events (extension_ui_request, method notify, notifyType error: pi has no
+// event for a lost line, nor does an assistant message's errorMessage fit
+// a turn that goes on). The turn goes on without the line; what it held (a
+// reply's text, a tool call's input or result) is missing from the run.
+//
 // During a run of the CLI's own, commands follow pi's rules for a run in
 // progress: prompt is refused ("Agent is already processing") unless it
 // has streamingBehavior; steer (or a steer prompt) is handed to the CLI's

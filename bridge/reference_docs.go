@@ -183,7 +183,7 @@ var referenceDocs = schema.Docs{
 	"github.com/claude-rpc/claude-rpc/bridge.uiEditorJSON":                          "uiEditorJSON asks the host for text in an editor: an extension's ctx.ui.editor (--extension). Answer with extension_ui_response {id, value} or {id, cancelled:true}.",
 	"github.com/claude-rpc/claude-rpc/bridge.uiInputJSON":                           "uiInputJSON asks the host for text: an AskUserQuestion question that allows several answers or none of its options.",
 	"github.com/claude-rpc/claude-rpc/bridge.uiInputJSON.Placeholder":               "Placeholder lists the question's options, if any.",
-	"github.com/claude-rpc/claude-rpc/bridge.uiNotifyJSON":                          "uiNotifyJSON is an extension's ctx.ui.notify (--extension): fire-and-forget.",
+	"github.com/claude-rpc/claude-rpc/bridge.uiNotifyJSON":                          "uiNotifyJSON is an extension's ctx.ui.notify (--extension): fire-and-forget. The bridge sends one of its own, notifyType error, when the CLI printed a line longer than --max-line: the line is skipped and the turn goes on without it (pi has no event for a lost line).",
 	"github.com/claude-rpc/claude-rpc/bridge.uiNotifyJSON.NotifyType":               "NotifyType is info, warning or error.",
 	"github.com/claude-rpc/claude-rpc/bridge.uiSelectJSON":                          "uiSelectJSON asks the host to choose: a tool's permission (Allow once, Allow always, Deny) or one of AskUserQuestion's options. Answer with extension_ui_response {id, value} or {id, cancelled:true}.",
 	"github.com/claude-rpc/claude-rpc/bridge.uiSelectJSON.Message":                  "Message says what is asked: the tool and its command or file, or the question. (pi's select has no message; claude-rpc adds it.)",

@@ -724,6 +724,7 @@ func (o *runner) quietLine(rd *lineReader, line []byte, err error) bool {
 	o.s.out.lineRead()
 	switch {
 	case errors.Is(err, jsonl.ErrLineTooLong):
+		o.tooLong(err)
 		return true
 	case err != nil: // stopped, or the process ended
 		o.quietEnded(q)
@@ -875,7 +876,7 @@ func (o *runner) runLine(r *run, line []byte, err error) bool {
 		}
 	}
 	if errors.Is(err, jsonl.ErrLineTooLong) {
-		s.log.Error("claude printed a line over the limit; it is skipped", "err", err)
+		o.tooLong(err)
 		return true
 	}
 	if err != nil {
@@ -922,6 +923,18 @@ func (o *runner) runLine(r *run, line []byte, err error) bool {
 	}
 	o.emit(r, s.subs.observe(evs, s.subagentFile(tr)))
 	return true
+}
+
+// tooLong tells of a CLI line over the limit (--max-line), which the
+// transport skipped: in the log, and to the host as an error notice
+// (extension_ui_request notify, notifyType error; pi has no event for a
+// lost line). The turn goes on; what the line held (a reply's text, a
+// tool's result) is missing from it. On the loop.
+func (o *runner) tooLong(err error) {
+	o.onLoop()
+	o.s.log.Error("claude printed a line over the limit; it is skipped", "err", err)
+	o.s.out.send(uiNotifyJSON{Type: "extension_ui_request", ID: o.s.host.next("ui_"), Method: "notify", NotifyType: "error",
+		Message: "claude printed a line longer than claude-rpc reads (--max-line); it was skipped and the turn goes on without it: " + err.Error()})
 }
 
 // turnOver follows the end of r's CLI turn: the run goes on with what

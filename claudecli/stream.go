@@ -131,7 +131,7 @@ type streamProc struct {
 	session string
 	name    string // the session's display name it was started with
 	stdin   *inbox
-	lines   chan []byte       // the CLI's output lines that are not control messages
+	lines   chan procLine     // the CLI's output lines that are not control messages
 	onLine  func(*streamProc) // told before each such line is queued
 	retired atomic.Bool       // replaced or closed: its lines begin no turn
 	free    chan []byte       // line buffers to read into again ([streamProc.recycle])
@@ -409,7 +409,7 @@ func (s *stream) startProc(cfg Config, session Session, warm bool) (*streamProc,
 	}
 	sp := &streamProc{
 		p: p, session: session.ID, name: session.Name, stdin: newInbox(stdin),
-		lines: make(chan []byte, 64), free: make(chan []byte, 128), dead: make(chan struct{}),
+		lines: make(chan procLine, 64), free: make(chan []byte, 128), dead: make(chan struct{}),
 		pending: map[string]chan gjson.Result{}, inflight: map[string]context.CancelFunc{},
 		host: cfg.Host, infoDone: make(chan struct{}), onLine: s.lineFrom,
 	}
@@ -461,7 +461,11 @@ func (sp *streamProc) read(maxLine int) {
 		}
 		line, err := lr.NextOwned(buf)
 		if errors.Is(err, jsonl.ErrLineTooLong) {
-			continue // the turn loses that line; the CLI goes on
+			// Skipped; the turn is told (its Next returns err), and the
+			// CLI goes on.
+			sp.onLine(sp)
+			sp.lines <- procLine{err: err}
+			continue
 		}
 		if err != nil {
 			return
@@ -477,11 +481,18 @@ func (sp *streamProc) read(maxLine int) {
 			sp.cancel(gjson.GetBytes(line, "request_id").String())
 		default:
 			sp.onLine(sp)
-			sp.lines <- line
+			sp.lines <- procLine{b: line}
 			continue
 		}
 		sp.recycle(line)
 	}
+}
+
+// procLine is a line of the CLI's for the turn: b, or err (wrapping
+// jsonl.ErrLineTooLong) for a line too long to keep, which was skipped.
+type procLine struct {
+	b   []byte
+	err error
 }
 
 // maxRecycled is the capacity of the largest line buffer kept for reading
@@ -756,15 +767,15 @@ func (t *streamTurn) Next() ([]byte, error) {
 	default:
 	}
 	select {
-	case line, ok := <-t.sp.lines:
+	case l, ok := <-t.sp.lines:
 		if !ok {
 			<-t.sp.p.Done()
 			t.dead = true
 			t.markEnded()
 			return nil, io.EOF
 		}
-		t.last = line
-		return line, nil
+		t.last = l.b
+		return l.b, l.err
 	case <-t.ended:
 		return nil, io.EOF
 	}
