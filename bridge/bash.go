@@ -85,9 +85,7 @@ func (s *server) bash(c *call) (any, error) {
 		cancel()
 		return nil, errors.New("a bash command is already running; abort_bash stops it")
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	started := s.goes.start(func() {
 		defer close(b.done)
 		res, err := s.execBash(ctx, cmdline, &bashUpdates{out: s.out, id: c.id})
 		cancel()
@@ -100,7 +98,13 @@ func (s *server) bash(c *call) (any, error) {
 			s.st.addBashContext(bashContextText(cmdline, res))
 		}
 		s.out.send(okResponse(c.id, c.typ, res))
-	}()
+	})
+	if !started {
+		cancel()
+		close(b.done)
+		s.bashJ.ended()
+		return nil, errShutdown
+	}
 	return nil, errAnswered
 }
 

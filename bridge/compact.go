@@ -79,6 +79,7 @@ type compaction struct {
 // runCompact begins r, a compaction: compaction_start, then its CLI turn.
 // On the runner's loop.
 func (o *runner) runCompact(r *run, text string) {
+	o.onLoop()
 	o.s.out.events([]transform.Event{{Type: transform.EventCompactionStart, Reason: "manual"}})
 	r.tr = transform.NewTranslator(nowMillis)
 	r.tr.SetToolNames(o.s.opts.ToolNames)
@@ -107,7 +108,9 @@ func (o *runner) runCompact(r *run, text string) {
 // turn's end, which ends r). It reports whether the turn's reader reads
 // on. On the runner's loop.
 func (o *runner) compactLine(r *run, line []byte, err error) bool {
+	o.onLoop()
 	if errors.Is(err, jsonl.ErrLineTooLong) {
+		o.tooLong(err)
 		return true
 	}
 	if err != nil {
@@ -135,6 +138,7 @@ func (o *runner) compactLine(r *run, line []byte, err error) bool {
 // compactDone ends r, a compaction whose CLI turn is over: compaction_end,
 // the command's answer, and the run's end. On the runner's loop.
 func (o *runner) compactDone(r *run) {
+	o.onLoop()
 	s, comp := o.s, r.compaction
 	res, err := o.compacted(r)
 	end := transform.Event{Type: transform.EventCompactionEnd, Reason: "manual", Compaction: res}

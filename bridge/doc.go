@@ -4,7 +4,7 @@
 //
 // # Data flow
 //
-// One goroutine reads the host's lines (readLines) and hands them to the
+// One goroutine reads the host's lines (hostReader) and hands them to the
 // dispatcher (Serve's loop), which parses each into a call, looks its type
 // up in the one table of commands ([commandTable]: name, request fields,
 // handler, response type, docs), checks the fields, and runs the handler
@@ -57,6 +57,14 @@
 // run. That report is the one thing that separates a prompt's turn from
 // one of the CLI's own.
 //
+// A line the CLI prints that is longer than Options.MaxLine is skipped by
+// the transport, which says so to the turn (claudecli.Turn's Next); the
+// runner logs it and shows the host an error notice among the turn's
+// events (extension_ui_request, method notify, notifyType error: pi has no
+// event for a lost line, nor does an assistant message's errorMessage fit
+// a turn that goes on). The turn goes on without the line; what it held (a
+// reply's text, a tool call's input or result) is missing from the run.
+//
 // During a run of the CLI's own, commands follow pi's rules for a run in
 // progress: prompt is refused ("Agent is already processing") unless it
 // has streamingBehavior; steer (or a steer prompt) is handed to the CLI's
@@ -106,7 +114,10 @@
 //   - runner (runner.go, compact.go): the run, the queues (and those held
 //     aside during a run of the CLI's own), handed steering messages, the
 //     turn of the CLI's own read quietly or offered. It has no lock: its
-//     fields are its loop's; it asks state through state's methods.
+//     fields are its loop's; it asks state through state's methods. Each
+//     method that touches them says "On the loop." and checks it
+//     (runner.onLoop: in the package's tests it panics when called from
+//     another goroutine; in production it is off).
 //   - sessionFiles (pifiles.go): the session's pi file (Options.PiSessions)
 //     and its writers; a goroutine of its own, woken when state queued
 //     entries (state.queue, under state's mutex: a send that never
@@ -167,7 +178,10 @@
 //     it go while it finishes (new_session switches at once and answers
 //     once the old run has ended).
 //  4. A prompt (and abort_and_prompt) is answered before its agent_start;
-//     an abort after the run's agent_end (at once when idle); a run's last
+//     an abort after the run's agent_end (at once when idle; at once too
+//     while the run's CLI turn is being started, which may wait seconds
+//     for the previous CLI process to exit: the run ends, and the turn,
+//     once started, is interrupted and drained unseen); a run's last
 //     frames are queued before the bridge counts as idle, so a host that
 //     prompts on agent_end is never refused as busy, and get_state sent
 //     after agent_end says the bridge is idle.

@@ -481,9 +481,8 @@ func (s *server) extUI(m gjson.Result) {
 		return
 	}
 	uiID := m.Get("uiId").Int()
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	// Refused at shutdown: the extension host is ended with the bridge.
+	s.goes.start(func() {
 		answer := map[string]any{"type": "ui_response", "uiId": uiID}
 		if a, ok := s.askUI(s.ctx, req); ok {
 			if v := a.Get("value"); v.Exists() {
@@ -496,7 +495,7 @@ func (s *server) extUI(m gjson.Result) {
 			answer["cancelled"] = true
 		}
 		_ = s.ext.send(answer) // a host that is gone has nobody to answer
-	}()
+	})
 }
 
 // callExtTool runs an extension's tool in the host for the CLI's

@@ -621,7 +621,9 @@ type uiSetTitleJSON struct {
 }
 
 // uiNotifyJSON is an extension's ctx.ui.notify (--extension):
-// fire-and-forget.
+// fire-and-forget. The bridge sends one of its own, notifyType error, when
+// the CLI printed a line longer than --max-line: the line is skipped and
+// the turn goes on without it (pi has no event for a lost line).
 type uiNotifyJSON struct {
 	Type    string `json:"type"`
 	ID      string `json:"id"`

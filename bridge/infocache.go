@@ -73,11 +73,10 @@ func (s *server) saveCache(info *claudecli.Info) {
 // saveLimitsLater writes the cache on a goroutine of the bridge's, after a
 // run told limits not known before.
 func (s *server) saveLimitsLater() {
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	// Refused at shutdown: the limits are saved with the next run's.
+	s.goes.start(func() {
 		s.saveCache(nil)
-	}()
+	})
 }
 
 // infoFreshFor is how long a cache entry is taken as it is on the pipe and

@@ -231,16 +231,18 @@ func (s *server) cliInfo(ctx context.Context) (claudecli.Info, error) {
 func (s *server) queryInfo(ctx context.Context) (claudecli.Info, error) {
 	wait, first := s.info.joinQuery()
 	if first {
-		s.wg.Add(1) // the caller is one of the server's goroutines: wg is not zero
-		go func() {
-			defer s.wg.Done()
+		started := s.goes.start(func() {
 			got, err := s.opts.query(s.ctx, s.opts.CLI, infoTimeout)
 			s.info.queried(got, err)
 			if err == nil {
 				s.saveCache(&got)
 			}
 			close(wait)
-		}()
+		})
+		if !started { // shutting down: the callers sharing it are answered so
+			s.info.queried(claudecli.Info{}, errShutdown)
+			close(wait)
+		}
 	}
 	select {
 	case <-wait:

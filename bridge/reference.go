@@ -152,7 +152,7 @@ var (
 	notEmitted = map[string]string{
 		"auto_compaction_start, auto_compaction_end": "the names pi's forks once used; claude-rpc writes pi's compaction_start/compaction_end (pi 0.73.1 and 1.5.2 alike) and only those, so a host that handles both never sees one compaction twice",
 		"extension_error": "claude-rpc runs no pi extensions",
-		"extension_ui_request with method confirm, editor, notify, setStatus, setWidget, setTitle or set_editor_text": "the CLI asks nothing that needs them: permissions and AskUserQuestion come as select or input",
+		"extension_ui_request with method confirm, editor, setStatus, setWidget, setTitle or set_editor_text": "the CLI asks nothing that needs them: permissions and AskUserQuestion come as select or input",
 	}
 )
 

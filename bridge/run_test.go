@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
+	"go.uber.org/goleak"
 
 	"github.com/claude-rpc/claude-rpc/bridge/rpcframe"
 	"github.com/claude-rpc/claude-rpc/claudecli"
@@ -52,16 +53,8 @@ func newRig(t *testing.T, fake *claudetest.Transport, opts Options) *rig {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	opts.transport = fake
-	if opts.CLI.Dir == "" {
-		opts.CLI.Dir = t.TempDir()
-	}
-	opts.CLI.Env = append(opts.CLI.Env, "CLAUDE_CONFIG_DIR="+t.TempDir())
-	if opts.query == nil {
-		opts.query = func(context.Context, claudecli.Config, time.Duration) (claudecli.Info, error) {
-			return claudecli.Info{}, errors.New("no CLI in these tests")
-		}
-	}
+	opts = rigOptions(t, fake, opts)
+	before := goleak.IgnoreCurrent()
 	r := &rig{t: t, fake: fake, in: inW, frames: make(chan gjson.Result, 1024), done: make(chan error, 1)}
 	go func() {
 		r.done <- Serve(context.Background(), inR, outW, opts)
@@ -95,9 +88,29 @@ func newRig(t *testing.T, fake *claudetest.Transport, opts Options) *rig {
 			assert.NoError(t, err)
 		case <-time.After(waitFor):
 			t.Error("Serve did not return after stdin ended")
+			return
 		}
+		// Every goroutine the bridge started has ended with Serve.
+		goleak.VerifyNone(t, before)
 	})
 	return r
+}
+
+// rigOptions are opts for a bridge under test on fake: in folders of the
+// test's, with no CLI to ask for its models.
+func rigOptions(t *testing.T, fake *claudetest.Transport, opts Options) Options {
+	t.Helper()
+	opts.transport = fake
+	if opts.CLI.Dir == "" {
+		opts.CLI.Dir = t.TempDir()
+	}
+	opts.CLI.Env = append(opts.CLI.Env, "CLAUDE_CONFIG_DIR="+t.TempDir())
+	if opts.query == nil {
+		opts.query = func(context.Context, claudecli.Config, time.Duration) (claudecli.Info, error) {
+			return claudecli.Info{}, errors.New("no CLI in these tests")
+		}
+	}
+	return opts
 }
 
 // sendf writes a command, format with args, with the next id ("c1", "c2",
@@ -324,6 +337,42 @@ func TestRunAbortIsAnsweredAfterAgentEnd(t *testing.T) {
 	r.sendf(`{"type":"prompt","message":"again"}`)
 	end = r.event("agent_end")
 	assert.Equal(t, "stop", end.Get("messages.1.stopReason").String())
+}
+
+// TestRunAbortWhileTurnStarts: while the transport starts the run's CLI
+// turn (it waits for the previous CLI process to exit), commands are
+// answered, and an abort ends the run at once; the turn, once started, is
+// interrupted and drained unseen, and the next prompt runs after it.
+func TestRunAbortWhileTurnStarts(t *testing.T) {
+	for _, per := range []bool{false, true} {
+		t.Run(map[bool]string{false: "stream", true: "per-turn"}[per], func(t *testing.T) {
+			rec := recording(t, "text")
+			hold := make(chan struct{})
+			fake := &claudetest.Transport{Per: per, Hold: hold, Scenarios: []claudetest.Scenario{
+				stallUntilInterrupt(rec, 0, resultLine(t), 0), replay(rec)}}
+			r := newRig(t, fake, Options{})
+			r.sendf(`{"type":"prompt","message":"hi"}`)
+			r.event("agent_start")
+			for _, q := range []string{"set_thinking_level", "get_state", "get_messages", "get_session_stats"} {
+				assert.True(t, r.call(map[string]any{"type": q, "level": "high"}).Get("success").Bool(), q)
+			}
+			abort := r.sendf(`{"type":"abort"}`)
+			end := r.event("agent_end")
+			r.answer(abort)
+			assert.Equal(t, "aborted", last(end.Get("messages").Array()).Get("stopReason").String())
+			assert.Empty(t, fake.Turns(), "answered before the turn started")
+			close(hold)
+			r.sendf(`{"type":"prompt","message":"again"}`)
+			end = r.event("agent_end")
+			assert.Equal(t, "stop", end.Get("messages.1.stopReason").String())
+			require.Len(t, fake.Turns(), 2)
+			select {
+			case <-fake.Turns()[0].Interrupted():
+			default:
+				t.Error("the aborted run's turn was not interrupted")
+			}
+		})
+	}
 }
 
 func TestRunSteerAtToolBoundary(t *testing.T) {

@@ -58,7 +58,13 @@ type runner struct {
 	// alive counts the readers and turn starts under way: the loop ends
 	// once closed with none left.
 	alive int
+	// loopG is the loop's goroutine: each method marked "On the loop."
+	// checks it runs there (onLoop; in tests).
+	loopG loopID
 }
+
+// onLoop panics, when the check is on (tests), unless called on the loop.
+func (o *runner) onLoop() { o.loopG.check() }
 
 // lineMsg is one line a reader read, or its error.
 type lineMsg struct {
@@ -105,6 +111,7 @@ func newRunner(s *server) *runner {
 // loop runs the runner's messages and its readers' lines until it is
 // closed and no reader or turn start is left.
 func (o *runner) loop() {
+	o.loopG.mark()
 	defer close(o.exited)
 	for !o.closed || o.alive > 0 {
 		select {
@@ -158,6 +165,7 @@ var errClosed = errors.New("claude-rpc is shutting down")
 
 // read starts a reader for turn. On the loop.
 func (o *runner) read(turn claudecli.Turn) *lineReader {
+	o.onLoop()
 	rd := &lineReader{ack: make(chan bool, 1)}
 	o.alive++
 	go func() {
@@ -176,6 +184,7 @@ func (o *runner) read(turn claudecli.Turn) *lineReader {
 // and then, on the loop, what work returns; the loop does not end
 // meanwhile (alive counts it). On the loop.
 func (o *runner) offLoop(work func() (then func())) {
+	o.onLoop()
 	o.alive++
 	go func() {
 		then := work()
@@ -187,8 +196,9 @@ func (o *runner) offLoop(work func() (then func())) {
 }
 
 // line hands a reader's line to whose it is; it reports whether the
-// reader reads on.
+// reader reads on. On the loop.
 func (o *runner) line(l lineMsg) bool {
+	o.onLoop()
 	more := true
 	switch {
 	case l.rd.quiet != nil:
@@ -216,6 +226,7 @@ type run struct {
 	aborted    bool
 	released   bool // the CLI turn is released: nothing more is handed to it
 	begun      bool // its first turn was started (before_agent_start was called)
+	starting   bool // a CLI turn is being started (startTurn), not yet attached
 	then       *message
 	thenCall   *call   // the abort_and_prompt that gave then
 	abortIDs   []*call // abort calls answered after agent_end
@@ -304,6 +315,18 @@ func (r *run) interrupt() {
 	}
 }
 
+// abortRun aborts r (abort, abort_and_prompt). A prompt's run whose CLI
+// turn is still being started (the transport waits for the previous CLI
+// process to exit, or starts one) ends at once, as pi's: the turn, once
+// started, is interrupted and drained unseen (turnStarted). On the loop.
+func (o *runner) abortRun(r *run) {
+	o.onLoop()
+	r.interrupt()
+	if r.starting && r.compaction == nil && !r.tr.Ended() {
+		o.finish(r, r.tr.Abort())
+	}
+}
+
 // close ends the running prompt, if any, as an abort and stops the quiet
 // reader (shutdown); the loop ends once their readers did.
 func (o *runner) close() {
@@ -357,7 +380,7 @@ func (s *server) enqueue(c *call, steer bool) (any, error) {
 func (s *server) abortAndPrompt(c *call) (any, error) {
 	return s.withMessage(c, func(o *runner, m message) (any, error) {
 		o.cur.then, o.cur.thenCall = &m, c
-		o.cur.interrupt()
+		o.abortRun(o.cur)
 		s.out.send(okResponse(c.id, c.typ, nil))
 		return nil, errAnswered
 	})
@@ -387,6 +410,7 @@ func (s *server) withMessage(c *call, busy func(*runner, message) (any, error)) 
 // queue queues a message, handing steering to the CLI at once where a
 // turn takes it, and tells the host (queue_update). On the loop.
 func (o *runner) queue(m message, steer bool) dispositionData {
+	o.onLoop()
 	if steer {
 		o.steerQ = append(o.steerQ, m)
 	} else {
@@ -404,6 +428,7 @@ func (o *runner) queue(m message, steer bool) dispositionData {
 // new turn's turn_start, before the user message. A steer shown later (a
 // message streams) gets its queue_update at once. On the loop.
 func (o *runner) delivered(r *run, evs []transform.Event, update bool) {
+	o.onLoop()
 	at := len(evs)
 	for i := range evs {
 		if evs[i].Type == transform.EventMessageStart {
@@ -422,6 +447,7 @@ func (o *runner) delivered(r *run, evs []transform.Event, update bool) {
 // session's entries (its pi file) as it ends, if r belongs to the session
 // in use. On the loop.
 func (o *runner) emit(r *run, evs []transform.Event) {
+	o.onLoop()
 	o.s.st.noteMessages(r.gen, evs)
 	o.s.out.events(evs)
 }
@@ -429,6 +455,7 @@ func (o *runner) emit(r *run, evs []transform.Event) {
 // queueChanged sends queue_update with the queues as they are. On the
 // loop.
 func (o *runner) queueChanged() {
+	o.onLoop()
 	q := queueUpdateJSON{Type: "queue_update", Steering: []string{}, FollowUp: []string{}}
 	if r := o.cur; r != nil {
 		for _, h := range r.handed {
@@ -502,6 +529,7 @@ func (s *server) clearQueue(*call) (any, error) {
 // where a run that ended before the CLI started it put it back
 // ([runner.finish]). On the loop.
 func (o *runner) unqueue(uuid string) bool {
+	o.onLoop()
 	i := slices.IndexFunc(o.steerQ, func(m message) bool { return m.handed == uuid })
 	if i < 0 {
 		return false
@@ -513,6 +541,7 @@ func (o *runner) unqueue(uuid string) bool {
 // letGo forgets a steering message the CLI let go of without starting it
 // (cancelled), if the run still holds it. On the loop.
 func (o *runner) letGo(uuid string) {
+	o.onLoop()
 	r := o.cur
 	if r == nil || r.turn == nil {
 		return
@@ -531,7 +560,7 @@ func (s *server) abort(c *call) (any, error) {
 	s.runs.do(func() {
 		if r := s.runs.cur; r != nil {
 			r.abortIDs = append(r.abortIDs, c)
-			r.interrupt()
+			s.runs.abortRun(r)
 			answered = true
 		}
 	})
@@ -588,6 +617,7 @@ func (o *runner) detach(switchSession func()) (<-chan struct{}, bool) {
 
 // idle calls Options.Idle when nothing runs. On the loop.
 func (o *runner) idle() {
+	o.onLoop()
 	if o.cur == nil && o.s.opts.Idle != nil {
 		o.s.opts.Idle()
 	}
@@ -595,6 +625,7 @@ func (o *runner) idle() {
 
 // startRun acknowledges c and starts a run for m. On the loop.
 func (o *runner) startRun(c *call, m message) {
+	o.onLoop()
 	// Acknowledge before agent_start: the run's first frames are queued
 	// after this response.
 	o.s.out.send(okResponse(c.id, c.typ, dispositionData{Disposition: "started"}))
@@ -607,6 +638,7 @@ func (o *runner) startRun(c *call, m message) {
 // launch makes a run for m the running one and starts it once the quiet
 // reader, if any, stopped. On the loop.
 func (o *runner) launch(m message) *run {
+	o.onLoop()
 	r := o.newRun()
 	o.afterQuiet(func(carry []byte) {
 		r.carry = carry
@@ -617,6 +649,7 @@ func (o *runner) launch(m message) *run {
 
 // newRun makes a run the running one. On the loop.
 func (o *runner) newRun() *run {
+	o.onLoop()
 	r := &run{gen: o.s.st.generation(), done: make(chan struct{}), outstanding: map[string]bool{}}
 	o.cur = r
 	return r
@@ -627,6 +660,7 @@ func (o *runner) newRun() *run {
 // the sub-agents), with the line that began a turn if the reader held
 // one. On the loop.
 func (o *runner) afterQuiet(start func(carry []byte)) {
+	o.onLoop()
 	q := o.quiet
 	if q == nil {
 		start(nil)
@@ -640,6 +674,7 @@ func (o *runner) afterQuiet(start func(carry []byte)) {
 // (or the bridge shuts down), what it still reads is not shown. On the
 // loop.
 func (o *runner) stopQuiet(dropped bool) {
+	o.onLoop()
 	q := o.quiet
 	if q == nil {
 		return
@@ -654,6 +689,7 @@ func (o *runner) stopQuiet(dropped bool) {
 // follow-up message the host queues meanwhile, all inside one agent_start
 // … agent_end). On the loop.
 func (o *runner) runPrompt(r *run, m message) {
+	o.onLoop()
 	r.tr = o.translator()
 	o.emit(r, r.tr.Start(m.userMessage()))
 	// Steering messages that waited while idle go to the model with the
@@ -675,6 +711,7 @@ func (o *runner) runPrompt(r *run, m message) {
 
 // translator makes a run's translator. On the loop.
 func (o *runner) translator() *transform.Translator {
+	o.onLoop()
 	s := o.s
 	tr := transform.NewTranslator(nowMillis)
 	tr.SetToolNames(s.opts.ToolNames)
@@ -693,6 +730,7 @@ func (o *runner) translator() *transform.Translator {
 // the run going on; with nothing queued (taken by a new_session
 // meanwhile) the run ends. On the loop.
 func (o *runner) goOn(r *run) {
+	o.onLoop()
 	next := o.dequeue()
 	if len(next) == 0 {
 		o.finish(r, r.tr.End())
@@ -725,6 +763,7 @@ func (o *runner) ownTurn(t claudecli.OwnTurn) {
 
 // startOwn claims t and reads it as a quiet turn. On the loop, while idle.
 func (o *runner) startOwn(t claudecli.OwnTurn) {
+	o.onLoop()
 	if !t.Claim() {
 		return // taken over meanwhile
 	}
@@ -735,12 +774,14 @@ func (o *runner) startOwn(t claudecli.OwnTurn) {
 
 // quietLine handles a line of a quiet turn: until a line begins a turn of
 // the CLI's own, which makes it a run (runOwn), or a run of the host's
-// stops it. It reports whether its reader reads on.
+// stops it. It reports whether its reader reads on. On the loop.
 func (o *runner) quietLine(rd *lineReader, line []byte, err error) bool {
+	o.onLoop()
 	q := rd.quiet
 	o.s.out.lineRead()
 	switch {
 	case errors.Is(err, jsonl.ErrLineTooLong):
+		o.tooLong(err)
 		return true
 	case err != nil: // stopped, or the process ended
 		o.quietEnded(q)
@@ -780,6 +821,7 @@ func (o *runner) quietLine(rd *lineReader, line []byte, err error) bool {
 // go back for the next run to adopt, and what waited for it starts. On
 // the loop.
 func (o *runner) quietEnded(q *quietTurn) {
+	o.onLoop()
 	if o.quiet == q {
 		o.quiet = nil
 	}
@@ -796,6 +838,7 @@ func (o *runner) quietEnded(q *quietTurn) {
 // a prompt's: what the host queues during it goes on in it, abort
 // interrupts it. On the loop; the turn's reader reads on for it.
 func (o *runner) runOwn(r *run, turn claudecli.Turn, first []byte) {
+	o.onLoop()
 	o.emit(r, r.tr.StartOwn())
 	o.s.log.Debug("claude began a turn by itself", "pid", turn.Pid())
 	o.attach(r, turn)
@@ -806,6 +849,7 @@ func (o *runner) runOwn(r *run, turn claudecli.Turn, first []byte) {
 // transport waits until the CLI is ready for it); the loop goes on with
 // turnStarted. On the loop.
 func (o *runner) startTurn(r *run, m message) {
+	o.onLoop()
 	if r.aborted {
 		o.finish(r, r.tr.Abort())
 		return
@@ -817,7 +861,7 @@ func (o *runner) startTurn(r *run, m message) {
 	text := s.st.takePromptContext(m.text)
 	uuid := sessions.NewID()
 	first := !r.begun
-	r.begun = true
+	r.begun, r.starting = true, true
 	o.offLoop(func() func() {
 		if first && s.ext != nil {
 			// As pi, before the run's first model call: what the
@@ -843,7 +887,13 @@ func (o *runner) startTurn(r *run, m message) {
 // turnStarted makes turn r's CLI turn and reads it, its carried line
 // first. On the loop.
 func (o *runner) turnStarted(r *run, turn claudecli.Turn, err error, uuid string, session claudecli.Session) {
+	o.onLoop()
 	s := o.s
+	r.starting = false
+	if err != nil && r.tr.Ended() { // aborted while it started (abortRun)
+		s.log.Debug("starting claude", "err", err)
+		return
+	}
 	if err != nil {
 		s.log.Error("starting claude", "err", err)
 		o.finish(r, r.tr.Fail("starting claude: "+err.Error()))
@@ -866,6 +916,7 @@ func (o *runner) turnStarted(r *run, turn claudecli.Turn, err error, uuid string
 // the translator and writing the events. It reports whether the turn's
 // reader reads on. On the loop.
 func (o *runner) runLine(r *run, line []byte, err error) bool {
+	o.onLoop()
 	s, tr := o.s, r.tr
 	s.out.lineRead()
 	if s.opts.IdleTimeout > 0 && r.wd != nil {
@@ -882,7 +933,7 @@ func (o *runner) runLine(r *run, line []byte, err error) bool {
 		}
 	}
 	if errors.Is(err, jsonl.ErrLineTooLong) {
-		s.log.Error("claude printed a line over the limit; it is skipped", "err", err)
+		o.tooLong(err)
 		return true
 	}
 	if err != nil {
@@ -931,10 +982,23 @@ func (o *runner) runLine(r *run, line []byte, err error) bool {
 	return true
 }
 
+// tooLong tells of a CLI line over the limit (--max-line), which the
+// transport skipped: in the log, and to the host as an error notice
+// (extension_ui_request notify, notifyType error; pi has no event for a
+// lost line). The turn goes on; what the line held (a reply's text, a
+// tool's result) is missing from it. On the loop.
+func (o *runner) tooLong(err error) {
+	o.onLoop()
+	o.s.log.Error("claude printed a line over the limit; it is skipped", "err", err)
+	o.s.out.send(uiNotifyJSON{Type: "extension_ui_request", ID: o.s.host.next("ui_"), Method: "notify", NotifyType: "error",
+		Message: "claude printed a line longer than claude-rpc reads (--max-line); it was skipped and the turn goes on without it: " + err.Error()})
+}
+
 // turnOver follows the end of r's CLI turn: the run goes on with what
 // was queued, or it is finished (an aborted run, a turn the CLI ended
 // without a result). On the loop.
 func (o *runner) turnOver(r *run) {
+	o.onLoop()
 	tr, turn := r.tr, r.turn
 	if r.wd != nil {
 		r.wd.Stop()
@@ -961,6 +1025,7 @@ func (o *runner) turnOver(r *run) {
 // line. It reports whether the run has been aborted (then it ends here).
 // On the loop.
 func (o *runner) resultSeen(r *run) (aborted bool) {
+	o.onLoop()
 	r.sawResult = true
 	o.maybeRelease(r)
 	return r.aborted
@@ -970,12 +1035,14 @@ func (o *runner) resultSeen(r *run) (aborted bool) {
 // messages the CLI holds (it runs them next, whatever the result was), or
 // with queued messages after a result that was no error. On the loop.
 func (o *runner) goesOn(r *run, failed bool) bool {
+	o.onLoop()
 	return len(r.outstanding) > 0 || !failed && o.queued()
 }
 
 // maybeRelease releases the CLI turn once a result came and no handed
 // message is outstanding. On the loop.
 func (o *runner) maybeRelease(r *run) {
+	o.onLoop()
 	if r.sawResult && len(r.outstanding) == 0 && !r.released {
 		r.released = true
 		r.turn.Release()
@@ -992,6 +1059,7 @@ func (o *runner) maybeRelease(r *run) {
 // its next turn (the queue shown is the same: handed messages are shown
 // as waiting). On the loop.
 func (o *runner) reported(r *run, uuid, state string) (message, bool) {
+	o.onLoop()
 	if claudecli.LifecycleHeld(state) || !r.outstanding[uuid] {
 		return message{}, false
 	}
@@ -1025,6 +1093,7 @@ func (o *runner) reported(r *run, uuid, state string) (message, bool) {
 // started stops it, and steering that came meanwhile is handed over. On
 // the loop.
 func (o *runner) attach(r *run, turn claudecli.Turn) {
+	o.onLoop()
 	r.turn, r.sawResult, r.released = turn, false, false
 	if r.compaction == nil {
 		r.wd = o.watchdog(r, turn)
@@ -1044,6 +1113,7 @@ func (o *runner) attach(r *run, turn claudecli.Turn) {
 // does. Per-turn transports keep them queued until the CLI turn ends. On
 // the loop.
 func (o *runner) handOver(r *run) {
+	o.onLoop()
 	if !o.s.capsNow().Steer || r.aborted || r.compaction != nil || r.released {
 		return
 	}
@@ -1103,6 +1173,7 @@ func noteRetry(r *run, evs []transform.Event) {
 // bridge idle is handled after agent_end was queued, so a host that
 // prompts on agent_end is never refused as busy. On the loop.
 func (o *runner) finish(r *run, evs []transform.Event) {
+	o.onLoop()
 	s, tr := o.s, r.tr
 	if s.st.learn(r.gen, tr, true) {
 		s.saveLimitsLater()
@@ -1137,6 +1208,7 @@ func (o *runner) finish(r *run, evs []transform.Event) {
 // session_settled), then answers r's abort commands. msgs are r's
 // messages (none for a compaction). On the loop.
 func (o *runner) ended(r *run, msgs []transform.Message) {
+	o.onLoop()
 	s := o.s
 	defer close(r.done)
 	s.host.cancelAll()

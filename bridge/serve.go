@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/claude-rpc/claude-rpc/bridge/rpcframe"
@@ -38,14 +37,14 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 		s.idleNow() // a session's history loaded at start (--session, --continue)
 	}
 
-	lines := make(chan inLine, 1)
-	go readLines(in, opts.MaxLine, lines)
+	rd := readHost(in, opts.MaxLine)
+	defer rd.stop()
 	for {
 		select {
 		case <-ctx.Done():
 			s.log.Debug("context done; shutting down")
 			return nil
-		case l, ok := <-lines:
+		case l, ok := <-rd.lines:
 			if !ok {
 				s.log.Debug("stdin closed; shutting down")
 				return nil
@@ -92,7 +91,7 @@ type server struct {
 
 	order  order                // the dispatcher's: which calls wait for which
 	chunks rpcframe.Reassembler // the dispatcher's: rpc_chunk frames from the host
-	wg     sync.WaitGroup       // goroutines Serve waits for at shutdown
+	goes   goroutines           // goroutines Serve waits for at shutdown
 }
 
 // errShutdown is the cause of the server's context's end: what a command
@@ -165,16 +164,13 @@ func newServer(ctx context.Context, opts Options, out io.Writer) (*server, error
 	// Last: nothing above may fail and leave the writer's goroutine behind.
 	s.out = newFrameWriter(out, opts)
 	s.startExtensions() // its ctx.ui calls are frames: after the writer
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	// Before Serve: neither start is refused.
+	s.goes.start(func() {
 		s.runs.loop()
-	}()
+	})
 	s.out.send(readyJSON{Type: "ready", ProtocolVersion: 1, SupportedProtocolVersions: []int{1, 2},
 		MaxFrameBytes: rpcframe.MaxFrameBytes, MaxReassembledFrameBytes: rpcframe.MaxReassembledBytes})
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.goes.start(func() {
 		if transport == nil {
 			s.makePlan(version) // may run the CLI for its version: after ready
 		}
@@ -185,7 +181,7 @@ func newServer(ctx context.Context, opts Options, out io.Writer) (*server, error
 		<-s.prewarm()
 		close(s.started)
 		s.refreshInfo()
-	}()
+	})
 	return s, nil
 }
 
@@ -195,22 +191,75 @@ type inLine struct {
 	err error
 }
 
-// readLines owns the host's stdin: it never blocks the dispatcher, and a
-// line too long to keep is reported, not fatal.
-func readLines(in io.Reader, max int, out chan<- inLine) {
-	defer close(out)
-	lr := jsonl.NewReader(in, max)
+// hostReader owns the host's stdin: one goroutine (read) reads its lines
+// and hands each to the dispatcher (lines), so the dispatcher never blocks
+// on stdin; a line too long to keep is reported, not fatal. Serve owns it
+// and ends it (stop).
+type hostReader struct {
+	in    io.Reader
+	lines chan inLine   // closed at stdin's end
+	quit  chan struct{} // closed by stop: hand on nothing more
+	done  chan struct{} // closed when read returned
+}
+
+func readHost(in io.Reader, max int) *hostReader {
+	h := &hostReader{in: in, lines: make(chan inLine, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	go h.read(max)
+	return h
+}
+
+func (h *hostReader) read(max int) {
+	defer close(h.done)
+	defer close(h.lines)
+	lr := jsonl.NewReader(h.in, max)
 	for {
 		b, err := lr.Next()
+		var l inLine
 		switch {
 		case err == nil:
-			out <- inLine{b: append([]byte(nil), b...)}
+			l = inLine{b: append([]byte(nil), b...)}
 		case errors.Is(err, jsonl.ErrLineTooLong):
-			out <- inLine{err: err}
+			l = inLine{err: err}
 		default:
 			return // EOF, or a read error that ends the stream the same way
 		}
+		select {
+		case h.lines <- l:
+		case <-h.quit:
+			return
+		}
 	}
+}
+
+// stop ends the reader (Serve returns: stdin ended, or its context): it
+// hands on nothing more. A read under way is ended where stdin allows it
+// (a read deadline: a pollable os.File, a net.Conn; an io.PipeReader is
+// closed), and stop waits for the reader to return. Where it does not
+// (os.Stdin on a pipe or a terminal, which the process's exit ends; any
+// other reader), the reader returns once that one read does, and reads
+// no more.
+func (h *hostReader) stop() {
+	close(h.quit)
+	select {
+	case <-h.done:
+		return
+	default:
+	}
+	if interruptRead(h.in) {
+		<-h.done
+	}
+}
+
+// interruptRead ends a read under way on in, if in allows it.
+func interruptRead(in io.Reader) bool {
+	if d, ok := in.(interface{ SetReadDeadline(time.Time) error }); ok && d.SetReadDeadline(time.Now()) == nil {
+		return true
+	}
+	if p, ok := in.(*io.PipeReader); ok {
+		_ = p.CloseWithError(errShutdown)
+		return true
+	}
+	return false
 }
 
 // dispatch parses one line and runs its command under the ordering rules
@@ -268,15 +317,13 @@ func (s *server) dispatch(l inLine) {
 		c.finished()
 		return
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.goes.start(func() { // on the dispatcher, before shutdown: never refused
 		defer c.finished()
 		for _, d := range deps {
 			<-d
 		}
 		s.handle(c)
-	}()
+	})
 }
 
 // handle runs c's handler and writes its answer.
@@ -381,13 +428,13 @@ func (s *server) prewarm() <-chan struct{} {
 		close(spawned)
 		return spawned
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	if !s.goes.start(func() {
 		warm(session)
 		close(spawned)
 		s.commandsChanged()
-	}()
+	}) {
+		close(spawned) // shutting down: no process to start
+	}
 	return spawned
 }
 
@@ -494,7 +541,7 @@ func (s *server) shutdown() {
 	s.stop(errShutdown)
 	s.runs.close()
 	s.stopExtensions() // its reader's callbacks (settings, UI) end before the wait below
-	s.wg.Wait()        // the plan's goroutine among them: the transport is made
+	s.goes.wait()      // the plan's goroutine among them: the transport is made
 	if t, ok := s.trNow(); ok {
 		t.Close(s.opts.flushWait)
 	}

@@ -519,9 +519,9 @@ func (s *server) persistName(id, name string) {
 	if s.opts.CLI.NoPersistence || id == "" {
 		return
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	// Refused at shutdown: the name goes with the session's next start
+	// (--name).
+	s.goes.start(func() {
 		ses := claudecli.Session{ID: id, Exists: sessions.Exists(s.configDir, s.cwd, id)}
 		if rename := s.tr().Caps().Rename; rename != nil {
 			err := rename(ses, name)
@@ -542,5 +542,5 @@ func (s *server) persistName(id, name string) {
 		if err := claudecli.RenameSession(ctx, cfg, ses, name, 30*time.Second); err != nil {
 			s.log.Warn("set_session_name: the CLI did not write the name; the next turn gives it", "err", err)
 		}
-	}()
+	})
 }

@@ -1,7 +1,9 @@
 package bridge
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
+	"go.uber.org/goleak"
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
@@ -31,7 +34,7 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(fakeCLIEnv); mode != "" {
 		os.Exit(fakeCLI(mode))
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m) // what no test's own check saw (tests without the rig)
 }
 
 func fakeCLI(mode string) int {
@@ -86,6 +89,40 @@ func TestShutdownDuringQuery(t *testing.T) {
 	res := r.answer(id)
 	assert.False(t, res.Get("success").Bool(), res.Raw)
 	assert.Contains(t, res.Get("error").String(), "the bridge is shutting down")
+}
+
+// TestServeContextEndsWhileInputBlocks: Serve's context ends while its
+// reader waits for the host's next line (stdin neither written nor
+// closed). Serve returns, the read under way ends with it (an io.Pipe
+// is closed; os.Stdin's ends with the process), and no goroutine is left.
+func TestServeContextEndsWhileInputBlocks(t *testing.T) {
+	before := goleak.IgnoreCurrent()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	opts := rigOptions(t, &claudetest.Transport{Scenarios: []claudetest.Scenario{replay(recording(t, "text"))}}, Options{})
+	go func() {
+		done <- Serve(ctx, inR, outW, opts)
+		_ = outW.Close()
+	}()
+	out := bufio.NewScanner(outR)
+	_, err := io.WriteString(inW, `{"type":"get_state","id":"s"}`+"\n")
+	require.NoError(t, err)
+	for out.Scan() && gjson.Get(out.Text(), "id").String() != "s" {
+	}
+	// The reader has handed on the line and waits for the next.
+	cancel()
+	go func() { _, _ = io.Copy(io.Discard, outR) }() // what shutdown writes
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(waitFor):
+		t.Fatal("Serve did not return after its context ended")
+	}
+	_, err = io.WriteString(inW, `{"type":"get_state"}`+"\n")
+	assert.ErrorIs(t, err, errShutdown, "Serve closed the pipe it read")
+	goleak.VerifyNone(t, before)
 }
 
 // serveReturns closes the rig's stdin and returns how long Serve took to

@@ -709,16 +709,16 @@ func (s *server) getState(c *call) (any, error) {
 	if !unknown || !time.Now().Before(deadline) {
 		return d, nil
 	}
-	s.wg.Add(1) // on the dispatcher, which runs while Serve does: wg is not zero
-	go func() {
-		defer s.wg.Done()
+	if !s.goes.start(func() {
 		ctx, cancel := context.WithDeadline(c.Context(), deadline)
 		defer cancel()
 		if info, ok := s.awaitInfo(ctx); ok {
 			d = s.st.withModel(d, info, choice)
 		}
 		s.out.send(okResponse(c.id, c.typ, d))
-	}()
+	}) {
+		return d, nil // shutting down: as it is
+	}
 	return nil, errAnswered
 }
 

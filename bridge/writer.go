@@ -56,7 +56,14 @@ type frameWriter struct {
 	trace    bool         // Options.trace is set
 	lastRead atomic.Int64 // UnixNano of the last CLI line read, when tracing
 
-	mu     sync.Mutex // guards closed, and sending on ch against closing it
+	// mu guards closed, and sending on ch against closing it. It is held
+	// across the send, which blocks while ch is full (queue): that is the
+	// back-pressure, on purpose. A slow host makes every queuer wait in
+	// line, the runner's loop among them, and through it the CLI's stdout
+	// pipe; nothing is dropped and the order of queueing is kept. No
+	// other lock is taken under it, and the one goroutine that drains ch
+	// (run) never takes it, so the wait ends when the host reads.
+	mu     sync.Mutex
 	closed bool
 }
 
@@ -143,6 +150,8 @@ func (w *frameWriter) lineRead() {
 	}
 }
 
+// queue hands it to the writer's goroutine, waiting while its queue is
+// full (back-pressure: see mu); after close it drops it.
 func (w *frameWriter) queue(it item) {
 	w.mu.Lock()
 	defer w.mu.Unlock()

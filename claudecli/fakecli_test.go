@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
 )
 
 // fakeEnv makes the test binary act as a stand-in CLI instead of running
@@ -29,7 +30,9 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(fakeEnv); mode != "" {
 		os.Exit(fakeCLI(mode))
 	}
-	os.Exit(m.Run())
+	// No test leaves a goroutine behind, but the reaper's, which lives as
+	// long as the process (EnableReaper: TestReaper's process of its own).
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/claude-rpc/claude-rpc/claudecli.EnableReaper.func1"))
 }
 
 func fakeCLI(mode string) int {

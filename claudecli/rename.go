@@ -25,10 +25,10 @@ func renameRequest(title string) map[string]any {
 
 // Rename is [Caps.Rename]. The process is left running: its name is
 // now title, so the next turn with that name keeps it.
+// A change of process under way is waited for: the process it starts may
+// run the session.
 func (s *stream) Rename(session Session, title string) error {
-	s.mu.Lock()
-	sp := s.proc
-	s.mu.Unlock()
+	sp, _ := s.procAfterSwap(context.Background())
 	if sp == nil || sp.isDead() || sp.session != session.ID {
 		return ErrNotRunning
 	}

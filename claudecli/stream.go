@@ -35,13 +35,25 @@ type stream struct {
 	cfg     Config
 	maxLine int
 
-	mu     sync.Mutex // guards proc, cfg, stale, live and closed
+	// mu guards proc, cfg, stale, live, closed and swap. It is held only
+	// for short sections that wait for nothing: no process's exit, no
+	// spawn, no control request. So SetConfig, LiveInfo, Rename and Close
+	// never wait for the CLI behind a turn's start; what waits, waits on
+	// swap, with mu released.
+	mu     sync.Mutex
 	closed bool
 	proc   *streamProc
 	stale  bool // cfg changed since proc started
+	// swap is closed when the change of process under way is done (a
+	// turn's or a warm-up's: live requests to the process, the old
+	// process's exit, the new one's start); nil when none is. One is made
+	// at a time, by the goroutine that set swap, with mu released; a Turn
+	// waits for it and then looks again, a Warm leaves it be.
+	swap chan struct{}
 
 	// tmu guards turn and onOwn; it is never held while waiting for the
 	// CLI, since the process's reader takes it for each line (lineFrom).
+	// It may be taken with mu held, never the other way round.
 	tmu   sync.Mutex
 	turn  *streamTurn // the current turn, the caller's or the CLI's own, until it is over
 	onOwn func(OwnTurn)
@@ -67,7 +79,16 @@ func (s *stream) SetConfig(cfg Config) {
 	defer s.mu.Unlock()
 	old := s.cfg
 	s.cfg = cfg
-	if s.proc == nil || s.stale {
+	if s.proc != nil {
+		s.noteChange(old, cfg)
+	}
+}
+
+// noteChange records what the running process, started with (or brought
+// in step with) old, needs to run as cfg says: live requests, or a new
+// process (stale). With mu held.
+func (s *stream) noteChange(old, cfg Config) {
+	if s.stale {
 		return
 	}
 	base, next := old, cfg
@@ -110,7 +131,7 @@ type streamProc struct {
 	session string
 	name    string // the session's display name it was started with
 	stdin   *inbox
-	lines   chan []byte       // the CLI's output lines that are not control messages
+	lines   chan procLine     // the CLI's output lines that are not control messages
 	onLine  func(*streamProc) // told before each such line is queued
 	retired atomic.Bool       // replaced or closed: its lines begin no turn
 	free    chan []byte       // line buffers to read into again ([streamProc.recycle])
@@ -130,30 +151,29 @@ type streamProc struct {
 	inflight map[string]context.CancelFunc // CLI requests being answered
 }
 
-// Warm is [Caps.Warm].
+// Warm is [Caps.Warm]. It leaves a change of process under way be: the
+// turn that made it starts the process it needs.
 func (s *stream) Warm(session Session) {
-	s.tmu.Lock()
-	busy := s.turn != nil && !s.turn.isOver()
-	s.tmu.Unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed || busy {
+	if s.closed || s.swap != nil || s.turnOpen() {
+		s.mu.Unlock()
 		return
 	}
 	sp := s.proc
 	if sp != nil && !sp.isDead() && sp.session == session.ID && sp.name == session.Name && !s.stale {
+		s.mu.Unlock()
 		return // warm already
 	}
-	if sp != nil {
-		s.proc = nil
-		sp.retired.Store(true)
-		go sp.shutdown(flushWait)
-		<-sp.p.Done() // it writes its transcript before the next one reads it
-	}
-	s.stale, s.live = false, nil
-	if sp, err := s.startProc(session, true); err == nil {
-		s.proc = sp
-	}
+	s.beginSwap(true)
+	s.mu.Unlock()
+	_, _ = s.change(sp, true, nil, session, true)
+}
+
+// turnOpen reports whether a turn is open on the process. With mu held.
+func (s *stream) turnOpen() bool {
+	s.tmu.Lock()
+	defer s.tmu.Unlock()
+	return s.turn != nil && !s.turn.isOver()
 }
 
 func (s *stream) Turn(session Session, input []byte) (Turn, error) {
@@ -161,52 +181,132 @@ func (s *stream) Turn(session Session, input []byte) (Turn, error) {
 	s.waitTurnOver()
 	s.tmu.Unlock()
 
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil, errors.New("the bridge is shutting down")
+	var started *streamProc // the process this call started, if any
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, errors.New("the bridge is shutting down")
+		}
+		if w := s.swap; w != nil {
+			s.mu.Unlock()
+			<-w
+			continue
+		}
+		sp := s.proc
+		// Dead (the next turn resumes the session in a new process), on
+		// another session (new_session, switch) or run differently now
+		// (SetConfig, a new name): replace it. One this call just started
+		// is used as it is: if it died, the turn ends through Next, with
+		// how it died.
+		replace := sp != nil && (sp.isDead() && sp != started || sp.session != session.ID || sp.name != session.Name || s.stale)
+		if sp != nil && !replace && len(s.live) == 0 {
+			t, prev := s.openTurn(sp)
+			s.mu.Unlock()
+			if t == nil {
+				prev.waitEnded()
+				continue
+			}
+			// A process that dies before reading the line ends the turn
+			// through Next, with how it died.
+			sp.stdin.send(input)
+			return t, nil
+		}
+		live := s.live
+		s.beginSwap(replace || sp == nil)
+		s.mu.Unlock()
+		var err error
+		if started, err = s.change(sp, replace, live, session, false); err != nil {
+			return nil, err
+		}
 	}
-	sp := s.proc
-	// Dead (the next turn resumes the session in a new process), on
-	// another session (new_session, switch) or run differently now
-	// (SetConfig, a new name): replace it.
-	replace := sp != nil && (sp.isDead() || sp.session != session.ID || sp.name != session.Name || s.stale)
-	for _, req := range s.live {
-		if replace {
+}
+
+// openTurn makes a turn on sp the open one, unless a turn is open still
+// (a turn of the CLI's own claimed by the caller): then it returns that
+// one to wait for. With mu held: no change of process comes between.
+func (s *stream) openTurn(sp *streamProc) (t, prev *streamTurn) {
+	s.tmu.Lock()
+	defer s.tmu.Unlock()
+	// From here on the process's lines are this turn's: a turn the CLI
+	// began by itself meanwhile and nobody claimed is taken over (its
+	// lines come first, before the CLI reports this input started).
+	if prev := s.turn; prev != nil && !prev.isOver() && !(prev.own && prev.take()) {
+		return nil, prev
+	}
+	t = &streamTurn{sp: sp, ended: make(chan struct{})}
+	s.turn = t
+	return t, nil
+}
+
+// beginSwap marks a change of process under way, made by the caller with
+// mu released ([stream.change]); replace: the process in use (if any)
+// is replaced, so none is in use meanwhile. With mu held.
+func (s *stream) beginSwap(replace bool) {
+	s.swap = make(chan struct{})
+	s.live = nil
+	if replace {
+		s.proc, s.stale = nil, false
+	}
+}
+
+// change makes the change of process [stream.beginSwap] marked, with mu
+// released, and ends the mark: live requests to sp, unless replace (or one
+// fails: then sp is replaced too); sp's exit when replaced (it writes its
+// transcript before the next process reads it); a new process on session
+// when sp is replaced or none ran, with the config as it is then. It
+// returns the process it started, or why it could not.
+func (s *stream) change(sp *streamProc, replace bool, live []map[string]any, session Session, warm bool) (*streamProc, error) {
+	defer func() {
+		s.mu.Lock()
+		close(s.swap)
+		s.swap = nil
+		s.mu.Unlock()
+	}()
+	for _, req := range live {
+		if replace || sp == nil {
 			break
 		}
 		// Not applied: a new process gets it on its command line.
 		_, err := sp.request(req, 10*time.Second)
 		replace = err != nil
 	}
-	if replace {
-		s.proc = nil
+	if sp != nil && !replace {
+		return nil, nil
+	}
+	if sp != nil {
+		s.mu.Lock()
+		if s.proc == sp { // a live request failed
+			s.proc, s.stale, s.live = nil, false, nil
+		}
+		s.mu.Unlock()
 		sp.retired.Store(true)
 		go sp.shutdown(flushWait)
 		<-sp.p.Done()
-		sp = nil
 	}
-	s.stale = false
-	s.live = nil
-	if sp == nil {
-		var err error
-		if sp, err = s.startProc(session, false); err != nil {
-			return nil, err
-		}
-		s.proc = sp
+	s.mu.Lock()
+	closed, cfg := s.closed, s.cfg
+	s.mu.Unlock()
+	if closed {
+		return nil, errors.New("the bridge is shutting down")
 	}
-	t := &streamTurn{sp: sp, ended: make(chan struct{})}
-	// From here on the process's lines are this turn's: a turn the CLI
-	// began by itself meanwhile and nobody claimed is taken over (its
-	// lines come first, before the CLI reports this input started).
-	s.tmu.Lock()
-	s.waitTurnOver()
-	s.turn = t
-	s.tmu.Unlock()
-	// A process that dies before reading the line ends the turn through
-	// Next, with how it died.
-	sp.stdin.send(input)
-	return t, nil
+	np, err := s.startProc(cfg, session, warm)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		np.retired.Store(true)
+		np.shutdown(flushWait) // Close waits for the change under way
+		return nil, errors.New("the bridge is shutting down")
+	}
+	s.proc = np
+	// A config set while it started, it is brought in step with before
+	// the next turn (or replaced).
+	s.noteChange(cfg, s.cfg)
+	s.mu.Unlock()
+	return np, nil
 }
 
 // waitTurnOver waits, with tmu held (released while it waits), until no
@@ -302,17 +402,16 @@ var warmups = []map[string]any{
 
 // startProc starts a persistent process on session and sends initialize,
 // then, when warm (no turn is waiting for it), the [warmups].
-func (s *stream) startProc(session Session, warm bool) (*streamProc, error) {
-	args := s.cfg.TurnArgs(session)
-	p, stdin, err := startPiped(s.cfg, args)
+func (s *stream) startProc(cfg Config, session Session, warm bool) (*streamProc, error) {
+	p, stdin, err := startPiped(cfg, cfg.TurnArgs(session))
 	if err != nil {
 		return nil, err
 	}
 	sp := &streamProc{
 		p: p, session: session.ID, name: session.Name, stdin: newInbox(stdin),
-		lines: make(chan []byte, 64), free: make(chan []byte, 128), dead: make(chan struct{}),
+		lines: make(chan procLine, 64), free: make(chan []byte, 128), dead: make(chan struct{}),
 		pending: map[string]chan gjson.Result{}, inflight: map[string]context.CancelFunc{},
-		host: s.cfg.Host, infoDone: make(chan struct{}), onLine: s.lineFrom,
+		host: cfg.Host, infoDone: make(chan struct{}), onLine: s.lineFrom,
 	}
 	go sp.read(s.maxLine)
 	init := map[string]any{"subtype": "initialize", "hooks": nil}
@@ -366,7 +465,11 @@ func (sp *streamProc) read(maxLine int) {
 		}
 		line, err := lr.NextOwned(buf)
 		if errors.Is(err, jsonl.ErrLineTooLong) {
-			continue // the turn loses that line; the CLI goes on
+			// Skipped; the turn is told (its Next returns err), and the
+			// CLI goes on.
+			sp.onLine(sp)
+			sp.lines <- procLine{err: err}
+			continue
 		}
 		if err != nil {
 			return
@@ -382,11 +485,18 @@ func (sp *streamProc) read(maxLine int) {
 			sp.cancel(gjson.GetBytes(line, "request_id").String())
 		default:
 			sp.onLine(sp)
-			sp.lines <- line
+			sp.lines <- procLine{b: line}
 			continue
 		}
 		sp.recycle(line)
 	}
+}
+
+// procLine is a line of the CLI's for the turn: b, or err (wrapping
+// jsonl.ErrLineTooLong) for a line too long to keep, which was skipped.
+type procLine struct {
+	b   []byte
+	err error
 }
 
 // maxRecycled is the capacity of the largest line buffer kept for reading
@@ -536,10 +646,8 @@ func (sp *streamProc) shutdown(flush time.Duration) {
 // what the CLI that runs the turns offers. It waits for the answer of a process still
 // starting (or ctx); false when no process runs or it did not answer.
 func (s *stream) LiveInfo(ctx context.Context) (Info, bool) {
-	s.mu.Lock()
-	sp := s.proc
-	s.mu.Unlock()
-	if sp == nil {
+	sp, ok := s.procAfterSwap(ctx)
+	if !ok {
 		return Info{}, false
 	}
 	select {
@@ -555,14 +663,37 @@ func (s *stream) LiveInfo(ctx context.Context) (Info, bool) {
 	}
 }
 
+// procAfterSwap is the process in use once the change of process under
+// way, if any, is done, or false when none is or ctx ends first.
+func (s *stream) procAfterSwap(ctx context.Context) (*streamProc, bool) {
+	for {
+		s.mu.Lock()
+		sp, w := s.proc, s.swap
+		s.mu.Unlock()
+		if sp != nil || w == nil {
+			return sp, sp != nil
+		}
+		select {
+		case <-w:
+		case <-ctx.Done():
+			return nil, false
+		}
+	}
+}
+
+// Close ends the process in use, and the one a change under way started
+// or ends: it returns when they have exited.
 func (s *stream) Close(flush time.Duration) {
 	s.mu.Lock()
-	sp := s.proc
+	sp, w := s.proc, s.swap
 	s.proc, s.closed = nil, true
 	s.mu.Unlock()
 	if sp != nil {
 		sp.retired.Store(true)
 		sp.shutdown(flush)
+	}
+	if w != nil {
+		<-w
 	}
 }
 
@@ -640,15 +771,15 @@ func (t *streamTurn) Next() ([]byte, error) {
 	default:
 	}
 	select {
-	case line, ok := <-t.sp.lines:
+	case l, ok := <-t.sp.lines:
 		if !ok {
 			<-t.sp.p.Done()
 			t.dead = true
 			t.markEnded()
 			return nil, io.EOF
 		}
-		t.last = line
-		return line, nil
+		t.last = l.b
+		return l.b, l.err
 	case <-t.ended:
 		return nil, io.EOF
 	}

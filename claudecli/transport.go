@@ -89,8 +89,10 @@ type Caps struct {
 
 	// LiveInfo, when set, is what the running CLI process said about
 	// itself (its initialize answer): asking costs no process of its own.
-	// It waits for the answer of a process still starting, until ctx is
-	// done; false when no process runs or it did not answer.
+	// It waits for the answer of a process still starting (or about to,
+	// once the one it replaces has exited), until ctx is done; false when
+	// no process runs or it did not answer. With ctx done already it
+	// never waits.
 	LiveInfo func(ctx context.Context) (Info, bool)
 	// Rename, when set, names session through the process that runs it,
 	// at once, and waits for the CLI's answer. It returns [ErrNotRunning]
@@ -98,8 +100,8 @@ type Caps struct {
 	Rename func(session Session, title string) error
 	// Warm, when set, starts and initializes the process the next turn on
 	// session would run in, so that turn does not wait for the CLI's
-	// start-up; it does nothing when that process runs already or a turn
-	// is under way. The CLI calls no API and writes no transcript until it
+	// start-up; it does nothing when that process runs already, a turn
+	// is under way, or a turn's change of process is. The CLI calls no API and writes no transcript until it
 	// is given a user line (2.1.328; TestPrewarm checks it). It blocks
 	// while the process starts.
 	Warm func(session Session)

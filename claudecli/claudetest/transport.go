@@ -36,6 +36,9 @@ type Transport struct {
 	// Per is true for a per-turn transport (pipe, pty): no steering, and a
 	// turn ends when its scenario returns, released or not.
 	Per bool
+	// Hold, when set, is waited for by Turn before it starts a turn: the
+	// previous CLI process taking its time to exit, or a slow start.
+	Hold <-chan struct{}
 
 	mu     sync.Mutex
 	n      int
@@ -111,6 +114,9 @@ func (f *Transport) Turn(session claudecli.Session, input []byte) (claudecli.Tur
 	f.mu.Unlock()
 	if prev != nil && !(prev.own && prev.take()) {
 		<-prev.over
+	}
+	if f.Hold != nil {
+		<-f.Hold
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -43,6 +43,7 @@ var binPath string
 // startBridge and newRPCProc call) without repeating it. Under CI the
 // end-to-end tests must run: the package fails at once, saying why.
 func TestMain(m *testing.M) {
+	runAsLingeringCLI()
 	if !claudetest.EndToEndOn() {
 		claudetest.PrintEndToEndHint()
 		if claudetest.InCI() {

@@ -38,6 +38,7 @@ import (
 const asBridgeEnv = "CLAUDE_RPC_TEST_AS_BRIDGE"
 
 func TestMain(m *testing.M) {
+	runAsLingeringCLI()
 	if os.Getenv(asBridgeEnv) == "1" {
 		main()
 	}
