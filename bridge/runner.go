@@ -57,6 +57,8 @@ type runner struct {
 	// alive counts the readers and turn starts under way: the loop ends
 	// once closed with none left.
 	alive int
+	// notices writes the CLI's notices (notices.go).
+	notices *noticeBoard
 }
 
 // lineMsg is one line a reader read, or its error.
@@ -97,7 +99,7 @@ type quietTurn struct {
 
 func newRunner(s *server) *runner {
 	o := &runner{s: s, calls: make(chan loopMsg, 16), lines: make(chan lineMsg),
-		exited: make(chan struct{}), steering: modeOneAtATime, followUp: modeOneAtATime}
+		exited: make(chan struct{}), steering: modeOneAtATime, followUp: modeOneAtATime, notices: newNoticeBoard(s.host)}
 	return o
 }
 
@@ -422,7 +424,7 @@ func (o *runner) delivered(r *run, evs []transform.Event, update bool) {
 // in use. On the loop.
 func (o *runner) emit(r *run, evs []transform.Event) {
 	o.s.st.noteMessages(r.gen, evs)
-	o.s.out.events(evs)
+	o.s.out.events(o.notices.pass(evs))
 }
 
 // queueChanged sends queue_update with the queues as they are. On the
@@ -711,13 +713,14 @@ func (o *runner) quietLine(rd *lineReader, line []byte, err error) bool {
 		return true
 	}
 	evs := q.tr.Append(nil, line)
+	o.learnLine(q.tr)
 	out := evs[:0]
 	for _, ev := range evs {
-		if ev.Subagent != nil {
+		if ev.Subagent != nil || ev.Notice != nil {
 			out = append(out, ev)
 		}
 	}
-	o.s.out.events(o.s.subs.observe(out, o.s.subagentFile(q.tr)))
+	o.s.out.events(o.notices.pass(o.s.subs.observe(out, o.s.subagentFile(q.tr))))
 	return true
 }
 
@@ -856,6 +859,7 @@ func (o *runner) runLine(r *run, line []byte, err error) bool {
 	}
 	evs := tr.Append(r.evs[:0], line)
 	r.evs = evs // reused: the writer encodes each event before the next line
+	o.learnLine(tr)
 	noteRetry(r, evs)
 	s.noteTodos(evs)
 	if len(evs) == 0 && s.log.Enabled(context.Background(), slog.LevelDebug) && !bytes.HasPrefix(line, []byte(`{"type":"stream_event"`)) {
