@@ -350,15 +350,14 @@ func (st *state) learn(gen uint64, tr *transform.Translator, msgs bool) (newLimi
 	if gen != ls.gen {
 		return false
 	}
-	if tr.Reset() {
+	if at, reset := tr.Reset(); reset {
 		// The CLI cleared the conversation (/clear) and went on in a
 		// session of its own: as pi's /new, the session starts over, with
 		// a pi file of its own from the run's messages after the clear.
-		ls.messages = nil
 		if sid := tr.SessionID(); sid != "" {
 			ls.sessionID = sid
 		}
-		ls.messages = append(ls.messages, tr.Messages()...)
+		ls.messages = append([]transform.Message(nil), tr.Messages()[at:]...)
 		ls.compacted, ls.todos = false, todoState{}
 		ls.pi = ls.newPiLog(ls.sessionID, ls.sessionID, "")
 		ls.startEntries()

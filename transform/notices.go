@@ -43,8 +43,9 @@ import (
 //     (cleared for "default").
 //   - model_refusal_fallback: notify warning; model_refusal_no_fallback:
 //     notify error; each with the CLI's text.
-//   - conversation_reset (/clear): notify info; the run's messages before
-//     it are dropped ([Translator.Reset]): the conversation starts over.
+//   - conversation_reset (/clear): notify info; the conversation starts
+//     over from there ([Translator.Reset]: the bridge's session keeps only
+//     what came after it).
 //   - commands_changed: no frame; the bridge answers get_commands from it
 //     ([Translator.TakeCommands]).
 //   - task_updated: the sub-agent's subagent_progress (a new description,
@@ -310,21 +311,18 @@ func (t *Translator) taskUpdated(out []Event, v *object) []Event {
 	return out
 }
 
-// reset drops the run's conversation so far: the CLI cleared it
-// (conversation_reset), and what follows starts over.
+// reset notes that the CLI cleared the conversation (conversation_reset):
+// what follows starts over.
 func (t *Translator) reset() {
-	t.messages = t.messages[:0]
-	t.turnAssistant = -1
-	t.toolResults = nil
-	t.pending = -1
-	t.withEsc = t.withEsc[:0]
-	t.wasReset = true
+	t.resetAt, t.wasReset = len(t.messages), true
 }
 
 // Reset reports whether the CLI cleared the conversation during the run
-// (/clear): [Translator.Messages] are then only those after it, and the
-// session's earlier messages are gone from the CLI's context.
-func (t *Translator) Reset() bool { return t.wasReset }
+// (/clear), and where: the run's messages from at on
+// ([Translator.Messages]) are the new conversation's; the session's
+// earlier ones are gone from the CLI's context. The run's events show
+// them all, as the run made them.
+func (t *Translator) Reset() (at int, ok bool) { return t.resetAt, t.wasReset }
 
 // TakeCommands returns the CLI's command list from the last
 // commands_changed line (JSON: an array of the SDK's SlashCommand) since

@@ -119,10 +119,11 @@ type Translator struct {
 
 	// denied: why the CLI refused tool calls not yet answered
 	// (permission_denied), by id; wasReset: the CLI cleared the
-	// conversation during the run; commands: the last commands_changed's
+	// conversation during the run, at message resetAt; commands: the last commands_changed's
 	// list, until taken (notices.go).
 	denied   map[string]denial
 	wasReset bool
+	resetAt  int
 	commands json.RawMessage
 
 	// Reused indexes of the line being read, its message and a block.
