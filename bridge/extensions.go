@@ -19,6 +19,7 @@ import (
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/jsonl"
+	"github.com/claude-rpc/claude-rpc/transform"
 )
 
 // pi extensions (--extension, Options.Extensions). One extension host, a
@@ -446,14 +447,18 @@ func (s *server) extUI(m gjson.Result) {
 	case "setTitle":
 		s.out.send(uiSetTitleJSON{Type: typ, ID: id, Method: method, Title: m.Get("title").String()})
 	case "notify":
-		s.out.send(uiNotifyJSON{Type: typ, ID: id, Method: method, Message: m.Get("message").String(), NotifyType: m.Get("notifyType").String()})
+		ev := transform.NotifyEvent(m.Get("notifyType").String(), m.Get("message").String())
+		ev.Notice.ID = id
+		s.out.events([]transform.Event{ev})
 	case "setStatus":
-		f := uiSetStatusJSON{Type: typ, ID: id, Method: method, StatusKey: m.Get("statusKey").String()}
+		var text *string
 		if t := m.Get("statusText"); t.Exists() && t.Type != gjson.Null {
-			text := t.String()
-			f.StatusText = &text
+			text = new(string)
+			*text = t.String()
 		}
-		s.out.send(f)
+		ev := transform.StatusEvent(m.Get("statusKey").String(), text)
+		ev.Notice.ID = id
+		s.out.events([]transform.Event{ev})
 	case "setWidget":
 		f := uiSetWidgetJSON{Type: typ, ID: id, Method: method, WidgetKey: m.Get("widgetKey").String(), WidgetPlacement: m.Get("widgetPlacement").String()}
 		for _, l := range m.Get("widgetLines").Array() {

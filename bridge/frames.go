@@ -620,30 +620,6 @@ type uiSetTitleJSON struct {
 	Title  string `json:"title"`
 }
 
-// uiNotifyJSON is an extension's ctx.ui.notify (--extension):
-// fire-and-forget. The bridge sends one of its own, notifyType error, when
-// the CLI printed a line longer than --max-line: the line is skipped and
-// the turn goes on without it (pi has no event for a lost line).
-type uiNotifyJSON struct {
-	Type    string `json:"type"`
-	ID      string `json:"id"`
-	Method  string `json:"method"`
-	Message string `json:"message"`
-	// NotifyType is info, warning or error.
-	NotifyType string `json:"notifyType"`
-}
-
-// uiSetStatusJSON is an extension's ctx.ui.setStatus (--extension):
-// fire-and-forget.
-type uiSetStatusJSON struct {
-	Type      string `json:"type"`
-	ID        string `json:"id"`
-	Method    string `json:"method"`
-	StatusKey string `json:"statusKey"`
-	// StatusText is absent to clear the entry.
-	StatusText *string `json:"statusText,omitempty"`
-}
-
 // uiSetWidgetJSON is an extension's ctx.ui.setWidget with lines of text
 // (--extension): fire-and-forget.
 type uiSetWidgetJSON struct {

@@ -99,6 +99,28 @@ type cliInfo struct {
 	// sentCommands is the JSON of the commands available_commands_update
 	// last sent.
 	sentCommands string
+	// listed are the commands the running CLI listed last when they
+	// changed (commands_changed: a skill or command file added or removed
+	// mid-session), nil until it did: they replace any answer's.
+	listed []claudecli.CommandInfo
+}
+
+// list keeps the commands the CLI listed in commands_changed.
+func (ci *cliInfo) list(cmds []claudecli.CommandInfo) {
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
+	ci.listed = append([]claudecli.CommandInfo{}, cmds...)
+}
+
+// withListed is info with the commands the CLI listed last, if it listed
+// any since.
+func (ci *cliInfo) withListed(info claudecli.Info) claudecli.Info {
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
+	if ci.listed != nil {
+		info.Commands = ci.listed
+	}
+	return info
 }
 
 // infoTimeout bounds one query of the CLI's models and commands.
@@ -111,10 +133,21 @@ func (s *server) knownInfo() (claudecli.Info, bool) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		if info, ok := live(ctx); ok {
-			return info, true
+			return s.info.withListed(info), true
 		}
 	}
-	return s.info.known()
+	info, ok := s.info.known()
+	return s.info.withListed(info), ok
+}
+
+// commandsListed follows the CLI's commands_changed: get_commands and
+// get_available_commands answer cmds from now on, and the host is told
+// (available_commands_update).
+func (s *server) commandsListed(cmds []claudecli.CommandInfo) {
+	s.info.list(cmds)
+	if info, ok := s.knownInfo(); ok {
+		s.sendCommands(info)
+	}
 }
 
 // known is what the CLI answered, else what the info cache says, if
@@ -215,13 +248,14 @@ func (s *server) cliInfo(ctx context.Context) (claudecli.Info, error) {
 		info, ok := live(ctx)
 		cancel()
 		if ok {
-			return info, nil
+			return s.info.withListed(info), nil
 		}
 	}
 	if got, ok := s.info.answered(); ok {
-		return got, nil
+		return s.info.withListed(got), nil
 	}
-	return s.queryInfo(ctx)
+	info, err := s.queryInfo(ctx)
+	return s.info.withListed(info), err
 }
 
 // queryInfo asks a query process (one at a time: concurrent calls share

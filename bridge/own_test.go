@@ -52,9 +52,9 @@ func TestOwnRunShownWhileIdle(t *testing.T) {
 			kinds = append(kinds, k)
 		}
 	}
-	assert.Equal(t, []string{"subagent_lifecycle", "agent_start", "turn_start", "message_start", "message_end", "turn_end",
+	assert.Equal(t, []string{"subagent_lifecycle", "extension_ui_request", "agent_start", "turn_start", "message_start", "message_end", "turn_end",
 		"agent_end", "agent_settled", "session_settled"}, kinds,
-		"the sub-agent's end as it comes, then the CLI's turn as a run of its own (no prompt_result)")
+		"the sub-agent's end as it comes (and the background tasks' status cleared), then the CLI's turn as a run of its own (no prompt_result)")
 	var end, life gjson.Result
 	for _, f := range r.seen[from:] {
 		switch f.Get("type").String() {

@@ -18,8 +18,10 @@ type plannedTransport struct {
 	mu   sync.Mutex
 	done chan struct{} // closed once t is set
 	t    claudecli.Transport
-	ask  bool   // --ask as planned; as asked for until then
-	name string // the transport asked for, until t is set
+	ask  bool // --ask as planned; as asked for until then
+	// hooks: the CLI is to report every hook it runs (Plan.HookEvents).
+	hooks bool
+	name  string // the transport asked for, until t is set
 	// passed is the settings' revision of the last config passed to t.
 	passed uint64
 }
@@ -49,11 +51,19 @@ func (p *plannedTransport) askOn() bool {
 	return p.ask
 }
 
-// set makes t the transport, with ask. It does not end the wait (ready).
-func (p *plannedTransport) set(t claudecli.Transport, ask bool) {
+// hookEvents is whether the CLI is to report every hook it runs.
+func (p *plannedTransport) hookEvents() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.ask = ask
+	return p.hooks
+}
+
+// set makes t the transport, with ask and hooks. It does not end the wait
+// (ready).
+func (p *plannedTransport) set(t claudecli.Transport, ask, hooks bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ask, p.hooks = ask, hooks
 	p.t = t
 }
 
@@ -115,11 +125,11 @@ func (s *server) askOn() bool { return s.plan.askOn() }
 // turn started first would run on the options' bare config, without the
 // host's side of the control protocol (the CLI then refuses every tool
 // that needs permission without asking).
-func (s *server) setTransport(t claudecli.Transport, ask bool) {
+func (s *server) setTransport(t claudecli.Transport, ask, hooks bool) {
 	if on := t.Caps().OnOwnTurn; on != nil {
 		on(s.runs.ownTurn) // the CLI's turns of its own become runs
 	}
-	s.plan.set(t, ask)
+	s.plan.set(t, ask, hooks)
 	s.passConfig()
 	s.plan.ready()
 }
@@ -149,5 +159,5 @@ func (s *server) makePlan(version string) {
 		t, _ = claudecli.New(s.opts.Transport, s.opts.CLI, s.opts.MaxLine)
 		plan.Ask = s.opts.Ask
 	}
-	s.setTransport(t, plan.Ask)
+	s.setTransport(t, plan.Ask, plan.HookEvents)
 }

@@ -88,8 +88,6 @@ var bridgeEvents = []struct {
 	{"extension_ui_request.confirm", "extension_ui_request", uiConfirmJSON{}, map[string]string{"method": "confirm"}},
 	{"extension_ui_request.editor", "extension_ui_request", uiEditorJSON{}, map[string]string{"method": "editor"}},
 	{"extension_ui_request.setTitle", "extension_ui_request", uiSetTitleJSON{}, map[string]string{"method": "setTitle"}},
-	{"extension_ui_request.notify", "extension_ui_request", uiNotifyJSON{}, map[string]string{"method": "notify"}},
-	{"extension_ui_request.setStatus", "extension_ui_request", uiSetStatusJSON{}, map[string]string{"method": "setStatus"}},
 	{"extension_ui_request.setWidget", "extension_ui_request", uiSetWidgetJSON{}, map[string]string{"method": "setWidget"}},
 	{"extension_ui_request.set_editor_text", "extension_ui_request", uiSetEditorTextJSON{}, map[string]string{"method": "set_editor_text"}},
 }
@@ -152,7 +150,7 @@ var (
 	notEmitted = map[string]string{
 		"auto_compaction_start, auto_compaction_end": "the names pi's forks once used; claude-rpc writes pi's compaction_start/compaction_end (pi 0.73.1 and 1.5.2 alike) and only those, so a host that handles both never sees one compaction twice",
 		"extension_error": "claude-rpc runs no pi extensions",
-		"extension_ui_request with method confirm, editor, setStatus, setWidget, setTitle or set_editor_text": "the CLI asks nothing that needs them: permissions and AskUserQuestion come as select or input",
+		"extension_ui_request with method setWidget, setTitle or set_editor_text": "the CLI asks nothing that needs them: permissions and AskUserQuestion come as select or input",
 	}
 )
 
@@ -251,9 +249,13 @@ func referenceFrom(docs schema.Docs) (*schema.Schema, schema.Docs, error) {
 		s := g.Object(reflect.TypeOf(sh.Go))
 		switch sh.Kind {
 		case "event":
-			constProp(s, "type", sh.Tag)
+			typ, method, request := strings.Cut(sh.Tag, ".")
+			constProp(s, "type", typ)
+			if request { // extension_ui_request.notify: told apart by its method
+				constProp(s, "method", method)
+			}
 			add("event."+sh.Tag, s)
-			if !strings.HasPrefix(sh.Tag, "subagent_") {
+			if !strings.HasPrefix(sh.Tag, "subagent_") && !request {
 				// A sub-agent's own events, in subagent_event.
 				u := g.Defs["AgentSessionEvent"]
 				if u == nil {

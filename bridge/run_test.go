@@ -55,6 +55,7 @@ func newRig(t *testing.T, fake *claudetest.Transport, opts Options) *rig {
 	outR, outW := io.Pipe()
 	opts = rigOptions(t, fake, opts)
 	before := goleak.IgnoreCurrent()
+	alone := rigs.start()
 	r := &rig{t: t, fake: fake, in: inW, frames: make(chan gjson.Result, 1024), done: make(chan error, 1)}
 	go func() {
 		r.done <- Serve(context.Background(), inR, outW, opts)
@@ -90,10 +91,53 @@ func newRig(t *testing.T, fake *claudetest.Transport, opts Options) *rig {
 			t.Error("Serve did not return after stdin ended")
 			return
 		}
-		// Every goroutine the bridge started has ended with Serve.
-		goleak.VerifyNone(t, before)
+		// Every goroutine the bridge started has ended with Serve. A rig
+		// that lived beside another (parallel tests) cannot tell their
+		// goroutines apart: TestMain's check covers it.
+		if rigs.end(alone) {
+			goleak.VerifyNone(t, before, goleak.IgnoreTopFunction("testing.(*testState).waitParallel"))
+		}
 	})
 	return r
+}
+
+// rigs tells whether a rig lived alone: no other rig was alive at any
+// moment of its life, so the goroutines that started since it did are its
+// own (or a parallel test's waiting to run).
+var rigs rigCount
+
+type rigCount struct {
+	mu     sync.Mutex
+	live   int
+	shared map[*bool]bool // the live rigs' flags: set when another rig lives beside them
+}
+
+// start counts a new rig and returns its flag.
+func (c *rigCount) start() *bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.shared == nil {
+		c.shared = map[*bool]bool{}
+	}
+	flag := new(bool)
+	if c.live > 0 {
+		*flag = true
+		for f := range c.shared {
+			*f = true
+		}
+	}
+	c.shared[flag] = true
+	c.live++
+	return flag
+}
+
+// end counts a rig's end and reports whether it lived alone.
+func (c *rigCount) end(flag *bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.live--
+	delete(c.shared, flag)
+	return !*flag
 }
 
 // rigOptions are opts for a bridge under test on fake: in folders of the

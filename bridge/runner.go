@@ -61,6 +61,8 @@ type runner struct {
 	// loopG is the loop's goroutine: each method marked "On the loop."
 	// checks it runs there (onLoop; in tests).
 	loopG loopID
+	// notices writes the CLI's notices (notices.go).
+	notices *noticeBoard
 }
 
 // onLoop panics, when the check is on (tests), unless called on the loop.
@@ -104,7 +106,7 @@ type quietTurn struct {
 
 func newRunner(s *server) *runner {
 	o := &runner{s: s, calls: make(chan loopMsg, 16), lines: make(chan lineMsg),
-		exited: make(chan struct{}), steering: modeOneAtATime, followUp: modeOneAtATime}
+		exited: make(chan struct{}), steering: modeOneAtATime, followUp: modeOneAtATime, notices: newNoticeBoard(s.host)}
 	return o
 }
 
@@ -449,7 +451,7 @@ func (o *runner) delivered(r *run, evs []transform.Event, update bool) {
 func (o *runner) emit(r *run, evs []transform.Event) {
 	o.onLoop()
 	o.s.st.noteMessages(r.gen, evs)
-	o.s.out.events(evs)
+	o.s.out.events(o.notices.pass(evs))
 }
 
 // queueChanged sends queue_update with the queues as they are. On the
@@ -807,13 +809,14 @@ func (o *runner) quietLine(rd *lineReader, line []byte, err error) bool {
 		return true
 	}
 	evs := q.tr.Append(nil, line)
+	o.learnLine(q.tr)
 	out := evs[:0]
 	for _, ev := range evs {
-		if ev.Subagent != nil {
+		if ev.Subagent != nil || ev.Notice != nil {
 			out = append(out, ev)
 		}
 	}
-	o.s.out.events(o.s.subs.observe(out, o.s.subagentFile(q.tr)))
+	o.s.out.events(o.notices.pass(o.s.subs.observe(out, o.s.subagentFile(q.tr))))
 	return true
 }
 
@@ -962,6 +965,7 @@ func (o *runner) runLine(r *run, line []byte, err error) bool {
 	}
 	evs := tr.Append(r.evs[:0], line)
 	r.evs = evs // reused: the writer encodes each event before the next line
+	o.learnLine(tr)
 	noteRetry(r, evs)
 	s.noteTodos(evs)
 	if len(evs) == 0 && s.log.Enabled(context.Background(), slog.LevelDebug) && !bytes.HasPrefix(line, []byte(`{"type":"stream_event"`)) {
@@ -990,8 +994,8 @@ func (o *runner) runLine(r *run, line []byte, err error) bool {
 func (o *runner) tooLong(err error) {
 	o.onLoop()
 	o.s.log.Error("claude printed a line over the limit; it is skipped", "err", err)
-	o.s.out.send(uiNotifyJSON{Type: "extension_ui_request", ID: o.s.host.next("ui_"), Method: "notify", NotifyType: "error",
-		Message: "claude printed a line longer than claude-rpc reads (--max-line); it was skipped and the turn goes on without it: " + err.Error()})
+	o.s.out.events(o.notices.pass([]transform.Event{transform.NotifyEvent(transform.NotifyError,
+		"claude printed a line longer than claude-rpc reads (--max-line); it was skipped and the turn goes on without it: "+err.Error())}))
 }
 
 // turnOver follows the end of r's CLI turn: the run goes on with what

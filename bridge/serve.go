@@ -147,8 +147,8 @@ func newServer(ctx context.Context, opts Options, out io.Writer) (*server, error
 	}
 	s.piAt = at.pi
 	s.st = newState(opts.CLI.Model, at)
-	s.runs = newRunner(s)
 	s.host = newHostLink()
+	s.runs = newRunner(s)
 	s.info = &cliInfo{}
 	if err := s.startOn(opts); err != nil {
 		s.stop(err)
@@ -159,7 +159,7 @@ func newServer(ctx context.Context, opts Options, out io.Writer) (*server, error
 	}
 	version := s.loadCache(env)
 	if transport != nil {
-		s.setTransport(transport, opts.Ask) // with the host's side of the control protocol
+		s.setTransport(transport, opts.Ask, opts.CLI.HookEvents) // with the host's side of the control protocol
 	}
 	// Last: nothing above may fail and leave the writer's goroutine behind.
 	s.out = newFrameWriter(out, opts)
@@ -465,6 +465,13 @@ func (s *server) commandsChanged() {
 	if !ok {
 		return
 	}
+	s.sendCommands(s.info.withListed(info))
+}
+
+// sendCommands keeps info in the info cache and sends omp's
+// available_commands_update when its commands differ from those last
+// sent.
+func (s *server) sendCommands(info claudecli.Info) {
 	s.saveCache(&info)
 	cmds := availableCommands(info)
 	b, _ := json.Marshal(cmds)

@@ -137,6 +137,7 @@ func (s *server) cliConfig() (claudecli.Config, uint64) {
 	if cfg.AskPermissions {
 		cfg.DialogKinds = dialogKinds()
 	}
+	cfg.HookEvents = s.plan.hookEvents()
 	if len(set.hostTools) > 0 || len(set.hostURIs) > 0 {
 		cfg.SDKServers = []string{hostServer}
 	}
@@ -352,7 +353,18 @@ func (st *state) learn(gen uint64, tr *transform.Translator, msgs bool) (newLimi
 	if gen != ls.gen {
 		return false
 	}
-	if msgs {
+	if at, reset := tr.Reset(); reset {
+		// The CLI cleared the conversation (/clear) and went on in a
+		// session of its own: as pi's /new, the session starts over, with
+		// a pi file of its own from the run's messages after the clear.
+		if sid := tr.SessionID(); sid != "" {
+			ls.sessionID = sid
+		}
+		ls.messages = append([]transform.Message(nil), tr.Messages()[at:]...)
+		ls.compacted, ls.todos = false, todoState{}
+		ls.pi = ls.newPiLog(ls.sessionID, ls.sessionID, "")
+		ls.startEntries()
+	} else if msgs {
 		// (Their entries were made as each ended: noteMessages.)
 		ls.messages = append(ls.messages, tr.Messages()...)
 		ls.compacted = false

@@ -87,13 +87,22 @@ func ParseInfo(r gjson.Result) Info {
 			info.Models = append(info.Models, mi)
 		}
 	}
-	for _, c := range r.Get("commands").Array() {
+	info.Commands = ParseCommands(r.Get("commands"))
+	return info
+}
+
+// ParseCommands reads a list of the CLI's commands (the SDK's
+// SlashCommand[]: an initialize response's commands, a commands_changed
+// line's).
+func ParseCommands(list gjson.Result) []CommandInfo {
+	var cmds []CommandInfo
+	for _, c := range list.Array() {
 		if name := c.Get("name").String(); name != "" {
-			info.Commands = append(info.Commands, CommandInfo{Name: name,
+			cmds = append(cmds, CommandInfo{Name: name,
 				Description: c.Get("description").String(), ArgumentHint: c.Get("argumentHint").String(), Builtin: c.Get("builtin").Bool()})
 		}
 	}
-	return info
+	return cmds
 }
 
 // Query starts the CLI with cfg, asks it to initialize and returns what it

@@ -44,6 +44,10 @@ type Config struct {
 	// fast_mode_state "on"). Without it the CLI in print mode keeps fast
 	// mode off ("sdk_opt_in_required").
 	FastMode bool
+	// HookEvents makes the CLI print hook_started, hook_progress and
+	// hook_response for every hook it runs (--include-hook-events);
+	// without it, for SessionStart and Setup hooks only.
+	HookEvents bool
 	// Settings are more of the CLI's settings given as flag settings
 	// (--settings, one JSON object together with FastMode's: the CLI keeps
 	// only the last --settings it is given). Nil: none.
@@ -176,6 +180,9 @@ func (c *Config) TurnArgs(s Session) []string {
 	}
 	if c.AskPermissions {
 		args = append(args, "--permission-prompt-tool", "stdio")
+	}
+	if c.HookEvents {
+		args = append(args, "--include-hook-events")
 	}
 	args = append(args, sdkServerArgs(c.SDKServers)...)
 	// Ids are given as --flag=value: a value that began with a dash could

@@ -235,7 +235,11 @@ func (v Version) Usable() bool {
 type Plan struct {
 	Transport string
 	Ask       bool
-	Notes     []string
+	// HookEvents: the CLI takes --include-hook-events (checked on 2.1.275,
+	// 2.1.328 and 2.1.332; older versions are not measured, so it is not
+	// passed to them).
+	HookEvents bool
+	Notes      []string
 }
 
 // PlanFor returns how to run a CLI of version v when transport and ask
@@ -244,7 +248,7 @@ type Plan struct {
 // stream transport and can_use_tool, else it is off. What stays broken is
 // in Notes.
 func PlanFor(v Version, transport string, ask bool) Plan {
-	p := Plan{Transport: transport, Ask: ask}
+	p := Plan{Transport: transport, Ask: ask, HookEvents: v.IsZero() || v.Compare(mustVersion(OldestSupported)) >= 0}
 	if v.IsZero() {
 		return p
 	}

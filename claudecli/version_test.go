@@ -127,11 +127,13 @@ func TestPlanFor(t *testing.T) {
 		notes     []string // each in a note, in order
 	}{
 		{name: "unknown version: as asked", transport: "stream", ask: true,
-			want: Plan{Transport: "stream", Ask: true}},
+			want: Plan{Transport: "stream", Ask: true, HookEvents: true}},
 		{name: "the tested version: as asked", v: mustVersion(TestedVersion), transport: "stream", ask: true,
-			want: Plan{Transport: "stream", Ask: true}},
+			want: Plan{Transport: "stream", Ask: true, HookEvents: true}},
+		{name: "the oldest supported: hook events", v: mustVersion(OldestSupported), transport: "pipe",
+			want: Plan{Transport: "pipe", HookEvents: true}},
 		{name: "newer: as asked", v: Version{9, 0, 0}, transport: "pty",
-			want: Plan{Transport: "pty"}},
+			want: Plan{Transport: "pty", HookEvents: true}},
 		{name: "no command_lifecycle: pipe instead of stream, --ask off", v: Version{2, 1, 200}, transport: "stream", ask: true,
 			want:  Plan{Transport: "pipe"},
 			notes: []string{"the Claude CLI 2.1.200 lacks command_lifecycle (steering mid-turn) (since 2.1.206): running --transport pipe instead of stream", "--ask is off: it needs the stream transport", "lacks Bash commands ended with the CLI (since 2.1.212): after an abort on the pipe or pty transport", "lacks transcript written before the result (since 2.1.275)"}},
@@ -163,6 +165,7 @@ func TestPlanFor(t *testing.T) {
 			got := PlanFor(tc.v, tc.transport, tc.ask)
 			assert.Equal(t, tc.want.Transport, got.Transport)
 			assert.Equal(t, tc.want.Ask, got.Ask)
+			assert.Equal(t, tc.want.HookEvents, got.HookEvents, "--include-hook-events: measured from %s on", OldestSupported)
 			assert.Len(t, got.Notes, len(tc.notes), "%q", got.Notes)
 			for i, n := range tc.notes {
 				if i < len(got.Notes) {
@@ -187,7 +190,7 @@ func TestPlanNeverAsksWithoutStream(t *testing.T) {
 						assert.Equal(t, TransportStream, p.Transport, "%s: --ask kept on pipe", v)
 					}
 					if v.Place() != PlaceOlder {
-						assert.Equal(t, Plan{Transport: tp, Ask: ask}, p, "%s %s", v, tp)
+						assert.Equal(t, Plan{Transport: tp, Ask: ask, HookEvents: true}, p, "%s %s", v, tp)
 					}
 					assert.False(t, p.Ask && !v.Has(CanUseTool), "%s: --ask without can_use_tool", v)
 					if (p.Transport != tp || p.Ask != ask) && len(p.Notes) == 0 {

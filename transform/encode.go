@@ -67,8 +67,9 @@ func (e *Encoder) Event(ev *Event) error {
 	if err := ev.check(); err != nil {
 		return err
 	}
-	if ev.Subagent != nil {
-		// omp's sub-agent frames: rare, and shaped by their structs.
+	if ev.Subagent != nil || ev.Notice != nil {
+		// omp's sub-agent frames and the notices: rare, and shaped by
+		// their structs.
 		b, err := ev.MarshalJSON()
 		if err != nil {
 			return fmt.Errorf("%w: %v", ErrInvalidJSON, err)

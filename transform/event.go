@@ -85,6 +85,9 @@ type Event struct {
 	// Subagent is what subagent_lifecycle, subagent_progress and
 	// subagent_event carry (subagents.go).
 	Subagent *Subagent
+	// Notice is what an extension_ui_request notify or setStatus carries
+	// (notices.go).
+	Notice *Notice
 }
 
 // Compaction is pi's CompactionResult, from the CLI's compact_boundary and
@@ -179,6 +182,8 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		return marshalNoEscape(subagentProgressJSON{e.Type, e.Subagent.Progress})
 	case EventSubagentEvent:
 		return marshalNoEscape(subagentEventJSON{e.Type, SubagentEventPayload{e.Subagent.ID, e.Subagent.Event}})
+	case EventUIRequest:
+		return e.Notice.marshal()
 	case EventMessageUpdate:
 		return marshalNoEscape(messageUpdateJSON{e.Type, &e.Message.Usage, e.Update.marshal(&e.Message), &e.Message, e.MessageID})
 	default:

@@ -146,6 +146,38 @@ type compactionEndJSON struct {
 	ErrorMessage string `json:"errorMessage,omitempty"`
 }
 
+// uiNotifyJSON asks the host to show a message that goes by itself (pi's
+// ctx.ui.notify): one of the CLI's notices (a hook that failed, a usage
+// limit near, the conversation cleared …), or an extension's
+// (--extension). Fire-and-forget: no answer is expected.
+type uiNotifyJSON struct {
+	Type string `json:"type"`
+	// ID names the request.
+	ID     string `json:"id"`
+	Method string `json:"method"`
+	// Message is the text to show.
+	Message string `json:"message"`
+	// NotifyType is info, warning or error.
+	NotifyType string `json:"notifyType" schema:"enum=info|warning|error"`
+}
+
+// uiSetStatusJSON sets or clears an entry of the host's status bar (pi's
+// ctx.ui.setStatus): one of the CLI's states (a hook running, a usage
+// limit, the permission mode, background tasks), or an extension's
+// (--extension). Fire-and-forget: no answer is expected.
+type uiSetStatusJSON struct {
+	Type string `json:"type"`
+	// ID names the request.
+	ID     string `json:"id"`
+	Method string `json:"method"`
+	// StatusKey names the entry: the CLI's are claude.hook.<hook id> (a
+	// hook running), claude.rateLimit, claude.auth,
+	// claude.permissionMode and claude.backgroundTasks.
+	StatusKey string `json:"statusKey"`
+	// StatusText is absent to clear the entry.
+	StatusText *string `json:"statusText,omitempty"`
+}
+
 // assistantEventJSON is pi's AssistantMessageEvent: one step of an
 // assistant message's streaming.
 type assistantEventJSON struct {
@@ -266,7 +298,8 @@ type imageJSON struct {
 // a zero value of the struct MarshalJSON encodes for it (Go), what it is a
 // shape of (Kind: "event", "message", "content" or "assistantMessageEvent")
 // and the value of the field that tells it from its siblings (Tag: an
-// event's or block's type, a message's role).
+// event's or block's type, a message's role; type.method for the
+// extension_ui_request frames, told apart by their method).
 type Shape struct {
 	Kind, Tag string
 	Go        any
@@ -291,6 +324,8 @@ func Shapes() []Shape {
 		{"event", EventSubagentLifecycle, subagentLifecycleJSON{}},
 		{"event", EventSubagentProgress, subagentProgressJSON{}},
 		{"event", EventSubagentEvent, subagentEventJSON{}},
+		{"event", EventUIRequest + "." + NoticeNotify, uiNotifyJSON{}},
+		{"event", EventUIRequest + "." + NoticeSetStatus, uiSetStatusJSON{}},
 		{"message", RoleUser, userJSON{}},
 		{"message", RoleAssistant, assistantJSON{}},
 		{"message", RoleToolResult, toolResultJSON{}},

@@ -117,6 +117,15 @@ type Translator struct {
 	// names: the names and argument shapes tool calls are shown with.
 	names ToolNames
 
+	// denied: why the CLI refused tool calls not yet answered
+	// (permission_denied), by id; wasReset: the CLI cleared the
+	// conversation during the run, at message resetAt; commands: the last commands_changed's
+	// list, until taken (notices.go).
+	denied   map[string]denial
+	wasReset bool
+	resetAt  int
+	commands json.RawMessage
+
 	// Reused indexes of the line being read, its message and a block.
 	top, msg, block object
 	// scratch is reused to rename each piece of a tool's streamed input.
@@ -369,6 +378,7 @@ func (t *Translator) Append(dst []Event, line []byte) []Event {
 				t.compacting = false
 				out = append(out, Event{Type: EventCompactionEnd, Reason: "threshold", ErrorMessage: "compaction failed: " + v.Get("compact_error").String()})
 			}
+			out = t.notice(out, "status", v) // a permission mode
 		case "task_started", "task_progress", "task_notification":
 			if t.parent == "" {
 				out = t.taskLine(out, v.Get("subtype").String(), v)
@@ -388,8 +398,12 @@ func (t *Translator) Append(dst []Event, line []byte) []Event {
 			}
 			out = append(out, Event{Type: EventAutoRetryStart, Retry: &Retry{Attempt: t.retry,
 				MaxAttempts: int(v.Get("max_retries").Int()), DelayMs: v.Get("retry_delay_ms").Int(), ErrorMessage: msg}})
+		default:
+			out = t.notice(out, v.Get("subtype").String(), v)
 		}
 		return out
+	case "rate_limit_event", "auth_status", "conversation_reset":
+		return t.notice(out, typ, v)
 	case "assistant":
 		return t.assistant(out, v)
 	case "user":
@@ -928,6 +942,12 @@ func (t *Translator) toolResult(out []Event, r toolResultLine) []Event {
 	details := t.names.Details(cli, r.details)
 	content := toolContent(r.block.Get("content"))
 	isError := r.block.Get("is_error").Bool()
+	if d, ok := t.denied[id]; ok {
+		delete(t.denied, id)
+		if len(details) == 0 && d != (denial{}) {
+			details = deniedDetails(d)
+		}
+	}
 	if !isError {
 		content = t.names.Content(cli, call.Arguments, r.details, content)
 	}

@@ -490,6 +490,17 @@ func checkGrammar(t testing.TB, evs []Event) {
 			require.True(t, started[e.ToolCallID], "%s: end without start", where)
 			delete(started, e.ToolCallID)
 			require.NotNil(t, e.Result, where)
+		case EventUIRequest:
+			require.NotNil(t, e.Notice, where)
+			switch n := e.Notice; n.Method {
+			case NoticeNotify:
+				require.Contains(t, []string{NotifyInfo, NotifyWarning, NotifyError}, n.NotifyType, where)
+				require.NotEmpty(t, n.Message, where)
+			case NoticeSetStatus:
+				require.NotEmpty(t, n.StatusKey, where)
+			default:
+				t.Fatalf("%s: a notice of method %q", where, n.Method)
+			}
 		default:
 			t.Fatalf("%s: unexpected event type", where)
 		}

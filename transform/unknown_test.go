@@ -28,7 +28,7 @@ var unknownLines = []string{
 	`{"type":"stream_event","event":{"type":"future_event","index":0,"data":{"a":[1,2]}},"session_id":"%s","parent_tool_use_id":null,"uuid":"f0000000-0000-4000-8000-000000000002"}`,
 	`{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"future_delta","data":"x"}},"session_id":"%s","parent_tool_use_id":null,"uuid":"f0000000-0000-4000-8000-000000000003"}`,
 	`{"type":"command_lifecycle","command_uuid":"f0000000-0000-4000-8000-000000000004","state":"future_state","session_id":"%s"}`,
-	`{"type":"rate_limit_event","rate_limit_info":{"status":"allowed"},"session_id":"%s"}`,
+	`{"type":"future_limit_event","rate_limit_info":{"status":"rejected"},"session_id":"%s"}`,
 	`{"type":"future_kind_without_session"}`,
 	`[1,2,3]`,
 	`"a string"`,

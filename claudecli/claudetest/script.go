@@ -48,9 +48,18 @@ type Script struct {
 	// first Reset attempts at this reply (after the first delta), as a
 	// network that drops; the attempt after them gets the reply.
 	Reset int
+	// RateLimit, when set, is the reply's anthropic-ratelimit-unified-status
+	// header (allowed, allowed_warning or rejected), sent with a five-hour
+	// window at 80% used that resets at RateLimitReset: what the API tells
+	// a subscriber's CLI about its usage limits.
+	RateLimit string
 	// cut is set on an attempt that is to be cut.
 	cut bool
 }
+
+// RateLimitReset is when the [[ratelimit]] window resets (Unix seconds):
+// fixed, so recordings do not change with the clock.
+const RateLimitReset = 4102444800 // 2100-01-01T00:00:00Z
 
 // Text returns the script's text blocks, joined.
 func (s Script) Text() string {
@@ -88,6 +97,8 @@ func (s Script) Text() string {
 //	[[stop:reason]]      the API stop_reason (e.g. max_tokens)
 //	[[chunk:N]]          send text and tool input in deltas of N bytes (default 1000)
 //	[[stall:MS]]         wait MS milliseconds before the first event
+//	[[ratelimit:status]] send the unified rate-limit headers with this status
+//	                     (allowed, allowed_warning, rejected: then a 429)
 //	[[reset:N]]          cut the connection mid-stream in the first N attempts (default 1)
 //	[[notified:script]]  no effect on this reply: the reply to a background task's
 //	                     notification (the turn the CLI runs by itself when a background
@@ -95,7 +106,7 @@ func (s Script) Text() string {
 //
 // After the CLI ran tools (the last user message carries tool results, and
 // no text), the reply is "tool said: " followed by the results' text.
-var markerRE = regexp.MustCompile(`\[\[(error|flaky|think|say|huge|slow|tool|bash|read|write|edit|grep|glob|agent|agentbg|stop|chunk|stall|reset|notified)(?::(.*?))?\]\]`)
+var markerRE = regexp.MustCompile(`\[\[(error|flaky|think|say|huge|slow|tool|bash|read|write|edit|grep|glob|agent|agentbg|stop|chunk|stall|reset|notified|ratelimit)(?::(.*?))?\]\]`)
 
 // SlowDelay is the pause between deltas of a [[slow]] reply.
 const SlowDelay = 50 * time.Millisecond
@@ -159,6 +170,8 @@ func ParseScript(userText string) Script {
 			if n > 0 {
 				s.Chunk = n
 			}
+		case "ratelimit":
+			s.RateLimit = arg
 		case "stall":
 			s.Stall = time.Duration(n) * time.Millisecond
 		case "reset":

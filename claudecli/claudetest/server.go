@@ -19,6 +19,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -226,6 +227,12 @@ func (s *Server) serveMessages(w http.ResponseWriter, hr *http.Request, req *Req
 			writeError(w, script.FlakyStatus, errorType(script.FlakyStatus), fmt.Sprintf("fake API flaky error %d (attempt %d)", script.FlakyStatus, n))
 			s.update(req, func(r *Request) { r.Completed = true })
 			return
+		}
+	}
+	if script.RateLimit != "" {
+		script.rateLimitHeaders(w.Header())
+		if script.RateLimit == "rejected" && script.Status == 0 {
+			script.Status = http.StatusTooManyRequests
 		}
 	}
 	if script.Status != 0 {
@@ -487,4 +494,16 @@ func midTurnBlock(text string) (string, bool) {
 		rest = rest[:i]
 	}
 	return rest, true
+}
+
+// rateLimitHeaders sets the unified rate-limit headers of [Script.RateLimit].
+func (s Script) rateLimitHeaders(h http.Header) {
+	reset := strconv.Itoa(RateLimitReset)
+	h.Set("anthropic-ratelimit-unified-status", s.RateLimit)
+	h.Set("anthropic-ratelimit-unified-reset", reset)
+	h.Set("anthropic-ratelimit-unified-representative-claim", "five_hour")
+	h.Set("anthropic-ratelimit-unified-5h-status", s.RateLimit)
+	h.Set("anthropic-ratelimit-unified-5h-reset", reset)
+	h.Set("anthropic-ratelimit-unified-5h-utilization", "0.8")
+	h.Set("anthropic-ratelimit-unified-5h-surpassed-threshold", "0.75")
 }

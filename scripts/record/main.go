@@ -34,6 +34,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -77,7 +78,18 @@ type scenario struct {
 	before []string
 	// files are written into the working folder first, by name.
 	files map[string]string
+	// oauth runs the CLI as a claude.ai subscriber (an OAuth token instead
+	// of the API key): it then reads the API's usage-limit headers and
+	// reports them (rate_limit_event).
+	oauth bool
 }
+
+// hookSettings configure hooks (the project's .claude/settings.json): one
+// that prints while it runs (hook_progress), one that fails.
+const hookSettings = `{"hooks":{
+ "PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"echo checking; sleep 2; echo checked"}]}],
+ "PostToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"echo post-hook broke >&2; exit 1"}]}]
+}}`
 
 // readNotes is the file the Read scenarios read: tabs, lines that look
 // numbered as the CLI numbers its Read results, a blank line, no newline
@@ -155,6 +167,15 @@ var scenarios = []scenario{
 		`[[tool:TaskList:{}]][[tool:TaskGet:{"taskId":"4"}]]`},
 	// The CLI's older TodoWrite tool, which it offers instead of the task
 	// tools with CLAUDE_CODE_ENABLE_TASKS=0: two writes of the whole list.
+	// The CLI's notices (transform/notices.go): hooks that run, print and
+	// fail; a usage limit near and reached (as a subscriber); a permission
+	// mode set; /clear.
+	{name: "hooks", prompt: "[[bash:echo hooked]]", files: map[string]string{".claude/settings.json": hookSettings}},
+	{name: "rate-limit-warning", prompt: "[[say:close to the limit]][[ratelimit:allowed_warning]]", oauth: true},
+	{name: "rate-limit-rejected", prompt: "[[say:never]][[ratelimit:rejected]]", oauth: true},
+	{name: "permission-mode", prompt: "[[say:planned]]",
+		before: []string{`{"type":"control_request","request_id":"mode","request":{"subtype":"set_permission_mode","mode":"acceptEdits"}}`}},
+	{name: "clear", setup: "Remember the word pelican. [[say:Noted: pelican.]]", prompt: "/clear"},
 	{name: "todos-todowrite", env: []string{"CLAUDE_CODE_ENABLE_TASKS=0", "CLAUDE_CODE_ENABLE_TODO_TOOLS=1"}, prompt: "Plan it " +
 		`[[tool:TodoWrite:{"todos":[{"content":"Write the parser","status":"in_progress","activeForm":"Writing the parser"},{"content":"Test it","status":"pending","activeForm":"Testing it"}]}]]` +
 		`[[tool:TodoWrite:{"todos":[{"content":"Write the parser","status":"completed","activeForm":"Writing the parser"},{"content":"Ship it","status":"in_progress","activeForm":"Shipping it"}]}]]`},
@@ -293,11 +314,20 @@ func record(srv *claudetest.Server, cli, out string, sc scenario) error {
 	}
 	defer os.RemoveAll(home)
 	for name, text := range sc.files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(home, name)), 0o755); err != nil {
+			return err
+		}
 		if err := os.WriteFile(filepath.Join(home, name), []byte(text), 0o644); err != nil {
 			return err
 		}
 	}
-	cfg := claudecli.Config{Path: cli, Dir: home, Env: append(srv.CLIEnv(home), sc.env...), PermissionMode: "default", ExtraArgs: sc.args}
+	env := srv.CLIEnv(home)
+	if sc.oauth {
+		env = slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "ANTHROPIC_API_KEY=") })
+		env = append(env, "CLAUDE_CODE_OAUTH_TOKEN=sk-ant-oat01-fake")
+	}
+	// As the bridge runs it: every hook reported (--include-hook-events).
+	cfg := claudecli.Config{Path: cli, Dir: home, Env: append(env, sc.env...), PermissionMode: "default", ExtraArgs: sc.args, HookEvents: true}
 	var session claudecli.Session
 	if sc.setup != "" {
 		stdout, err := runCLI(cfg, session, false, claudecli.UserLine(sc.setup, nil), "", "", nil, 0)

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/tidwall/gjson"
+
+	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+)
+
+// noticesOf are the extension_ui_request notify and setStatus frames of
+// frames, each as method|key or level|text.
+func noticesOf(t *testing.T, frames []gjson.Result) []string {
+	var out []string
+	for _, f := range frames {
+		if f.Get("type").String() != "extension_ui_request" {
+			continue
+		}
+		assert.NotEmpty(t, f.Get("id").String(), "a notice has an id: %s", f.Raw)
+		switch f.Get("method").String() {
+		case "notify":
+			out = append(out, "notify|"+f.Get("notifyType").String()+"|"+f.Get("message").String())
+		case "setStatus":
+			key := f.Get("statusKey").String()
+			if strings.HasPrefix(key, "claude.hook.") {
+				key = "claude.hook.ID"
+			}
+			out = append(out, "setStatus|"+key+"|"+f.Get("statusText").String())
+		}
+	}
+	return out
+}
+
+// TestHookNotices: the project's hooks (its .claude/settings.json) show
+// as the CLI runs them: a status while each runs, cleared when it ends,
+// and a warning for the one that failed, on each transport.
+func TestHookNotices(t *testing.T) {
+	claudetest.EndToEnd(t)
+	t.Parallel()
+	for _, tp := range []string{"stream", "pipe", "pty"} {
+		t.Run(tp, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, os.MkdirAll(filepath.Join(dir, ".claude"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, ".claude", "settings.json"), []byte(`{"hooks":{
+ "PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"echo checking"}]}],
+ "PostToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"echo post-hook broke >&2; exit 1"}]}]}}`), 0o644))
+			b := startBridgeWith(t, bridgeOpts{dir: dir}, "--transport", tp)
+			got := noticesOf(t, b.runPrompt("[[bash:echo hooked]]"))
+			assert.Equal(t, []string{
+				"setStatus|claude.hook.ID|hook PreToolUse:Bash running",
+				"setStatus|claude.hook.ID|",
+				"setStatus|claude.hook.ID|hook PostToolUse:Bash running",
+				"setStatus|claude.hook.ID|",
+				"notify|warning|hook PostToolUse:Bash failed (exit 1): post-hook broke",
+			}, got)
+		})
+	}
+}
+
+// TestClearStartsOver: /clear is said (a notify), and the conversation
+// starts over: get_messages no longer lists what came before, and the
+// model's next call does not get it, on each transport.
+func TestClearStartsOver(t *testing.T) {
+	claudetest.EndToEnd(t)
+	t.Parallel()
+	for _, tp := range []string{"stream", "pipe"} {
+		t.Run(tp, func(t *testing.T) {
+			b := startBridge(t, "--transport", tp)
+			b.runPrompt("Remember pelican [[say:noted]]")
+			assert.Contains(t, b.call(map[string]any{"type": "get_messages"}).Get("data.messages").Raw, "pelican")
+			got := noticesOf(t, b.runPrompt("/clear"))
+			assert.Contains(t, got, "notify|info|The conversation was cleared: it starts over")
+			msgs := b.call(map[string]any{"type": "get_messages"}).Get("data.messages")
+			assert.NotContains(t, msgs.Raw, "pelican", "get_messages after /clear")
+			b.runPrompt("after [[say:two]]")
+			assert.NotContains(t, b.lastRequest().Get("messages").Raw, "pelican", "the model's context after /clear")
+			msgs = b.call(map[string]any{"type": "get_messages"}).Get("data.messages")
+			assert.NotContains(t, msgs.Raw, "pelican")
+			assert.Contains(t, msgs.Raw, "after")
+		})
+	}
+}
+
+// TestCommandsChangedMidSession: a command file added while the stream
+// transport's CLI runs reaches get_commands once the CLI reports it
+// (commands_changed; 2.1.328 reports it with its next turn's lines).
+func TestCommandsChangedMidSession(t *testing.T) {
+	claudetest.EndToEnd(t)
+	t.Parallel()
+	dir := t.TempDir()
+	b := startBridgeWith(t, bridgeOpts{dir: dir}, "--transport", "stream")
+	b.runPrompt("[[say:one]]")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".claude", "commands"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".claude", "commands", "hello-notices.md"), []byte("Say hi\n"), 0o644))
+	has := func() bool {
+		return b.call(map[string]any{"type": "get_commands"}).Get(`data.commands.#(name=="hello-notices")`).Exists()
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !has() && time.Now().Before(deadline) {
+		b.runPrompt("/cost")
+	}
+	assert.True(t, has(), "get_commands lists the command added mid-session")
+}
