@@ -1,8 +1,10 @@
 package bridge
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
 )
@@ -54,6 +56,11 @@ func task(c *call, caps claudecli.Caps) (claudecli.Task, error) {
 	return t, err
 }
 
+// stopTaskWait bounds how long stop_task waits for the CLI to report the
+// task's end once it took the request (it kills it at once: 2.1.328 reports
+// a stopped sub-agent's end within ~50 ms).
+const stopTaskWait = 10 * time.Second
+
 func (s *server) stopTask(c *call) (any, error) {
 	caps, err := s.taskCaps(c)
 	if err != nil {
@@ -69,7 +76,14 @@ func (s *server) stopTask(c *call) (any, error) {
 	if _, err := caps.ControlRequest(c.Context(), map[string]any{"subtype": "stop_task", "task_id": t.ID}); err != nil {
 		return nil, err
 	}
-	return stopTaskData{Stopped: true}, nil
+	select {
+	case <-t.Done():
+		return stopTaskData{Stopped: true}, nil
+	case <-c.Context().Done():
+		return nil, context.Cause(c.Context())
+	case <-time.After(stopTaskWait):
+		return nil, fmt.Errorf("stop_task: the CLI took the request but has not reported %s ended within %v", t.ID, stopTaskWait)
+	}
 }
 
 func (s *server) getTaskOutput(c *call) (any, error) {

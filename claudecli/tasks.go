@@ -21,7 +21,7 @@ import (
 // task ends with task_updated (status killed) and task_notification
 // (status stopped).
 
-// Task is a task a CLI process started.
+// Task is a task a CLI process started, as of when it was looked up.
 type Task struct {
 	// ID is the CLI's task_id.
 	ID string
@@ -32,7 +32,12 @@ type Task struct {
 	ToolUseID string
 	// Ended: its task_notification came (completed, failed, stopped).
 	Ended bool
+	// done is closed when its task_notification comes.
+	done chan struct{}
 }
+
+// Done is closed when the CLI reports the task's end (task_notification).
+func (t Task) Done() <-chan struct{} { return t.done }
 
 // keptTasks bounds how many ended tasks a process's set remembers.
 const keptTasks = 1024
@@ -67,7 +72,8 @@ func (ts *taskSet) line(line []byte) {
 	switch v[0].String() {
 	case "task_started":
 		if ts.tasks[id] == nil {
-			ts.tasks[id] = &Task{ID: strings.Clone(id), Type: strings.Clone(v[2].String()), ToolUseID: strings.Clone(v[3].String())}
+			ts.tasks[id] = &Task{ID: strings.Clone(id), Type: strings.Clone(v[2].String()), ToolUseID: strings.Clone(v[3].String()),
+				done: make(chan struct{})}
 		}
 	case "task_notification":
 		t := ts.tasks[id]
@@ -75,6 +81,7 @@ func (ts *taskSet) line(line []byte) {
 			return
 		}
 		t.Ended = true
+		close(t.done)
 		ts.ended = append(ts.ended, t.ID)
 		if len(ts.ended) > keptTasks {
 			delete(ts.tasks, ts.ended[0])
