@@ -189,7 +189,7 @@ var commandTable = []commandDef{
 		doc:    "claude-rpc's: the end (the last 8 KiB) of a background Bash task's output, running or ended, through the CLI's get_task_output (the CLI 2.1.328 on; an older one refuses it). A sub-agent's output is its transcript: get_subagent_messages. Stream transport only."},
 	{name: "background_tasks", kind: slow, handle: (*server).backgroundTasks, data: backgroundTasksData{},
 		fields: []field{{name: "toolCallId", kind: fString}},
-		doc:    "claude-rpc's: moves a foreground tool call that is running (a Bash command or a sub-agent; toolCallId, or all of them without it) to the background, as Ctrl+B in the CLI's terminal (its background_tasks request): the call's result says it runs in the background, the run goes on, and the task's end comes later. Stream transport only."},
+		doc:    "claude-rpc's: moves a foreground tool call that is running (a Bash command or a sub-agent; toolCallId, or all of them without it) to the background, as Ctrl+B in the CLI's terminal (its background_tasks request): the call's result says it was backgrounded, with the task's id (for stop_task, get_task_output), and the run goes on. backgrounded is false for a call the CLI does not run as a foreground task (yet: 2.1.328 makes a Bash command one some 2 s after it starts). Stream transport only."},
 	{name: "negotiate_protocol", handle: (*server).negotiateProtocol, data: negotiateData{},
 		fields: []field{{name: "protocolVersion", kind: fAny, required: true}},
 		doc:    "omp's: protocolVersion 2 makes every later frame over 1 MiB come as rpc_chunk frames (and the answer itself whole); 1 keeps whole lines."},

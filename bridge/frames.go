@@ -693,7 +693,7 @@ type taskOutputData struct {
 // backgroundTasksData is background_tasks' data.
 type backgroundTasksData struct {
 	// Backgrounded is false when toolCallId named no foreground task
-	// running; true otherwise.
+	// running (or not yet one: ask again); true otherwise.
 	Backgrounded bool `json:"backgrounded"`
 }
 

@@ -14,7 +14,7 @@ var referenceDocs = schema.Docs{
 	"github.com/claude-rpc/claude-rpc/bridge.availableCommandsData":                 "availableCommandsData is get_available_commands' data (omp's).",
 	"github.com/claude-rpc/claude-rpc/bridge.availableCommandsUpdateJSON":           "availableCommandsUpdateJSON is sent when the CLI's commands are known or change (omp's): when a CLI process starts (pre-warmed: at the bridge's start) with other commands than those last sent.",
 	"github.com/claude-rpc/claude-rpc/bridge.backgroundTasksData":                   "backgroundTasksData is background_tasks' data.",
-	"github.com/claude-rpc/claude-rpc/bridge.backgroundTasksData.Backgrounded":      "Backgrounded is false when toolCallId named no foreground task running; true otherwise.",
+	"github.com/claude-rpc/claude-rpc/bridge.backgroundTasksData.Backgrounded":      "Backgrounded is false when toolCallId named no foreground task running (or not yet one: ask again); true otherwise.",
 	"github.com/claude-rpc/claude-rpc/bridge.bashResult":                            "bashResult is pi's BashResult.",
 	"github.com/claude-rpc/claude-rpc/bridge.bashUpdateJSON":                        "bashUpdateJSON is a piece of a running bash command's output (pi 1.5's), stdout and stderr as they come.",
 	"github.com/claude-rpc/claude-rpc/bridge.bashUpdateJSON.ID":                     "ID is the bash command's id.",

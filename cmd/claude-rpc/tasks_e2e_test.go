@@ -157,3 +157,53 @@ func TestTaskCommandsNeedTheStreamTransport(t *testing.T) {
 		}
 	})
 }
+
+// TestBackgroundRunningBash (stream): a foreground Bash command that is
+// running, moved to the background by its tool call's id: the tool's
+// result says it runs in the background, and the run ends without waiting
+// for it; stopped then by the id in that result. An id that names no
+// foreground call: backgrounded false.
+func TestBackgroundRunningBash(t *testing.T) {
+	b := startBridge(t, "--transport", "stream")
+	t.Parallel()
+	start := time.Now()
+	resp := b.call(map[string]any{"type": "prompt", "message": "[[bash:echo fg-one; sleep 30; echo fg-done]] go"})
+	require.True(t, resp.Get("success").Bool(), resp.Raw)
+	call := b.until(30*time.Second, isType("tool_execution_start"))
+	callID := call[len(call)-1].Get("toolCallId").String()
+	require.NotEmpty(t, callID)
+
+	none := b.call(map[string]any{"type": "background_tasks", "toolCallId": "toolu_nosuch"})
+	require.True(t, none.Get("success").Bool(), none.Raw)
+	assert.JSONEq(t, `{"backgrounded":false}`, none.Get("data").Raw)
+	// The host sees the call before the CLI runs it as a task: asked
+	// before, it is no foreground task yet.
+	var bg gjson.Result
+	for tries := 0; tries < 50; tries++ {
+		if bg = b.call(map[string]any{"type": "background_tasks", "toolCallId": callID}); !bg.Get("success").Bool() || bg.Get("data.backgrounded").Bool() {
+			t.Logf("backgrounded at try %d, %v after the prompt", tries+1, time.Since(start))
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.True(t, bg.Get("success").Bool(), bg.Raw)
+	assert.JSONEq(t, `{"backgrounded":true}`, bg.Get("data").Raw)
+
+	run := b.until(20*time.Second, isType("agent_end"))
+	assert.Less(t, time.Since(start), 25*time.Second, "the run did not wait for the command")
+	var id string
+	for _, f := range run {
+		if f.Get("type").String() == "tool_execution_end" && f.Get("toolCallId").String() == callID {
+			text := f.Get("result.content.0.text").String()
+			t.Logf("its result: %s", text)
+			if m := regexp.MustCompile(`backgrounded by user with ID: (\w+)`).FindStringSubmatch(text); m != nil {
+				id = m[1]
+			}
+		}
+	}
+	require.NotEmpty(t, id, "the result names the task it became")
+	b.until(10*time.Second, isType("session_settled"))
+	stop := b.call(map[string]any{"type": "stop_task", "taskId": id})
+	require.True(t, stop.Get("success").Bool(), stop.Raw)
+	assert.JSONEq(t, `{"stopped":true}`, stop.Get("data").Raw)
+}
