@@ -668,6 +668,35 @@ type subagentsData struct {
 	Subagents []subagentSnapshot `json:"subagents"`
 }
 
+// stopTaskData is stop_task's data.
+type stopTaskData struct {
+	// Stopped is true when the task was running and the CLI was asked to
+	// stop it; false when it had ended already (nothing was sent).
+	Stopped bool `json:"stopped"`
+}
+
+// taskOutputData is get_task_output's data: the end of a background Bash
+// task's output, as the CLI keeps it.
+type taskOutputData struct {
+	// Output is the end of what the command wrote (the last 8 KiB),
+	// decoded as UTF-8, escape sequences included: plain text. Empty
+	// when it wrote nothing yet.
+	Output string `json:"output"`
+	// TotalBytes is the size of its whole output.
+	TotalBytes int64 `json:"totalBytes"`
+	// Truncated is true when Output is only the end of a longer output.
+	Truncated bool `json:"truncated"`
+	// Running is true while the CLI has not reported the task's end.
+	Running bool `json:"running"`
+}
+
+// backgroundTasksData is background_tasks' data.
+type backgroundTasksData struct {
+	// Backgrounded is false when toolCallId named no foreground task
+	// running (or not yet one: ask again); true otherwise.
+	Backgrounded bool `json:"backgrounded"`
+}
+
 // subagentSnapshot is omp's RpcSubagentSnapshot: a running sub-agent.
 type subagentSnapshot struct {
 	// ID is the CLI's id of the sub-agent.

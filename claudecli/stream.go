@@ -37,7 +37,7 @@ type stream struct {
 
 	// mu guards proc, cfg, stale, live, closed and swap. It is held only
 	// for short sections that wait for nothing: no process's exit, no
-	// spawn, no control request. So SetConfig, LiveInfo, Rename and Close
+	// spawn, no control request. So SetConfig, LiveInfo, Rename, Control and Close
 	// never wait for the CLI behind a turn's start; what waits, waits on
 	// swap, with mu released.
 	mu     sync.Mutex
@@ -121,7 +121,7 @@ func (s *stream) Name() string { return TransportStream }
 // [Caps] but quiesce (a turn is over when the caller releases it).
 func (s *stream) Caps() Caps {
 	c := CapsOf(TransportStream)
-	c.LiveInfo, c.Rename, c.Warm, c.OnOwnTurn = s.LiveInfo, s.Rename, s.Warm, s.OnOwnTurn
+	c.LiveInfo, c.Rename, c.Warm, c.OnOwnTurn, c.ControlRequest, c.Task = s.LiveInfo, s.Rename, s.Warm, s.OnOwnTurn, s.Control, s.Task
 	return c
 }
 
@@ -137,6 +137,7 @@ type streamProc struct {
 	free    chan []byte       // line buffers to read into again ([streamProc.recycle])
 	dead    chan struct{}     // closed when stdout ended
 	seq     atomic.Int64
+	tasks   taskSet // the tasks it started, from its lines
 
 	host Host // answers the CLI's control requests; nil refuses them
 
@@ -484,6 +485,7 @@ func (sp *streamProc) read(maxLine int) {
 		case bytes.HasPrefix(line, []byte(`{"type":"control_cancel_request"`)):
 			sp.cancel(gjson.GetBytes(line, "request_id").String())
 		default:
+			sp.tasks.line(line)
 			sp.onLine(sp)
 			sp.lines <- procLine{b: line}
 			continue
@@ -591,6 +593,18 @@ func (sp *streamProc) respond(id string, resp any, err error) {
 
 // request sends a control request and waits up to timeout for its response.
 func (sp *streamProc) request(req map[string]any, timeout time.Duration) (gjson.Result, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	r, err := sp.requestCtx(ctx, req)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return r, fmt.Errorf("no answer to %v within %v", req["subtype"], timeout)
+	}
+	return r, err
+}
+
+// requestCtx sends a control request and waits for its response until ctx
+// is done (then its error wraps ctx's).
+func (sp *streamProc) requestCtx(ctx context.Context, req map[string]any) (gjson.Result, error) {
 	id := "req_" + strconv.FormatInt(sp.seq.Add(1), 10)
 	ch := make(chan gjson.Result, 1)
 	// Register before writing: the response can come before Write returns.
@@ -617,8 +631,8 @@ func (sp *streamProc) request(req map[string]any, timeout time.Duration) (gjson.
 		return r, nil
 	case <-sp.dead:
 		return gjson.Result{}, fmt.Errorf("claude exited before answering %v", req["subtype"])
-	case <-time.After(timeout):
-		return gjson.Result{}, fmt.Errorf("no answer to %v within %v", req["subtype"], timeout)
+	case <-ctx.Done():
+		return gjson.Result{}, fmt.Errorf("waiting for claude's answer to %v: %w", req["subtype"], ctx.Err())
 	}
 }
 
@@ -661,6 +675,21 @@ func (s *stream) LiveInfo(ctx context.Context) (Info, bool) {
 	case <-ctx.Done():
 		return Info{}, false
 	}
+}
+
+// Control is [Caps.Control]: req goes to the process in use (once a change
+// of process under way is done), with no lock held, and its answer's
+// payload comes back.
+func (s *stream) Control(ctx context.Context, req map[string]any) (gjson.Result, error) {
+	sp, ok := s.procAfterSwap(ctx)
+	if !ok || sp.isDead() {
+		return gjson.Result{}, ErrNotRunning
+	}
+	r, err := sp.requestCtx(ctx, req)
+	if err != nil {
+		return gjson.Result{}, err
+	}
+	return r.Get("response"), nil
 }
 
 // procAfterSwap is the process in use once the change of process under

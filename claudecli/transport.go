@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/claude-rpc/claude-rpc/claudecli/jsonl"
 )
 
@@ -98,6 +100,20 @@ type Caps struct {
 	// at once, and waits for the CLI's answer. It returns [ErrNotRunning]
 	// when no process of the transport runs the session.
 	Rename func(session Session, title string) error
+	// ControlRequest, when set, sends req (a control request of the CLI's:
+	// its subtype and fields, as the Agent SDK's types name them) to the
+	// running CLI process and waits, until ctx is done, for its answer: the
+	// success response's payload, or an error saying the CLI refused it
+	// (its message), exited or did not answer. It returns [ErrNotRunning]
+	// when no process runs (it waits for one still starting). For what
+	// lives in the process, not in the session: its background tasks.
+	ControlRequest func(ctx context.Context, req map[string]any) (gjson.Result, error)
+	// Task, when set, is a task (a sub-agent, a Bash command …) the
+	// running CLI process started, by its task_id: [ErrUnknownTask] when
+	// that process printed no task_started for it (a task of a process
+	// that was replaced is not its), [ErrNotRunning] when no process runs.
+	// An ended task stays known (the last 1024 that ended).
+	Task func(id string) (Task, error)
 	// Warm, when set, starts and initializes the process the next turn on
 	// session would run in, so that turn does not wait for the CLI's
 	// start-up; it does nothing when that process runs already, a turn
