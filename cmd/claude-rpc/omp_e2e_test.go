@@ -184,11 +184,16 @@ func TestBackgroundSubagent(t *testing.T) {
 		ended := time.Now()
 		settledOwn := b.until(10*time.Second, isType("session_settled"))
 		var kinds []string
+		cleared := false // the background tasks' status, cleared as the sub-agent ended
 		for _, f := range own {
-			if k := f.Get("type").String(); k != "message_update" && k != "subagent_progress" {
+			switch k := f.Get("type").String(); {
+			case k == "extension_ui_request" && f.Get("method").String() == "setStatus":
+				cleared = cleared || f.Get("statusKey").String() == "claude.backgroundTasks" && !f.Get("statusText").Exists()
+			case k != "message_update" && k != "subagent_progress":
 				kinds = append(kinds, k)
 			}
 		}
+		assert.True(t, cleared, "the background tasks' status cleared")
 		assert.Equal(t, []string{"completed"}, lifecycle(own), "the sub-agent's end, as it comes (before the CLI's run or in it)")
 		kinds = slices.DeleteFunc(kinds, func(k string) bool { return k == "subagent_lifecycle" })
 		assert.Equal(t, []string{"agent_start", "turn_start", "message_start", "message_end", "turn_end", "agent_end"}, kinds,
