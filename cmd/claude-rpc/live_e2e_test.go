@@ -205,3 +205,56 @@ func TestHostToolsLive(t *testing.T) {
 	b.samePid("stream", pid)
 	assert.True(t, slices.Contains(offered(len(b.srv.MessagesRequests())-1), "mcp__host__gamma"))
 }
+
+// TestLiveChangeTimes measures, on the stream transport, the time from a
+// change sent by the host (set_host_tools' first tool, set_permission_mode,
+// set_host_tools changing the tools) to the API request of the prompt sent
+// right behind it, and checks that no CLI process was started for it and
+// that the request has what changed. A prompt after no change is the
+// baseline. docs/performance.md has the figures (-count 5 -v).
+func TestLiveChangeTimes(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t)
+	b.runPrompt("warm [[say:ok]]")
+	pid := b.onePid("stream")
+	tools := func(names ...string) map[string]any {
+		list := []any{}
+		for _, n := range names {
+			list = append(list, map[string]any{"name": n})
+		}
+		return map[string]any{"type": "set_host_tools", "tools": list}
+	}
+	for _, c := range []struct {
+		name   string
+		change map[string]any
+		check  func(req gjson.Result)
+	}{
+		{"none", nil, func(gjson.Result) {}},
+		{"first host tool", tools("alpha"), func(req gjson.Result) {
+			assert.Contains(t, mcpToolsOffered(req), "mcp__host__alpha")
+		}},
+		{"permission mode", map[string]any{"type": "set_permission_mode", "mode": "plan"}, func(req gjson.Result) {
+			assert.Contains(t, req.Get("messages").Raw, "Plan mode is active", "the CLI runs the turn in plan mode")
+		}},
+		{"host tools changed", tools("alpha", "beta"), func(req gjson.Result) {
+			assert.Contains(t, mcpToolsOffered(req), "mcp__host__beta")
+		}},
+	} {
+		n := len(b.srv.MessagesRequests())
+		sent := time.Now()
+		if c.change != nil {
+			c.change["id"] = "change"
+			b.sendJSON(c.change)
+		}
+		b.sendJSON(map[string]any{"type": "prompt", "id": "prompt", "message": "next [[say:ok]]"})
+		for len(b.srv.MessagesRequests()) == n {
+			time.Sleep(200 * time.Microsecond)
+		}
+		took := time.Since(sent)
+		b.until(60*time.Second, isType("agent_end"))
+		pids := b.cliPids()
+		t.Logf("%s: %.1f ms from the command to the next prompt's API request; CLI processes %v (before: %d)", c.name, float64(took.Microseconds())/1000, pids, pid)
+		assert.Equal(t, []int{pid}, pids, "%s: no new CLI process", c.name)
+		c.check(gjson.ParseBytes(b.srv.MessagesRequests()[n].Body))
+	}
+}
