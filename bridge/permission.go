@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
+	"github.com/claude-rpc/claude-rpc/transform"
 )
 
 // The permission mode: the host sets it (set_permission_mode, from the
@@ -19,7 +20,10 @@ import (
 // it reports with a system status line. The settings follow what the CLI
 // reports, so get_state says the mode the CLI is in and a later process
 // starts in it; the host is told of every change with a
-// permission_mode_changed event.
+// permission_mode_changed event, and sees the mode as the setStatus entry
+// claude.permissionMode (transform's, from the CLI's report; the
+// transport does not pass on the CLI's report of a mode the host set, so
+// the bridge shows that one itself).
 
 func (s *server) setPermissionMode(c *call) (any, error) {
 	mode := c.str("mode")
@@ -30,8 +34,16 @@ func (s *server) setPermissionMode(c *call) (any, error) {
 	s.applySettings(func(st *cliSettings) { st.permissionMode = mode })
 	if mode != before {
 		s.out.send(permissionModeChangedJSON{Type: "permission_mode_changed", Mode: mode})
+		s.runs.showNotice(transform.PermissionModeStatus(mode))
 	}
 	return nil, nil
+}
+
+// showNotice shows the host a notice of the bridge's own among the CLI's
+// (transform's notify and setStatus events), through the runner's
+// noticeBoard, which keeps what the host shows. From any goroutine.
+func (o *runner) showNotice(ev transform.Event) {
+	o.post(func() { o.s.out.events(o.notices.pass([]transform.Event{ev})) })
 }
 
 // permissionMode is the mode the next turn runs in: the one the host set

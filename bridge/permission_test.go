@@ -37,7 +37,9 @@ func TestSetPermissionModeSettings(t *testing.T) {
 		require.Equal(t, tc.ok, res.Get("success").Bool(), "%q: %s", tc.mode, res.Raw)
 		var events []string
 		for _, f := range r.held {
-			events = append(events, f.Get("type").String()+" "+f.Get("mode").String())
+			if f.Get("type").String() == "permission_mode_changed" {
+				events = append(events, f.Get("type").String()+" "+f.Get("mode").String())
+			}
 		}
 		r.held = nil
 		if tc.changed {
@@ -51,6 +53,15 @@ func TestSetPermissionModeSettings(t *testing.T) {
 	}
 	assert.Equal(t, "default", mode())
 	assert.Equal(t, "default", fake.Config().PermissionMode)
+	// The mode shows in the host's status line, as the CLI's own changes
+	// do (transform.PermissionModeStatus): the default one clears it.
+	var status []string
+	for _, f := range r.seen {
+		if f.Get("method").String() == "setStatus" && f.Get("statusKey").String() == "claude.permissionMode" {
+			status = append(status, f.Get("statusText").String())
+		}
+	}
+	assert.Equal(t, []string{"permission mode: plan", ""}, status)
 }
 
 // TestPermissionModeFollowed: a mode the CLI reports during a turn (a

@@ -107,13 +107,25 @@ func TestPermissionModeFollowsTheCLI(t *testing.T) {
 	b.held = nil
 
 	require.True(t, b.call(map[string]any{"type": "prompt", "message": `[[tool:ExitPlanMode:{"plan":"do it"}]]`}).Get("success").Bool())
-	frames := b.until(30*time.Second, isType("extension_ui_request"))
+	frames := b.until(30*time.Second, func(f gjson.Result) bool {
+		return f.Get("type").String() == "extension_ui_request" && f.Get("method").String() == "select"
+	})
 	ask := frames[len(frames)-1]
+	var status []string
+	for _, f := range frames {
+		if f.Get("method").String() == "setStatus" && f.Get("statusKey").String() == "claude.permissionMode" {
+			status = append(status, f.Get("statusText").String())
+		}
+	}
+	assert.Equal(t, []string{"permission mode: plan"}, status, "the mode the host set shows in the status line")
 	assert.Equal(t, "Allow ExitPlanMode?", ask.Get("title").String())
 	b.sendJSON(map[string]any{"type": "extension_ui_response", "id": ask.Get("id").String(), "value": "Allow once"})
 	frames = b.until(30*time.Second, isType("agent_end"))
 	changed := last(frames, "permission_mode_changed", "")
 	assert.Equal(t, "default", changed.Get("mode").String(), "the CLI left plan mode")
+	cleared := last(frames, "extension_ui_request", "")
+	assert.Equal(t, "setStatus", cleared.Get("method").String(), "the status line follows the CLI")
+	assert.False(t, cleared.Get("statusText").Exists(), "default: the status entry is cleared")
 	assert.Equal(t, "default", b.call(map[string]any{"type": "get_state"}).Get("data.permissionMode").String())
 
 	frames = b.runPrompt("[[tool:EnterPlanMode:{}]]")
@@ -126,7 +138,7 @@ func TestPermissionModeFollowsTheCLI(t *testing.T) {
 	prompt, path := b.writePrompt("after.txt")
 	frames = b.runPrompt(prompt)
 	for _, f := range frames {
-		assert.NotEqual(t, "extension_ui_request", f.Get("type").String(), "acceptEdits: no dialog for the Write")
+		assert.NotEqual(t, "select", f.Get("method").String(), "acceptEdits: no dialog for the Write")
 	}
 	_, err := os.Stat(path)
 	assert.NoError(t, err)
