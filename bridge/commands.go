@@ -3,7 +3,9 @@ package bridge
 import (
 	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/transform"
 )
 
@@ -140,7 +142,9 @@ var commandTable = []commandDef{
 	{name: "set_todos", writes: resSession, handle: (*server).setTodos, data: todosData{}, doc: "xcsh's command."},
 	{name: "set_host_tools", writes: resConfig, handle: (*server).setHostTools, data: hostToolsData{},
 		fields: []field{{name: "tools", kind: fArray, required: true}},
-		doc:    "xcsh's command; needs the stream transport. The tools take effect from the next turn."},
+		doc:    "xcsh's command; needs the stream transport. The tools take effect from the next turn, in the running CLI process: it is told to list the host's tools again (an MCP tools/list_changed notification; a first tool adds the host's MCP server with the CLI's mcp_set_servers while asking is on, else a new process starts). A tool removed is refused by the CLI if the model calls it."},
+	{name: "set_permission_mode", writes: resConfig, fields: modeField, handle: (*server).setPermissionMode,
+		doc: "claude-rpc's own: the CLI's permission mode (" + strings.Join(claudecli.PermissionModes, ", ") + "), from the next turn: the stream transport's running process is switched (the CLI's set_permission_mode), the per-turn transports start the next one with it (--permission-mode). A mode the running CLI refuses (bypassPermissions, unless started in it) gets a new process. Reported in get_state (permissionMode) and by permission_mode_changed, also when the CLI changes it by itself (leaving plan mode with ExitPlanMode, entering it with EnterPlanMode)."},
 	{name: "clear_queue", kind: slow, writes: resRun, handle: (*server).clearQueue, data: clearQueueData{},
 		doc: "pi 1.5's: the queued steering and follow-up messages, removed. Steering messages handed to the CLI (stream transport) are taken back from it (its cancel_async_message); one the CLI had already started, or was starting, when asked reaches the model and is listed in kept instead."},
 	{name: "get_available_thinking_levels", kind: slow, reads: resConfig, handle: (*server).getThinkingLevels, data: thinkingLevelsData{},

@@ -164,6 +164,17 @@ type thinkingLevelChangedJSON struct {
 	Level string `json:"level"`
 }
 
+// permissionModeChangedJSON is sent when the permission mode changed
+// (claude-rpc's own): by set_permission_mode, before its answer, or by
+// the CLI itself (its ExitPlanMode and EnterPlanMode tools), during the
+// turn that changed it. get_state's permissionMode says the same.
+type permissionModeChangedJSON struct {
+	Type string `json:"type"`
+	// Mode is the mode from now on (the next turn's, when the host set
+	// it): one of set_permission_mode's.
+	Mode string `json:"mode"`
+}
+
 // sessionInfoChangedJSON is sent when set_session_name named the session
 // (pi 1.5's), before its answer.
 type sessionInfoChangedJSON struct {
@@ -298,6 +309,10 @@ type stateData struct {
 	// FastModeActive is omp's: the CLI said, at the end of the last turn,
 	// that fast mode served it.
 	FastModeActive bool `json:"fastModeActive"`
+	// PermissionMode is claude-rpc's own: the CLI's permission mode for
+	// the next turn (set_permission_mode's, or the one the CLI changed to
+	// by itself, else --permission-mode).
+	PermissionMode string `json:"permissionMode"`
 }
 
 // fastModeData is set_fast_mode's data (omp's).

@@ -2,6 +2,8 @@ package bridge
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -385,8 +387,8 @@ func (s *server) setHostTools(c *call) (any, error) {
 		names = append(names, tool.Name)
 		tools = append(tools, tool)
 	}
-	// The CLI lists a server's tools when it starts: a new set takes effect
-	// from the next turn, in a new process resuming the session.
+	// From the next turn: the stream transport has the running process
+	// list the tools again (claudecli's stream.SetConfig).
 	s.applySettings(func(st *cliSettings) { st.hostTools = tools })
 	return hostToolsData{ToolNames: names}, nil
 }
@@ -408,8 +410,7 @@ func (s *server) mcpMessage(ctx context.Context, server string, m gjson.Result) 
 	case method == "tools/call" && server == extServer:
 		return result(s.callExtTool(ctx, m.Get("params")))
 	case method == "tools/list":
-		tools, uris := s.st.hostServes()
-		return result(map[string]any{"tools": append(mcpTools(tools), uriTools(uris)...)})
+		return result(map[string]any{"tools": hostToolList(s.st.hostServes())})
 	case method == "tools/call":
 		if name := m.Get("params.name").String(); name == uriReadTool || name == uriWriteTool {
 			return result(s.callURITool(ctx, name, m.Get("params.arguments")))
@@ -420,6 +421,22 @@ func (s *server) mcpMessage(ctx context.Context, server string, m gjson.Result) 
 	}
 	return map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(m.Get("id").Raw),
 		"error": map[string]any{"code": -32601, "message": "method not found: " + method}}
+}
+
+// hostToolList is the host server's tools/list: the host's tools and
+// those of its URI schemes.
+func hostToolList(tools []hostTool, uris []hostURIScheme) []map[string]any {
+	return append(mcpTools(tools), uriTools(uris)...)
+}
+
+// fingerprint is a tools/list's [claudecli.Config.SDKTools] entry.
+func fingerprint(list []map[string]any) string {
+	b, err := json.Marshal(list)
+	if err != nil {
+		return "" // not reached: made of JSON values
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:12])
 }
 
 // mcpTools is tools/list's list of tools.

@@ -73,6 +73,7 @@ var bridgeEvents = []struct {
 	{"queue_update", "queue_update", queueUpdateJSON{}, nil},
 	{"thinking_level_changed", "thinking_level_changed", thinkingLevelChangedJSON{}, nil},
 	{"session_info_changed", "session_info_changed", sessionInfoChangedJSON{}, nil},
+	{"permission_mode_changed", "permission_mode_changed", permissionModeChangedJSON{}, nil},
 	{"agent_settled", "agent_settled", agentSettledJSON{}, nil},
 	{"session_settled", "session_settled", sessionSettledJSON{}, nil},
 	{"rpc_chunk", "rpc_chunk", rpcChunkJSON{}, nil},

@@ -808,6 +808,7 @@ func (o *runner) quietLine(rd *lineReader, line []byte, err error) bool {
 		o.runOwn(r, q.turn, line)
 		return true
 	}
+	o.s.followPermissionMode(line)
 	evs := q.tr.Append(nil, line)
 	o.learnLine(q.tr)
 	out := evs[:0]
@@ -947,6 +948,7 @@ func (o *runner) runLine(r *run, line []byte, err error) bool {
 		s.log.Debug("claude printed a non-JSON line", "line", string(line))
 		return true
 	}
+	s.followPermissionMode(line)
 	if uuid, state, ok := claudecli.Lifecycle(line); ok {
 		if m, started := o.reported(r, uuid, state); started {
 			if tr.Ended() {

@@ -117,10 +117,13 @@ type cliSettings struct {
 	noRetry       bool   // set_auto_retry false: CLAUDE_CODE_MAX_RETRIES=0
 	noAutoCompact bool   // set_auto_compaction false: DISABLE_AUTO_COMPACT=1
 	fastMode      bool   // set_fast_mode: the CLI's fastMode setting
-	hostTools     []hostTool
-	hostURIs      []hostURIScheme // set_host_uri_schemes (hosturis.go)
-	extTools      []hostTool      // the extensions' tools (extensions.go)
-	extPrompt     string          // what before_agent_start appended to the system prompt
+	// permissionMode is set_permission_mode's, or the mode the CLI
+	// reported last (permission.go); "" for --permission-mode.
+	permissionMode string
+	hostTools      []hostTool
+	hostURIs       []hostURIScheme // set_host_uri_schemes (hosturis.go)
+	extTools       []hostTool      // the extensions' tools (extensions.go)
+	extPrompt      string          // what before_agent_start appended to the system prompt
 }
 
 // cliConfig is the CLI's config with the host's settings, and the
@@ -132,6 +135,9 @@ func (s *server) cliConfig() (claudecli.Config, uint64) {
 		cfg.Model = set.model
 	}
 	cfg.Effort = effortOf[set.thinkingLevel]
+	if set.permissionMode != "" {
+		cfg.PermissionMode = set.permissionMode
+	}
 	cfg.FastMode = set.fastMode
 	cfg.Host, cfg.AskPermissions = s.hostRequest, s.askOn()
 	if cfg.AskPermissions {
@@ -144,6 +150,9 @@ func (s *server) cliConfig() (claudecli.Config, uint64) {
 	if len(set.extTools) > 0 {
 		cfg.SDKServers = append(cfg.SDKServers, extServer)
 	}
+	// Both, also while not served: a running process that has a server
+	// the host emptied is told to list its tools (none) again.
+	cfg.SDKTools = map[string]string{hostServer: fingerprint(hostToolList(set.hostTools, set.hostURIs)), extServer: fingerprint(mcpTools(set.extTools))}
 	switch {
 	case set.extPrompt == "":
 	case cfg.AppendSystemPrompt == "":
@@ -715,6 +724,7 @@ func (s *server) getState(c *call) (any, error) {
 	d.SteeringMode, d.FollowUpMode = rs.steering, rs.followUp
 	d.PendingMessageCount, d.QueuedMessageCount = rs.pending, rs.pending
 	d.Transport = s.transportName()
+	d.PermissionMode = s.permissionMode()
 	d.IsSettled = !rs.streaming && !rs.compacting
 	d.HasPendingAsyncWork = bashing
 	deadline := s.startedAt.Add(s.opts.modelWait())

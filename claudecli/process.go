@@ -31,7 +31,7 @@ type Config struct {
 	// adjusts it for the CLI.
 	Env []string
 	// Model and PermissionMode are passed as --model and --permission-mode
-	// when set.
+	// when set; PermissionMode is one of [PermissionModes].
 	Model          string
 	PermissionMode string
 	// Effort is passed as --effort when set: low, medium, high, xhigh or
@@ -58,6 +58,11 @@ type Config struct {
 	// SDKServers are MCP servers Host serves over the control protocol
 	// (mcp_message requests); their tools run without asking.
 	SDKServers []string
+	// SDKTools fingerprints the tool list each of SDKServers serves, by
+	// server name (any string that changes when the list does). A
+	// per-turn process lists the tools when it starts; a persistent one
+	// (stream) is told to list them again when a fingerprint changes.
+	SDKTools map[string]string
 	// Host answers the CLI's control requests (stream transport). Nil
 	// refuses them.
 	Host Host
@@ -76,6 +81,14 @@ type Config struct {
 	// Log receives the CLI's stderr lines at debug level; nil discards them.
 	Log *slog.Logger
 }
+
+// PermissionModes are the CLI's permission modes (--permission-mode, and
+// its set_permission_mode request): those 2.1.275 to 2.1.332 accept, and
+// "manual", which the CLI takes as "default" (and reports as "default").
+// A request for bypassPermissions is refused by a CLI started in another
+// mode (it needs --dangerously-skip-permissions at launch): the stream
+// transport then starts a new process with it.
+var PermissionModes = []string{"acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "manual", "plan"}
 
 // Entrypoint is the CLAUDE_CODE_ENTRYPOINT the CLI is given. The CLI reports
 // it in its User-Agent; we set it on purpose rather than inherit whatever the

@@ -35,7 +35,7 @@ type stream struct {
 	cfg     Config
 	maxLine int
 
-	// mu guards proc, cfg, stale, live, closed and swap. It is held only
+	// mu guards proc, cfg, stale, live, servers, closed and swap. It is held only
 	// for short sections that wait for nothing: no process's exit, no
 	// spawn, no control request. So SetConfig, LiveInfo, Rename, Control and Close
 	// never wait for the CLI behind a turn's start; what waits, waits on
@@ -58,22 +58,45 @@ type stream struct {
 	turn  *streamTurn // the current turn, the caller's or the CLI's own, until it is over
 	onOwn func(OwnTurn)
 	// live are control requests that bring the running process in step
-	// with cfg (a new model or effort) before the next turn, instead of a
-	// new process.
+	// with cfg (a new effort, permission mode or tool list) before the
+	// next turn, instead of a new process.
 	live []map[string]any
+	// servers are the SDK MCP servers the process in use has: those it
+	// was started with, and those added since (mcp_set_servers, in live
+	// until sent). A server the config drops stays, listing no tools.
+	servers []string
 }
 
-// SetConfig takes effect at the next turn. A new effort level or fast
-// mode is applied to the running process with the control protocol's
-// apply_flag_settings (checked on 2.1.328: the next API request carries
-// them, and nothing else); any other change, a new model among them,
-// replaces the process, resuming the session. The CLI records a model
-// changed on a running process (set_model, or apply_flag_settings with a
-// model) as a local /model command: the next API request would carry its
-// caveat, command and "Set model to …" output as user blocks, and the run
-// an assistant message "Set model to …" (measured on 2.1.328). A new
-// process started with --model tells the model nothing; the bridge
-// prewarms it while idle.
+// SetConfig takes effect at the next turn. What the running process can
+// be brought in step with is sent to it before that turn, as control
+// requests (checked on 2.1.275, 2.1.328 and 2.1.332 with the fake API):
+//   - a new effort level or fast mode: apply_flag_settings (the next API
+//     request carries them, and nothing else changes);
+//   - a new permission mode: set_permission_mode. The CLI reports the
+//     change with a system status line (status null, permissionMode),
+//     sometimes after its answer, on 2.1.275 after the next user line
+//     even: that report is the transport's, not the turn's, and is not
+//     passed on (streamProc.echoed). A mode the CLI refuses live
+//     (bypassPermissions, unless launched with it) replaces the process;
+//   - a new tool list of an SDK server the process has (SDKTools): an MCP
+//     notifications/tools/list_changed from that server (an mcp_message
+//     request), after which the CLI lists its tools again; the next API
+//     request offers the new ones. One it no longer lists is refused by
+//     the CLI if called ("No such tool available"), though 2.1.328 and
+//     2.1.332 go on offering it to the model in the process's later
+//     requests; a server dropped from SDKServers stays, listing none;
+//   - a new SDK server: mcp_set_servers with every SDK server the
+//     process has (it replaces the set), when AskPermissions is on: its
+//     tools have no --allowedTools rule, and the CLI asks the host before
+//     each call (else the process is replaced).
+//
+// Any other change, a new model among them, replaces the process,
+// resuming the session. The CLI records a model changed on a running
+// process (set_model, or apply_flag_settings with a model) as a local
+// /model command: the next API request would carry its caveat, command
+// and "Set model to …" output as user blocks, and the run an assistant
+// message "Set model to …" (measured on 2.1.328). A new process started
+// with --model tells the model nothing; the bridge prewarms it while idle.
 func (s *stream) SetConfig(cfg Config) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -92,8 +115,16 @@ func (s *stream) noteChange(old, cfg Config) {
 		return
 	}
 	base, next := old, cfg
-	base.Effort, base.FastMode, next.Effort, next.FastMode = "", false, "", false
-	if !sameConfig(base, next) || cfg.Effort == "" && old.Effort != "" {
+	for _, c := range []*Config{&base, &next} {
+		c.Effort, c.FastMode, c.PermissionMode, c.SDKServers, c.SDKTools = "", false, "", nil, nil
+	}
+	var added []string
+	for _, n := range cfg.SDKServers {
+		if !slices.Contains(s.servers, n) {
+			added = append(added, n)
+		}
+	}
+	if !sameConfig(base, next) || cfg.Effort == "" && old.Effort != "" || len(added) > 0 && !cfg.AskPermissions {
 		s.stale, s.live = true, nil
 		return
 	}
@@ -103,6 +134,39 @@ func (s *stream) noteChange(old, cfg Config) {
 	if cfg.FastMode != old.FastMode {
 		s.live = append(s.live, map[string]any{"subtype": "apply_flag_settings", "settings": map[string]any{"fastMode": cfg.FastMode}})
 	}
+	if cfg.PermissionMode != old.PermissionMode {
+		mode := cfg.PermissionMode
+		if mode == "" {
+			mode = "default" // the CLI's own when none is given
+		}
+		s.queueLive(map[string]any{"subtype": "set_permission_mode", "mode": mode})
+	}
+	for _, n := range s.servers {
+		if old.SDKTools[n] != cfg.SDKTools[n] {
+			s.queueLive(map[string]any{"subtype": "mcp_message", "server_name": n,
+				"message": map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}})
+		}
+	}
+	if len(added) > 0 {
+		s.servers = append(slices.Clone(s.servers), added...)
+		slices.Sort(s.servers)
+		servers := map[string]any{}
+		for _, n := range s.servers {
+			servers[n] = map[string]string{"type": "sdk", "name": n}
+		}
+		s.queueLive(map[string]any{"subtype": "mcp_set_servers", "servers": servers})
+	}
+}
+
+// queueLive adds req to the live requests, in place of one queued with
+// the same subtype (and server) that it supersedes. With mu held.
+func (s *stream) queueLive(req map[string]any) {
+	key := func(r map[string]any) [2]any { return [2]any{r["subtype"], r["server_name"]} }
+	if i := slices.IndexFunc(s.live, func(r map[string]any) bool { return key(r) == key(req) }); i >= 0 {
+		s.live[i] = req
+		return
+	}
+	s.live = append(s.live, req)
 }
 
 // sameConfig reports whether two configs start the same process.
@@ -147,9 +211,45 @@ type streamProc struct {
 	infoOK   bool
 	infoDone chan struct{}
 
-	mu       sync.Mutex // guards pending and inflight
+	mu       sync.Mutex // guards pending, inflight and echo
 	pending  map[string]chan gjson.Result
 	inflight map[string]context.CancelFunc // CLI requests being answered
+	// echo: a set_permission_mode request was sent, and the CLI's report
+	// of it (a status line with a permissionMode) has not been read yet.
+	echo bool
+}
+
+// awaitEcho says a set_permission_mode request is about to be sent: the
+// next status line reporting a permission mode before the next turn's
+// system init is the CLI's report of it ([streamProc.echoed]).
+func (sp *streamProc) awaitEcho() {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	sp.echo = true
+}
+
+// echoed reports whether line is the CLI's report of the transport's own
+// set_permission_mode request, which is not the turn's to read: the
+// caller asked for that mode, and a turn of the CLI's own would begin
+// with it when it came while none is open. A turn's system init ends the
+// wait (a request for the mode the CLI is in may have none).
+func (sp *streamProc) echoed(line []byte) bool {
+	if !bytes.HasPrefix(line, []byte(`{"type":"system"`)) {
+		return false
+	}
+	v := gjson.GetManyBytes(line, "subtype", "status", "permissionMode")
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	switch {
+	case !sp.echo:
+		return false
+	case v[0].String() == "init":
+		sp.echo = false
+	case v[0].String() == "status" && v[1].Type == gjson.Null && v[2].Exists():
+		sp.echo = false
+		return true
+	}
+	return false
 }
 
 // Warm is [Caps.Warm]. It leaves a change of process under way be: the
@@ -269,6 +369,9 @@ func (s *stream) change(sp *streamProc, replace bool, live []map[string]any, ses
 			break
 		}
 		// Not applied: a new process gets it on its command line.
+		if req["subtype"] == "set_permission_mode" {
+			sp.awaitEcho()
+		}
 		_, err := sp.request(req, 10*time.Second)
 		replace = err != nil
 	}
@@ -302,7 +405,7 @@ func (s *stream) change(sp *streamProc, replace bool, live []map[string]any, ses
 		np.shutdown(flushWait) // Close waits for the change under way
 		return nil, errors.New("the bridge is shutting down")
 	}
-	s.proc = np
+	s.proc, s.servers = np, cfg.SDKServers
 	// A config set while it started, it is brought in step with before
 	// the next turn (or replaced).
 	s.noteChange(cfg, s.cfg)
@@ -347,13 +450,15 @@ type OwnTurn interface {
 // (testdata/cli/subagent-background-idle): the turn it runs by itself
 // begins with system init.
 func OpensTurn(line []byte) bool {
-	v := gjson.GetManyBytes(line, "type", "subtype", "parent_tool_use_id")
+	v := gjson.GetManyBytes(line, "type", "subtype", "parent_tool_use_id", "status")
 	if v[2].String() != "" {
 		return false
 	}
 	switch v[0].String() {
 	case "system":
-		return v[1].String() == "init" || v[1].String() == "status"
+		// A status line without a status reports a state (a permission
+		// mode), and begins no work.
+		return v[1].String() == "init" || v[1].String() == "status" && v[3].Type != gjson.Null
 	case "stream_event", "assistant", "user", "result":
 		return true
 	}
@@ -484,6 +589,7 @@ func (sp *streamProc) read(maxLine int) {
 			sp.serve(line)
 		case bytes.HasPrefix(line, []byte(`{"type":"control_cancel_request"`)):
 			sp.cancel(gjson.GetBytes(line, "request_id").String())
+		case sp.echoed(line):
 		default:
 			sp.tasks.line(line)
 			sp.onLine(sp)

@@ -101,6 +101,17 @@ func StatusEvent(key string, text *string) Event {
 	return Event{Type: EventUIRequest, Notice: &Notice{Method: NoticeSetStatus, StatusKey: key, StatusText: text}}
 }
 
+// PermissionModeStatus is the setStatus entry of a permission mode: its
+// name, cleared for the default one. The bridge shows a mode the host set
+// with it too (the CLI's report of that is not passed on).
+func PermissionModeStatus(mode string) Event {
+	if mode == "default" || mode == "manual" || mode == "" {
+		return StatusEvent(StatusPermissionMode, nil)
+	}
+	text := "permission mode: " + mode
+	return StatusEvent(StatusPermissionMode, &text)
+}
+
 // Status keys of the entries the translator sets.
 const (
 	StatusHookPrefix      = "claude.hook."
@@ -193,11 +204,7 @@ func (t *Translator) notice(out []Event, typ string, v *object) []Event {
 		if !m.Exists() {
 			return out
 		}
-		if m.String() == "default" || m.String() == "" {
-			return append(out, StatusEvent(StatusPermissionMode, nil))
-		}
-		text := "permission mode: " + m.String()
-		return append(out, StatusEvent(StatusPermissionMode, &text))
+		return append(out, PermissionModeStatus(m.String()))
 	case "model_refusal_fallback":
 		msg := v.Get("content").String()
 		if msg == "" {

@@ -61,6 +61,8 @@ var badInputs = []struct {
 	{"UI answer without a value", `{"type":"extension_ui_response","id":"ui_42"}`, "extension_ui_response", "value"},
 	{"host tool result for nothing", `{"type":"host_tool_result","id":"host_9","result":{"content":[]}}`, "host_tool_result", "no request"},
 	{"host tools not an array", `{"type":"set_host_tools","tools":{}}`, "set_host_tools", "array"},
+	{"unknown permission mode", `{"type":"set_permission_mode","mode":"yolo"}`, "set_permission_mode", "acceptEdits, auto"},
+	{"permission mode a number", `{"type":"set_permission_mode","mode":1}`, "set_permission_mode", "string"},
 }
 
 // TestBadInputTable sends every bad input, then checks that the bridge

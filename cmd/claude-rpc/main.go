@@ -46,9 +46,8 @@ import (
 	"github.com/claude-rpc/claude-rpc/transform"
 )
 
-// Values the CLI accepts for --permission-mode ("default" is the CLI's
-// older name for "manual").
-var permissionModes = []string{"acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "manual", "plan"}
+// Values the CLI accepts for --permission-mode.
+var permissionModes = claudecli.PermissionModes
 
 func main() {
 	// stdout carries protocol frames only: keep it for the bridge and send
