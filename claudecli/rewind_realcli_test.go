@@ -45,8 +45,8 @@ func TestRewindFilesOfTheRealCLI(t *testing.T) {
 	srv := claudetest.Start(t)
 	for _, c := range []struct {
 		name, transport string
-		on        bool
-		err       string
+		on              bool
+		err             string
 	}{
 		{"stream", claudecli.TransportStream, true, ""},
 		{"pipe", claudecli.TransportPipe, true, ""},
