@@ -424,7 +424,7 @@ type forkData struct {
 	Text      string `json:"text"`
 	Cancelled bool   `json:"cancelled"`
 	// RestoredFiles answers restoreFiles (claude-rpc's): whether the
-	// files were put back, and which. Absent without restoreFiles.
+	// files were put back, and which; absent without restoreFiles.
 	RestoredFiles *restoredFiles `json:"restoredFiles,omitempty"`
 }
 
@@ -440,10 +440,11 @@ type restoredFiles struct {
 	// Files are the files put back, absolute paths (a file the tools
 	// created is removed).
 	Files []string `json:"files"`
-	// Insertions and Deletions are the lines the restore added and
-	// removed across the files, as the CLI counts them.
+	// Insertions are the lines the restore added across the files, as
+	// the CLI counts them.
 	Insertions int `json:"insertions"`
-	Deletions  int `json:"deletions"`
+	// Deletions are the lines the restore removed across the files.
+	Deletions int `json:"deletions"`
 	// SkippedLinks counts files the CLI left alone for safety (a link, or
 	// a path that no longer leads where it did).
 	SkippedLinks int `json:"skippedLinks,omitempty"`
