@@ -67,8 +67,22 @@ func testForkRestoresFiles(t *testing.T, tp string) {
 	assert.Equal(t, "edited twice", fileText(t, notes))
 
 	// At the second prompt: its write and the third's edit and new file
-	// are undone.
-	r := b.call(map[string]any{"type": "fork", "entryId": points[1].Get("entryId").String(), "restoreFiles": true})
+	// are undone. On pty the fork names the prompt by its pi entry id
+	// (get_entries), which the bridge finds in the CLI's transcript: the
+	// same prompt, the same checkpoint.
+	at := points[1].Get("entryId").String()
+	if tp == "pty" {
+		var users []string
+		for _, e := range b.call(map[string]any{"type": "get_entries"}).Get("data.entries").Array() {
+			if e.Get("message.role").String() == "user" {
+				users = append(users, e.Get("id").String())
+			}
+		}
+		require.Len(t, users, 3)
+		at = users[1]
+		require.NotEqual(t, points[1].Get("entryId").String(), at, "a pi entry id, not the CLI's uuid")
+	}
+	r := b.call(map[string]any{"type": "fork", "entryId": at, "restoreFiles": true})
 	require.True(t, r.Get("success").Bool(), r.Raw)
 	assert.Equal(t, "two [[write:"+notes+"|written once]]", r.Get("data.text").String())
 	rf := r.Get("data.restoredFiles")
