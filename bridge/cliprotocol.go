@@ -256,7 +256,7 @@ var cliRows = []cliRow{
 	{cpRequest, "rename_session", mapped, toCLI, "set_session_name (the running process, or one started for it)", "claudecli/rename.go (stream.Rename, RenameSession)"},
 	{cpRequest, "request_user_dialog", mapped, fromCLI, "the kinds declared in initialize (refusal_fallback_prompt, auto_mode_server_fallback) as extension_ui_request select; the others are not declared, so the CLI never sends them", "bridge/dialogs.go (server.userDialog)"},
 	{cpRequest, "rewind_conversation", leftOut, unchecked, whyUndeclared + "; fork and branch start a CLI with --resume-session-at", ""},
-	{cpRequest, "rewind_files", leftOut, toCLI, "pi's fork and branch restore the conversation, not files", ""},
+	{cpRequest, "rewind_files", mapped, toCLI, "fork and branch with restoreFiles (claude-rpc's): the files the CLI's tools changed from the prompt on are put back (a dry run for the list, then the rewind), answered in restoredFiles; file checkpointing by --restore-files (CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING)", "claudecli/rewind.go (RewindFiles), bridge/rewind.go (server.restoreFiles)"},
 	{cpRequest, "seed_read_state", leftOut, toCLI, "primes the CLI's Read tool after an edit outside it: a pi host's edits go through the model's tools", ""},
 	{cpRequest, "select_chrome_browser", leftOut, unchecked, whyInternal, ""},
 	{cpRequest, "set_chrome_browser_hints", leftOut, unchecked, whyInternal, ""},

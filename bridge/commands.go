@@ -70,7 +70,14 @@ var (
 	}
 	modeField    = []field{{name: "mode", kind: fString, required: true}}
 	enabledField = []field{{name: "enabled", kind: fBool, required: true}}
+	forkFields   = []field{
+		{name: "entryId", kind: fString, required: true},
+		{name: "restoreFiles", kind: fBool, doc: "claude-rpc's: true also puts the files the CLI's tools changed from that prompt on back as they were when it was sent (the CLI's rewind_files); the answer's restoredFiles says what was restored, or why nothing was"},
+	}
 )
+
+// forkDoc is what fork and branch say of restoreFiles.
+const forkDoc = "claude-rpc adds restoreFiles (a boolean): true also puts the files the CLI's tools changed from that prompt on (in its turn and the turns after) back as they were when it was sent, through the CLI's rewind_files, before the fork is made: a run in progress is stopped first; the CLI asked is the process that runs the session (stream transport), else one started for it (pipe and pty, or no process running), which reads the checkpoints back from the transcript. The answer's restoredFiles says which files were put back, or why none were; the fork is made either way. Needs file checkpointing (--restore-files, on by default)."
 
 // commandTable lists every command claude-rpc answers, in pi's order, then
 // those of pi's forks. A command of pi's protocol that is not here is
@@ -123,10 +130,9 @@ var commandTable = []commandDef{
 	{name: "switch_session", kind: slow, writes: resRun | resSession, early: resSession, handle: (*server).switchSession, data: cancelledData{},
 		fields: []field{{name: "sessionPath", kind: fString, required: true}}},
 	{name: "fork", kind: slow, writes: resRun | resSession, early: resSession, handle: (*server).fork, data: forkData{},
-		fields: []field{{name: "entryId", kind: fString, required: true}}},
+		fields: forkFields, doc: forkDoc},
 	{name: "branch", kind: slow, writes: resRun | resSession, early: resSession, handle: (*server).fork, data: forkData{},
-		fields: []field{{name: "entryId", kind: fString, required: true}},
-		doc:    "The same as fork (indusagi's name)."},
+		fields: forkFields, doc: "The same as fork (indusagi's name). " + forkDoc},
 	{name: "clone", kind: slow, writes: resRun | resSession, early: resSession, handle: (*server).clone, data: cloneData{},
 		doc: "pi's clone answers {cancelled}; claude-rpc adds the new sessionId."},
 	{name: "get_fork_messages", kind: slow, reads: resSession, handle: (*server).getForkMessages, data: forkMessagesData{}},

@@ -438,6 +438,36 @@ type forkData struct {
 	// Text is the prompt branched before, for the host to edit and send.
 	Text      string `json:"text"`
 	Cancelled bool   `json:"cancelled"`
+	// RestoredFiles answers restoreFiles (claude-rpc's): whether the
+	// files were put back, and which; absent without restoreFiles.
+	RestoredFiles *restoredFiles `json:"restoredFiles,omitempty"`
+}
+
+// restoredFiles is what fork's restoreFiles did: the files the CLI's tools
+// changed from the prompt forked at on (in that turn and the ones after),
+// put back as they were when that prompt was sent (the CLI's rewind_files),
+// or why they were left as they are. The fork is made either way.
+type restoredFiles struct {
+	// Restored is true when the files are as they were at the prompt
+	// (also when none had changed: files is empty); false when they were
+	// left as they are, and error says why.
+	Restored bool `json:"restored"`
+	// Files are the files put back, absolute paths (a file the tools
+	// created is removed).
+	Files []string `json:"files"`
+	// Insertions are the lines the restore added across the files, as
+	// the CLI counts them.
+	Insertions int `json:"insertions"`
+	// Deletions are the lines the restore removed across the files.
+	Deletions int `json:"deletions"`
+	// SkippedLinks counts files the CLI left alone for safety (a link, or
+	// a path that no longer leads where it did).
+	SkippedLinks int `json:"skippedLinks,omitempty"`
+	// Error is why nothing was restored: file checkpointing off
+	// (--restore-files=false), no checkpoint of that prompt (it ran before
+	// checkpointing was on, or the CLI kept none), or the CLI could not be
+	// asked.
+	Error string `json:"error,omitempty"`
 }
 
 // cloneData is clone's data.

@@ -332,7 +332,8 @@ func (s *server) getForkMessages(*call) (any, error) {
 
 // fork handles fork and branch: a new session holding the conversation
 // before the prompt entryId; the next prompt continues from there. The
-// answer carries that prompt's text, for the host to edit and send again.
+// answer carries that prompt's text, for the host to edit and send again,
+// and with restoreFiles what [server.restoreFiles] did (rewind.go).
 func (s *server) fork(c *call) (any, error) {
 	entryID := c.str("entryId")
 	conv, source, err := s.history()
@@ -364,6 +365,10 @@ func (s *server) fork(c *call) (any, error) {
 		return nil, fmt.Errorf("%s: no prompt %q in this session (see get_fork_messages)", c.typ, entryID)
 	}
 	text, _ = transform.TranscriptPrompt(conv[at].Raw)
+	var restored *restoredFiles
+	if c.raw.Get("restoreFiles").Bool() {
+		restored = s.restoreFiles(c, source, conv[at].UUID)
+	}
 	var f *fork
 	if at > 0 { // else nothing came before it: a fresh session
 		f = &fork{from: source, at: conv[at-1].UUID}
@@ -374,7 +379,7 @@ func (s *server) fork(c *call) (any, error) {
 	}
 	_, parent := s.st.where() // its pi file (none is begun when none is kept)
 	s.switchTo(c, &loaded{id: sessions.NewID(), messages: msgs, parent: parent}, f)
-	return forkData{Text: text, Cancelled: false}, nil
+	return forkData{Text: text, Cancelled: false, RestoredFiles: restored}, nil
 }
 
 // clone handles clone: the same conversation under a new session id; the

@@ -73,6 +73,17 @@ type Config struct {
 	// NoPersistence keeps the CLI from writing transcripts
 	// (--no-session-persistence): sessions cannot be resumed.
 	NoPersistence bool
+	// FileCheckpoints makes the CLI keep, for each user message, a copy of
+	// every file its tools change in that turn, as it was before the
+	// change, so [RewindFiles] can put them back: the environment variable
+	// [CheckpointEnv] (what the Agent SDK's enableFileCheckpointing sets;
+	// in print mode the CLI checkpoints only with it). The copies are kept
+	// in the CLI's config folder (file-history/<session id>/), and its
+	// transcript records the checkpoints, so a process that resumes the
+	// session can rewind too (checked on 2.1.275, 2.1.328 and 2.1.332).
+	// It is set once, for all of a bridge's processes: a transport does
+	// not replace its process when it changes.
+	FileCheckpoints bool
 	// AppendSystemPrompt, when set, is appended to the CLI's system prompt
 	// (--append-system-prompt).
 	AppendSystemPrompt string
@@ -106,7 +117,9 @@ const stdoutGrace = 2 * time.Second
 
 // Environ returns the CLI's environment: Env (or the bridge's) without
 // CLAUDECODE, which the CLI reads as "running inside Claude Code" and then
-// behaves differently, and with CLAUDE_CODE_ENTRYPOINT set to [Entrypoint].
+// behaves differently, with CLAUDE_CODE_ENTRYPOINT set to [Entrypoint], and
+// with [CheckpointEnv] set when FileCheckpoints is (a
+// CLAUDE_CODE_DISABLE_FILE_CHECKPOINTING of Env's still turns it off).
 // On Windows, unless Env sets CLAUDE_CODE_GIT_BASH_PATH, it adds the Git
 // Bash [System.FindGitBash] finds, which the CLI's own search misses in many
 // installs (per user, Scoop, another drive).
@@ -115,7 +128,11 @@ func (c *Config) Environ() []string {
 	if base == nil {
 		base = os.Environ()
 	}
-	return environ(Local(base))
+	env := environ(Local(base))
+	if c.FileCheckpoints {
+		env = append(env, CheckpointEnv+"=true")
+	}
+	return env
 }
 
 // environ is [Config.Environ] with s.Env as the base.

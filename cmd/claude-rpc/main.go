@@ -187,6 +187,7 @@ func loadConfig(args []string) (*viper.Viper, error) {
 	fs.Duration("ask-timeout", DefaultAskTimeout, "how long to wait for the host's answer before denying; sent as the dialog's timeout (0: as long as the turn)")
 	fs.String("message-updates", bridge.UpdatesFull, "message_update frames: full (each carries the message so far; pi 0.73 hosts) or delta (the change only, as pi 1.5 writes them)")
 	fs.String("tool-names", "pi", "how tool calls are shown: pi (the CLI's tools pi has under pi's names and argument shapes: read, write, edit, bash, grep, find, ls) or claude (the CLI's names and arguments, as it prints them)")
+	fs.Bool("restore-files", true, "have the CLI keep a copy of each file its tools change, as it was before each prompt (file checkpointing), so fork and branch with restoreFiles can put the files back (--restore-files=false: no copies, and restoreFiles restores nothing)")
 	fs.Bool("prewarm", true, "stream transport: start the CLI when the bridge starts and after a session change, so the first prompt does not wait for it (costs a CLI process while idle)")
 	fs.String("cache-dir", "", `where to keep what the CLI said about itself (models, commands, version) between runs, so a start answers at once (default: claude-rpc/cli-info in the user cache folder; "off": nowhere)`)
 	fs.Duration("coalesce", bridge.DefaultCoalesce, "merge text deltas that come within this window into one message_update (0: one frame per delta)")
@@ -283,6 +284,7 @@ func bridgeOptions(v *viper.Viper, log *slog.Logger) (bridge.Options, error) {
 		return opts, fmt.Errorf("--session and --continue: choose one")
 	}
 	opts.CLI.NoPersistence = v.GetBool("no-session")
+	opts.CLI.FileCheckpoints = v.GetBool("restore-files")
 	opts.PiSessions = v.GetBool("pi-sessions")
 	// Asking is the default where the CLI can ask (stream); on pipe and
 	// pty the default is off, and only an --ask given there is an error.
