@@ -152,14 +152,25 @@ func (o *runner) send(m loopMsg) bool {
 }
 
 // do runs f on the loop and returns once it ran; it reports false, not
-// running f, when the loop has ended (shutdown).
+// running f, when the loop has ended (shutdown). A message buffered as the
+// loop ended is never run: do does not wait for it (done is closed before
+// exited when f ran).
 func (o *runner) do(f func()) bool {
 	done := make(chan struct{})
 	if !o.send(loopMsg{f: f, done: done}) {
 		return false
 	}
-	<-done
-	return true
+	select {
+	case <-done:
+		return true
+	case <-o.exited:
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
+	}
 }
 
 // errClosed answers a command that needs the runner after shutdown.
