@@ -43,7 +43,7 @@ func noticesOf(t *testing.T, frames []gjson.Result) []string {
 func TestHookNotices(t *testing.T) {
 	claudetest.EndToEnd(t)
 	t.Parallel()
-	for _, tp := range []string{"stream", "pipe", "pty"} {
+	for _, tp := range transports {
 		t.Run(tp, func(t *testing.T) {
 			dir := t.TempDir()
 			require.NoError(t, os.MkdirAll(filepath.Join(dir, ".claude"), 0o755))
