@@ -61,7 +61,7 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 	var ver claudecli.Version
 	if err != nil {
 		d.line(statusFail, "Claude CLI", err.Error())
-		if p, ok := cachedCLI(); ok {
+		if p, ok := pinned().installed(); ok {
 			d.line(statusInfo, "Claude CLI", "scripts/install-cli's pinned CLI is in its cache: pass --claude-path "+p+" to use it")
 		}
 	} else {
