@@ -17,6 +17,13 @@ type Options struct {
 	// Transport is how: "stream", "pipe" or "pty" (see claudecli.New);
 	// empty means stream.
 	Transport string
+	// UseTransport, when set, runs the turns instead of the transport
+	// Transport names: a program embedding the bridge may bring its own
+	// (the bridge's tests: a scripted fake). It is used as it is, from
+	// the start: Plan is not asked, and what the bridge does follows its
+	// Caps (Ask matters only when they say Control). Serve closes it when
+	// it ends, as it does its own.
+	UseTransport claudecli.Transport
 	// MaxLine caps one line from the host and from the CLI; 0 means
 	// [jsonl.DefaultMaxLine].
 	MaxLine int
@@ -118,9 +125,6 @@ type Options struct {
 	// external ones theirs). Each replaces one thing a bridge otherwise
 	// makes or fixes itself, so it travels with the rest of the options.
 
-	// transport, when set, is used instead of the one Transport names
-	// (the bridge's own tests: a scripted fake).
-	transport claudecli.Transport
 	// query, when set, replaces [claudecli.Query].
 	query func(context.Context, claudecli.Config, time.Duration) (claudecli.Info, error)
 	// flushWait bounds how long, at exit, the bridge lets a CLI process

@@ -69,7 +69,7 @@ func BenchmarkProbeDuringReply(b *testing.B) {
 	}
 	fake := &claudetest.Transport{Scenarios: []claudetest.Scenario{scenario}}
 	dir := b.TempDir()
-	opts := Options{transport: fake, Coalesce: DefaultCoalesce, CLI: claudecli.Config{Dir: dir, Env: []string{"CLAUDE_CONFIG_DIR=" + b.TempDir()}},
+	opts := Options{UseTransport: fake, Coalesce: DefaultCoalesce, CLI: claudecli.Config{Dir: dir, Env: []string{"CLAUDE_CONFIG_DIR=" + b.TempDir()}},
 		query: func(context.Context, claudecli.Config, time.Duration) (claudecli.Info, error) {
 			return claudecli.Info{}, errors.New("no CLI")
 		}}

@@ -144,7 +144,7 @@ func (c *rigCount) end(flag *bool) bool {
 // test's, with no CLI to ask for its models.
 func rigOptions(t *testing.T, fake *claudetest.Transport, opts Options) Options {
 	t.Helper()
-	opts.transport = fake
+	opts.UseTransport = fake
 	if opts.CLI.Dir == "" {
 		opts.CLI.Dir = t.TempDir()
 	}

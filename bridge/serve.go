@@ -108,7 +108,7 @@ func newServer(ctx context.Context, opts Options, out io.Writer) (*server, error
 	if opts.Transport == "" {
 		opts.Transport = claudecli.TransportStream
 	}
-	transport := opts.transport
+	transport := opts.UseTransport
 	if transport == nil && opts.Plan == nil {
 		var err error
 		if transport, err = claudecli.New(opts.Transport, opts.CLI, opts.MaxLine); err != nil {

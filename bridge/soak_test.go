@@ -78,7 +78,7 @@ func TestSoak(t *testing.T) {
 		t.Skip("soak runs on demand: -soak N (scripts/soak)")
 	}
 	cli := claudetest.CLI(t)
-	for _, tp := range []string{claudecli.TransportStream, claudecli.TransportPipe, claudecli.TransportPTY} {
+	for _, tp := range claudecli.Transports() {
 		t.Run(tp, func(t *testing.T) { soak(t, cli, tp, *soakTurns) })
 	}
 }

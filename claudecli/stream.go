@@ -184,9 +184,8 @@ func (s *stream) Name() string { return TransportStream }
 // Caps: the stream transport's process persists, and does everything of
 // [Caps] but quiesce (a turn is over when the caller releases it).
 func (s *stream) Caps() Caps {
-	c := CapsOf(TransportStream)
-	c.LiveInfo, c.Rename, c.Warm, c.OnOwnTurn, c.ControlRequest, c.Task = s.LiveInfo, s.Rename, s.Warm, s.OnOwnTurn, s.Control, s.Task
-	return c
+	return Caps{Persistent: true, Steer: true, Control: true,
+		LiveInfo: s.LiveInfo, Rename: s.Rename, Warm: s.Warm, OnOwnTurn: s.OnOwnTurn, ControlRequest: s.Control, Task: s.Task}
 }
 
 // streamProc is one persistent CLI process and the goroutine reading it.

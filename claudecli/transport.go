@@ -139,14 +139,23 @@ type Caps struct {
 	OnOwnTurn func(f func(OwnTurn))
 }
 
+// Flags is c without its funcs: what a transport does, not the means to
+// ask it.
+func (c Caps) Flags() Caps {
+	return Caps{Persistent: c.Persistent, Steer: c.Steer, Control: c.Control}
+}
+
 // CapsOf is what the transport [New] makes of name can do, for a caller
-// that must know before one is made: the flags only; the funcs, which
-// need the transport, are nil.
+// that must know before one is made (a flag's check, the bridge until the
+// CLI's plan is made): the [Caps.Flags] of the one New makes, which starts
+// nothing. A name New refuses (pty where it is not available, an unknown
+// one) can do nothing.
 func CapsOf(name string) Caps {
-	if name == TransportStream {
-		return Caps{Persistent: true, Steer: true, Control: true}
+	t, err := New(name, Config{}, 0)
+	if err != nil {
+		return Caps{}
 	}
-	return Caps{}
+	return t.Caps().Flags()
 }
 
 // Transport names accepted by [New].
@@ -155,6 +164,10 @@ const (
 	TransportPTY    = "pty"
 	TransportStream = "stream"
 )
+
+// Transports are the names [New] accepts, the default first; New may
+// still refuse one on this system (pty).
+func Transports() []string { return []string{TransportStream, TransportPipe, TransportPTY} }
 
 // ErrUnknownTransport is returned by [New] for a name it does not know.
 var ErrUnknownTransport = errors.New("unknown transport")
@@ -189,11 +202,7 @@ type perTurn struct {
 func (t *perTurn) Name() string { return t.name }
 
 // Caps: a per-turn transport quiesces, and does nothing else of [Caps].
-func (t *perTurn) Caps() Caps {
-	c := CapsOf(t.name)
-	c.Quiesce = t.Quiesce
-	return c
-}
+func (t *perTurn) Caps() Caps { return Caps{Quiesce: t.Quiesce} }
 
 func (t *perTurn) SetConfig(cfg Config) {
 	t.mu.Lock()

@@ -266,7 +266,9 @@ func PlanFor(v Version, transport string, ask bool) Plan {
 		}
 		return p // the rest does not matter
 	}
-	if transport == TransportStream {
+	// A persistent transport speaking the control protocol (stream) needs
+	// the CLI's side of it; without it, one process per turn (pipe) runs.
+	if asked := CapsOf(transport); asked.Persistent || asked.Control {
 		for _, c := range []Capability{ControlProtocol, SetModel, CommandLifecycle} {
 			if !v.Has(c) {
 				p.Transport = TransportPipe
@@ -280,13 +282,13 @@ func PlanFor(v Version, transport string, ask bool) Plan {
 		case !v.Has(CanUseTool):
 			p.Ask = false
 			p.Notes = append(p.Notes, fmt.Sprintf("the Claude CLI %s lacks %s (since %s): --ask is off, tools that need permission are refused", v, CanUseTool, CanUseTool.Since()))
-		case p.Transport != TransportStream && transport == TransportStream:
+		case !CapsOf(p.Transport).Control && CapsOf(transport).Control:
 			p.Ask = false
-			p.Notes = append(p.Notes, fmt.Sprintf("--ask is off: it needs the stream transport, which the Claude CLI %s cannot run; tools that need permission are refused", v))
+			p.Notes = append(p.Notes, fmt.Sprintf("--ask is off: it needs the %s transport, which the Claude CLI %s cannot run; tools that need permission are refused", transport, v))
 		}
 	}
 	for _, c := range []Capability{MCPMessage, ForkSession, Effort, Name, ToolsStopWithCLI, TranscriptFirst} {
-		if (c == ToolsStopWithCLI || c == TranscriptFirst) && p.Transport == TransportStream {
+		if (c == ToolsStopWithCLI || c == TranscriptFirst) && CapsOf(p.Transport).Persistent {
 			continue // the interrupt ends them; the process is kept
 		}
 		if !v.Has(c) {

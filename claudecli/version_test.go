@@ -183,7 +183,7 @@ func TestPlanNeverAsksWithoutStream(t *testing.T) {
 	for _, c := range Capabilities() {
 		since := c.Since()
 		for _, v := range []Version{since, {since.Major, since.Minor, max(since.Patch-1, 0)}} {
-			for _, tp := range []string{TransportStream, TransportPipe, TransportPTY} {
+			for _, tp := range Transports() {
 				for _, ask := range []bool{false, true} {
 					p := PlanFor(v, tp, ask)
 					if p.Ask && tp == TransportStream {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/claude-rpc/claude-rpc/sessions/filelock"
 )
 
 // PiWriter appends a session's entries to its pi session file, as pi
@@ -91,7 +93,7 @@ func (w *PiWriter) write(b []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := lockFile(f); err != nil {
+	if err := filelock.Lock(f); err != nil {
 		f.Close()
 		return err
 	}

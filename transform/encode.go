@@ -309,10 +309,15 @@ func checkContent(cs []Content) error {
 }
 
 // event writes ev in pi's shape (the keys in the order pi writes them).
+// Every event type has its case here and in [Event.MarshalJSON]; a type
+// with neither is written as {"type":…} alone and reported
+// ([OnUnknownEvent]).
 func (e *Encoder) event(ev *Event) {
 	e.key(`{"type":`)
 	e.str(ev.Type)
 	switch ev.Type {
+	case EventAgentStart, EventTurnStart:
+		// Nothing but the type.
 	case EventAgentEnd:
 		e.key(`,"messages":`)
 		e.messages(ev.Messages)
@@ -461,6 +466,8 @@ func (e *Encoder) event(ev *Event) {
 			e.message(&ev.Message)
 		}
 		e.messageID(ev.MessageID)
+	default:
+		unknownEvent(ev.Type)
 	}
 	e.buf = append(e.buf, '}')
 }

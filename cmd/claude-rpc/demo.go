@@ -28,23 +28,15 @@ func demo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "claude-rpc demo: %v\n", err)
 		return 2
 	}
-	// The CLI claude-rpc would use; without one, the pinned one that
-	// scripts/install-cli keeps in its cache (a clone's first run).
-	// Without either there is nothing to show: say so now, not per prompt.
-	cli, err := claudecli.Find(cfg.GetString("claude-path"))
+	// The CLI claude-rpc would use; without one, the pinned one in
+	// scripts/install-cli's cache, fetched there first when missing.
+	// Without any there is nothing to show: say so now, not per prompt.
+	cli, err := demoCLI(cfg.GetString("claude-path"), claudecli.Find, pinned(), stderr)
 	if err != nil {
-		cached, ok := cachedCLI()
-		if !ok || cfg.GetString("claude-path") != "" {
-			fmt.Fprintf(stderr, "claude-rpc demo: %v\n", err)
-			fmt.Fprintf(stderr, "claude-rpc demo: from a clone of claude-rpc, scripts/install-cli installs the tested CLI (%s, with npm) into %s, where demo finds it\n",
-				claudecli.TestedVersion, cacheDir())
-			return 1
-		}
-		fmt.Fprintf(stderr, "claude-rpc demo: no Claude CLI is installed (%v)\n", err)
-		fmt.Fprintf(stderr, "claude-rpc demo: using the pinned CLI %s from scripts/install-cli's cache: %s\n", claudecli.TestedVersion, cached)
-		cfg.Set("claude-path", cached)
-		cli = claudecli.Command{Path: cached, From: "scripts/install-cli's cache"}
+		fmt.Fprintf(stderr, "claude-rpc demo: %v\n", err)
+		return 1
 	}
+	cfg.Set("claude-path", cli.Path)
 	opts, err := bridgeOptions(cfg, log)
 	if err != nil {
 		fmt.Fprintf(stderr, "claude-rpc demo: %v\n", err)
@@ -117,35 +109,4 @@ func fakeAPIEnv(env, api []string, configDir string) []string {
 	}
 	out = append(out, api...)
 	return append(out, "CLAUDE_CONFIG_DIR="+configDir)
-}
-
-// cacheDir is where scripts/install-cli installs CLIs:
-// ${CLAUDE_RPC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/claude-rpc}.
-func cacheDir() string {
-	if d := os.Getenv("CLAUDE_RPC_CACHE"); d != "" {
-		return d
-	}
-	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
-		return filepath.Join(d, "claude-rpc")
-	}
-	home, _ := os.UserHomeDir() // "" leaves a relative path, which finds nothing
-	return filepath.Join(home, ".cache", "claude-rpc")
-}
-
-// cachedCLI is the pinned CLI (claudecli.TestedVersion) when
-// scripts/install-cli has installed it in its cache, as the script finds
-// it: the platform package's native binary, else npm's bin entry.
-func cachedCLI() (string, bool) {
-	dir := filepath.Join(cacheDir(), "claude-code-"+claudecli.TestedVersion, "node_modules")
-	found, _ := filepath.Glob(filepath.Join(dir, "@anthropic-ai", "claude-code-*", "claude"))
-	for _, p := range append(found, filepath.Join(dir, ".bin", "claude")) {
-		st, err := os.Stat(p)
-		if err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
-			continue
-		}
-		if v, err := claudecli.DetectVersion(claudecli.Command{Path: p}, versionTimeout); err == nil && v.String() == claudecli.TestedVersion {
-			return p, true
-		}
-	}
-	return "", false
 }

@@ -61,7 +61,7 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 	var ver claudecli.Version
 	if err != nil {
 		d.line(statusFail, "Claude CLI", err.Error())
-		if p, ok := cachedCLI(); ok {
+		if p, ok := pinned().installed(); ok {
 			d.line(statusInfo, "Claude CLI", "scripts/install-cli's pinned CLI is in its cache: pass --claude-path "+p+" to use it")
 		}
 	} else {
@@ -87,7 +87,7 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 			opts.Transport, opts.Ask = plan.Transport, plan.Ask
 		}
 		var works []string
-		for _, t := range []string{claudecli.TransportStream, claudecli.TransportPipe, claudecli.TransportPTY} {
+		for _, t := range claudecli.Transports() {
 			if _, err := claudecli.New(t, claudecli.Config{}, 0); err == nil {
 				works = append(works, t)
 			}
@@ -97,7 +97,7 @@ func doctor(args []string, stdout, stderr io.Writer) int {
 			tp = fmt.Sprintf("%s, not %s: the CLI %s lacks what %s needs (these work here: %s)", opts.Transport, asked, ver, asked, strings.Join(works, ", "))
 		}
 		d.line(statusOK, "transport", tp)
-		if cfg.GetBool("ask") && cfg.GetString("transport") == claudecli.TransportStream && !opts.Ask {
+		if cfg.GetBool("ask") && claudecli.CapsOf(cfg.GetString("transport")).Control && !opts.Ask {
 			d.line(statusWarn, "--ask", fmt.Sprintf("off: the CLI %s cannot ask the host (see above); tools that need permission are refused", ver))
 		}
 	}

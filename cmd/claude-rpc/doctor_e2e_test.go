@@ -255,19 +255,22 @@ func testDemo(t *testing.T, tp string) {
 	assert.Empty(t, home, "the demo leaves the user's home alone")
 }
 
+// TestDemoWithoutCLI: no CLI, none in the cache, and no npm to fetch one
+// with (TestDemoFetchesTheCLI has npm): demo says what is missing and how
+// to get it, and serves nothing.
 func TestDemoWithoutCLI(t *testing.T) {
 	t.Parallel()
-	home := t.TempDir()
+	home, path := t.TempDir(), t.TempDir()
 	cmd := exec.Command(binary(t), "demo")
-	cmd.Env = userEnv(home, "/usr/bin:/bin", "XDG_CACHE_HOME="+t.TempDir()) // no scripts/install-cli cache either
+	cmd.Env = userEnv(home, path, "XDG_CACHE_HOME="+t.TempDir()) // no scripts/install-cli cache either
 	var stderr lockedBuffer
 	cmd.Stderr = &stderr
 	out, _ := cmd.Output()
 	assert.Equal(t, 1, cmd.ProcessState.ExitCode())
 	assert.Empty(t, out)
-	assert.Contains(t, stderr.String(), "claude-rpc demo: claude CLI not found: not on PATH (/usr/bin:/bin)")
+	assert.Contains(t, stderr.String(), "claude-rpc demo: no Claude CLI is installed (claude CLI not found: not on PATH ("+path+")")
 	assert.Contains(t, stderr.String(), "npm install -g @anthropic-ai/claude-code")
-	assert.Contains(t, stderr.String(), "claude-rpc demo: from a clone of claude-rpc, scripts/install-cli installs the tested CLI")
+	assert.Contains(t, stderr.String(), "claude-rpc demo: npm is not on PATH, and demo fetches the pinned Claude CLI "+claudecli.TestedVersion+" with it: install Node.js (it brings npm) and run demo again")
 }
 
 // TestBinaryHasNoTesting: doctor and demo serve claudetest's fake API from

@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
 	"github.com/claude-rpc/claude-rpc/sessions"
 )
@@ -80,8 +81,9 @@ func binary(t testing.TB) string {
 	return binPath
 }
 
-// transports are the --transport values every end-to-end test runs on.
-var transports = []string{"pipe", "pty", "stream"}
+// transports are the --transport values every end-to-end test runs on:
+// every one claudecli.New accepts.
+var transports = claudecli.Transports()
 
 // forEachTransport runs test once per transport, in parallel.
 func forEachTransport(t *testing.T, test func(t *testing.T, transport string)) {

@@ -289,7 +289,7 @@ func bridgeOptions(v *viper.Viper, log *slog.Logger) (bridge.Options, error) {
 	// Asking is the default where the CLI can ask (stream); on pipe and
 	// pty the default is off, and only an --ask given there is an error.
 	opts.Ask = v.GetBool("ask")
-	if opts.Ask && opts.Transport != claudecli.TransportStream {
+	if opts.Ask && !claudecli.CapsOf(opts.Transport).Control {
 		if v.IsSet("ask") {
 			return opts, fmt.Errorf("--ask needs --transport stream: the CLI asks over its control protocol, which only a process with stdin open can answer")
 		}

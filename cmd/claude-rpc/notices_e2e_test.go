@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -11,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
 )
 
@@ -43,7 +46,7 @@ func noticesOf(t *testing.T, frames []gjson.Result) []string {
 func TestHookNotices(t *testing.T) {
 	claudetest.EndToEnd(t)
 	t.Parallel()
-	for _, tp := range []string{"stream", "pipe", "pty"} {
+	for _, tp := range claudecli.Transports() {
 		t.Run(tp, func(t *testing.T) {
 			dir := t.TempDir()
 			require.NoError(t, os.MkdirAll(filepath.Join(dir, ".claude"), 0o755))

@@ -1,6 +1,6 @@
 //go:build unix
 
-package sessions
+package filelock
 
 import (
 	"os"
@@ -8,8 +8,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lockFile takes an exclusive lock of f, released when f is closed.
-func lockFile(f *os.File) error {
+// Lock takes an exclusive lock of f, released when f is closed.
+func Lock(f *os.File) error {
 	for {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX)
 		if err != unix.EINTR {

@@ -1,4 +1,4 @@
-package sessions
+package filelock
 
 import (
 	"os"
@@ -6,8 +6,8 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// lockFile takes an exclusive lock of f, released when f is closed.
-func lockFile(f *os.File) error {
+// Lock takes an exclusive lock of f, released when f is closed.
+func Lock(f *os.File) error {
 	var ol windows.Overlapped
 	return windows.LockFileEx(windows.Handle(f.Fd()), windows.LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, &ol)
 }
