@@ -39,10 +39,14 @@ func TestReadmeLinks(t *testing.T) {
 	}
 }
 
-// headingAnchors are the anchors GitHub gives a page's headings: lower
-// case, punctuation but - and _ dropped, spaces as -.
+// headingAnchors are the anchors GitHub gives a page's headings (lower
+// case, punctuation but - and _ dropped, spaces as -) and those it names
+// itself (<a id="…">).
 func headingAnchors(page string) map[string]bool {
 	out := map[string]bool{}
+	for _, m := range regexp.MustCompile(`<a id="([^"]+)">`).FindAllStringSubmatch(page, -1) {
+		out[m[1]] = true
+	}
 	inCode := false
 	for _, line := range strings.Split(page, "\n") {
 		if strings.HasPrefix(line, "```") {
