@@ -92,6 +92,16 @@ type Options struct {
 	// memory of a CLI process while the host does not prompt).
 	Prewarm bool
 
+	// ReleaseIdle, when above 0, ends the stream transport's CLI process
+	// once the session has rested that long: no run, no turn the CLI runs
+	// by itself, none of its background tasks running, no dialog of the
+	// CLI's open (rest.go). The session and everything the bridge keeps
+	// stay; the next prompt resumes the session in a new process, which a
+	// return signal (get_state, get_messages …: a host showing it is back)
+	// starts ahead when Prewarm is on. pipe and pty hold no process
+	// between prompts: it changes nothing there.
+	ReleaseIdle time.Duration
+
 	// ToolNames is how tool calls are shown: under pi's names and
 	// argument shapes where pi has the tool (the default), or as the CLI
 	// printed them (transform.ToolNames).

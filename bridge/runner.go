@@ -63,6 +63,8 @@ type runner struct {
 	loopG loopID
 	// notices writes the CLI's notices (notices.go).
 	notices *noticeBoard
+	// rest releases the CLI process once idle long enough (rest.go).
+	rest restTimer
 }
 
 // onLoop panics, when the check is on (tests), unless called on the loop.
@@ -106,7 +108,8 @@ type quietTurn struct {
 
 func newRunner(s *server) *runner {
 	o := &runner{s: s, calls: make(chan loopMsg, 16), lines: make(chan lineMsg),
-		exited: make(chan struct{}), steering: modeOneAtATime, followUp: modeOneAtATime, notices: newNoticeBoard(s.host)}
+		exited: make(chan struct{}), steering: modeOneAtATime, followUp: modeOneAtATime, notices: newNoticeBoard(s.host),
+		rest: restTimer{after: s.opts.ReleaseIdle}}
 	return o
 }
 
@@ -345,6 +348,7 @@ func (o *runner) abortRun(r *run) {
 func (o *runner) close() {
 	o.post(func() {
 		o.closed = true
+		o.stopRest()
 		if o.cur != nil {
 			o.cur.interrupt()
 		}
@@ -631,7 +635,11 @@ func (o *runner) detach(switchSession func()) (<-chan struct{}, bool) {
 // idle calls Options.Idle when nothing runs. On the loop.
 func (o *runner) idle() {
 	o.onLoop()
-	if o.cur == nil && o.s.opts.Idle != nil {
+	if o.cur != nil {
+		return
+	}
+	o.armRest()
+	if o.s.opts.Idle != nil {
 		o.s.opts.Idle()
 	}
 }
@@ -877,6 +885,7 @@ func (o *runner) startTurn(r *run, m message) {
 	uuid := sessions.NewID()
 	first := !r.begun
 	r.begun, r.starting = true, true
+	o.restEnded() // the turn starts the process it needs
 	o.offLoop(func() func() {
 		if first && s.ext != nil {
 			// As pi, before the run's first model call: what the

@@ -306,6 +306,9 @@ func (s *server) dispatch(l inLine) {
 		return
 	}
 	c.ctx = s.ctx
+	if returnSignals[c.typ] {
+		s.wake()
+	}
 	if c.def.kind == preempt {
 		s.handle(c)
 		return
@@ -431,6 +434,10 @@ func (s *server) prewarm() <-chan struct{} {
 	if !s.goes.start(func() {
 		warm(session)
 		close(spawned)
+		s.runs.post(func() { // a process started while idle rests again
+			s.runs.restEnded()
+			s.runs.armRest()
+		})
 		s.commandsChanged()
 	}) {
 		close(spawned) // shutting down: no process to start

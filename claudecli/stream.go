@@ -35,7 +35,7 @@ type stream struct {
 	cfg     Config
 	maxLine int
 
-	// mu guards proc, cfg, stale, live, servers, closed and swap. It is held only
+	// mu guards proc, cfg, stale, live, servers, closed, swap and resting. It is held only
 	// for short sections that wait for nothing: no process's exit, no
 	// spawn, no control request. So SetConfig, LiveInfo, Rename, Control and Close
 	// never wait for the CLI behind a turn's start; what waits, waits on
@@ -50,6 +50,9 @@ type stream struct {
 	// at a time, by the goroutine that set swap, with mu released; a Turn
 	// waits for it and then looks again, a Warm leaves it be.
 	swap chan struct{}
+	// resting is swap when the change under way is a release (Rest),
+	// which starts no process.
+	resting chan struct{}
 
 	// tmu guards turn and onOwn; it is never held while waiting for the
 	// CLI, since the process's reader takes it for each line (lineFrom).
@@ -185,7 +188,8 @@ func (s *stream) Name() string { return TransportStream }
 // [Caps] but quiesce (a turn is over when the caller releases it).
 func (s *stream) Caps() Caps {
 	return Caps{Persistent: true, Steer: true, Control: true,
-		LiveInfo: s.LiveInfo, Rename: s.Rename, Warm: s.Warm, OnOwnTurn: s.OnOwnTurn, ControlRequest: s.Control, Task: s.Task}
+		LiveInfo: s.LiveInfo, Rename: s.Rename, Warm: s.Warm, OnOwnTurn: s.OnOwnTurn, ControlRequest: s.Control, Task: s.Task,
+		Rest: s.Rest}
 }
 
 // streamProc is one persistent CLI process and the goroutine reading it.
@@ -255,6 +259,12 @@ func (sp *streamProc) echoed(line []byte) bool {
 // turn that made it starts the process it needs.
 func (s *stream) Warm(session Session) {
 	s.mu.Lock()
+	for w := s.swap; w != nil && w == s.resting; w = s.swap {
+		// A release ([stream.Rest]) starts nothing: wait for its exit.
+		s.mu.Unlock()
+		<-w
+		s.mu.Lock()
+	}
 	if s.closed || s.swap != nil || s.turnOpen() {
 		s.mu.Unlock()
 		return
@@ -350,6 +360,84 @@ func (s *stream) beginSwap(replace bool) {
 	}
 }
 
+// endSwap ends the mark [stream.beginSwap] made: the change of process
+// is done.
+func (s *stream) endSwap() {
+	s.mu.Lock()
+	close(s.swap)
+	s.swap = nil
+	s.mu.Unlock()
+}
+
+// Rest is [Caps.Rest]. The decision is taken with mu held, so a Turn or
+// Warm comes either before it (the process is busy, or in use again) or
+// after (it waits for the exit the release marked as a change of
+// process); the process is retired with tmu held, so its reader offers no
+// turn of the CLI's own from then on ([stream.lineFrom]).
+func (s *stream) Rest() (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sp := s.proc
+	switch {
+	case s.closed || sp == nil || sp.isDead():
+		return false, nil
+	case s.swap != nil:
+		return false, errors.New("a change of process is under way")
+	}
+	if err := s.retireResting(sp); err != nil {
+		return false, err
+	}
+	s.beginSwap(true)
+	s.resting = s.swap
+	go func() {
+		defer s.endSwap()
+		sp.shutdown(flushWait)
+	}()
+	return true, nil
+}
+
+// retireResting retires sp when it rests: no turn is open on it, it has
+// answered initialize, and it has no task running and no control request
+// under way either way. With mu held.
+func (s *stream) retireResting(sp *streamProc) error {
+	select {
+	case <-sp.infoDone:
+	default:
+		return errors.New("the CLI is still starting")
+	}
+	if why := sp.busy(); why != "" {
+		return errors.New(why)
+	}
+	s.tmu.Lock()
+	defer s.tmu.Unlock()
+	if s.turn != nil && !s.turn.isOver() {
+		if s.turn.own {
+			return errors.New("a turn the CLI began by itself is open")
+		}
+		return errors.New("a turn is open")
+	}
+	sp.retired.Store(true)
+	return nil
+}
+
+// busy says what the process is doing besides a turn, "" when nothing: a
+// task of its own not ended, a control request of the CLI's being
+// answered, one of the transport's waiting for the CLI's answer.
+func (sp *streamProc) busy() string {
+	if id, ok := sp.tasks.running(); ok {
+		return "its task " + id + " has not ended"
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	switch {
+	case len(sp.inflight) > 0:
+		return "a request of the CLI's (a dialog, a host tool call) is being answered"
+	case len(sp.pending) > 0:
+		return "a control request waits for the CLI's answer"
+	}
+	return ""
+}
+
 // change makes the change of process [stream.beginSwap] marked, with mu
 // released, and ends the mark: live requests to sp, unless replace (or one
 // fails: then sp is replaced too); sp's exit when replaced (it writes its
@@ -357,12 +445,7 @@ func (s *stream) beginSwap(replace bool) {
 // when sp is replaced or none ran, with the config as it is then. It
 // returns the process it started, or why it could not.
 func (s *stream) change(sp *streamProc, replace bool, live []map[string]any, session Session, warm bool) (*streamProc, error) {
-	defer func() {
-		s.mu.Lock()
-		close(s.swap)
-		s.swap = nil
-		s.mu.Unlock()
-	}()
+	defer s.endSwap()
 	for _, req := range live {
 		if replace || sp == nil {
 			break
@@ -479,7 +562,8 @@ func (s *stream) lineFrom(sp *streamProc) {
 		return
 	}
 	s.tmu.Lock()
-	if s.onOwn == nil || s.turn != nil && !s.turn.isOver() {
+	// Again with tmu held: Rest retires a process with it held.
+	if sp.retired.Load() || s.onOwn == nil || s.turn != nil && !s.turn.isOver() {
 		s.tmu.Unlock()
 		return
 	}

@@ -100,6 +100,18 @@ func (ts *taskSet) get(id string) (Task, bool) {
 	return Task{}, false
 }
 
+// running is a task of the set's that has not ended, if any.
+func (ts *taskSet) running() (string, bool) {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for id, t := range ts.tasks {
+		if !t.Ended {
+			return id, true
+		}
+	}
+	return "", false
+}
+
 // ErrUnknownTask is [Caps.Task]'s answer for an id the running process
 // printed no task_started for.
 var ErrUnknownTask = errors.New("the running CLI process started no task with this id")

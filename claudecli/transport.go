@@ -121,6 +121,24 @@ type Caps struct {
 	// is given a user line (2.1.328; TestPrewarm checks it). It blocks
 	// while the process starts.
 	Warm func(session Session)
+	// Rest, when set, ends the process between turns while it rests, as
+	// Close ends it (stdin closed, its transcript flushed, then stopped),
+	// and keeps everything else (the config, the session): the next turn,
+	// or Warm, resumes the session in a new process. It returns at once:
+	// the process exits on a goroutine of its own, and a turn or Warm that
+	// comes meanwhile waits for that exit (the transcript written) before
+	// it starts the new one, so no turn is lost and no two processes run
+	// the session. It releases nothing and returns an error saying why
+	// when the process does not rest: a turn is open (the caller's, or
+	// one the CLI began by itself), one of its tasks (a background
+	// sub-agent or command) has not ended, a control request of the
+	// CLI's (a permission dialog, a host tool call) or of the
+	// transport's is being answered, it is still starting, or a change
+	// of process is under way; then the caller may try again later.
+	// released is false, with no error, when no process runs. A released
+	// process's lines begin no turn of its own ([Caps.OnOwnTurn]).
+	// Per-turn transports have none: they hold no process between turns.
+	Rest func() (released bool, err error)
 	// Quiesce, when set, waits until the previous turn is over to the end:
 	// a per-turn process writes its transcript as it exits, after its last
 	// line. What the caller decides next (resume the session, or create

@@ -49,6 +49,13 @@ import (
 // Values the CLI accepts for --permission-mode.
 var permissionModes = claudecli.PermissionModes
 
+// DefaultReleaseIdle is --release-idle's default: long enough that a
+// person reading a reply and typing the next prompt keeps the CLI process
+// (the prompt after a release without a return signal waits for the CLI's
+// start-up, ~0.4 s), short enough that a session left alone gives its
+// ~180 MB back within minutes (docs/performance.md, "Idle sessions").
+const DefaultReleaseIdle = 5 * time.Minute
+
 func main() {
 	// stdout carries protocol frames only: keep it for the bridge and send
 	// anything else that would print there to stderr.
@@ -189,6 +196,7 @@ func loadConfig(args []string) (*viper.Viper, error) {
 	fs.String("tool-names", "pi", "how tool calls are shown: pi (the CLI's tools pi has under pi's names and argument shapes: read, write, edit, bash, grep, find, ls) or claude (the CLI's names and arguments, as it prints them)")
 	fs.Bool("restore-files", true, "have the CLI keep a copy of each file its tools change, as it was before each prompt (file checkpointing), so fork and branch with restoreFiles can put the files back (--restore-files=false: no copies, and restoreFiles restores nothing)")
 	fs.Bool("prewarm", true, "stream transport: start the CLI when the bridge starts and after a session change, so the first prompt does not wait for it (costs a CLI process while idle)")
+	fs.Duration("release-idle", DefaultReleaseIdle, "stream transport: end the CLI process once the session has rested (no run, no background task, no dialog open) this long; the next prompt resumes the session in a new one, started ahead when the host shows it is back (get_state, get_messages …) (0: never)")
 	fs.String("cache-dir", "", `where to keep what the CLI said about itself (models, commands, version) between runs, so a start answers at once (default: claude-rpc/cli-info in the user cache folder; "off": nowhere)`)
 	fs.Duration("coalesce", bridge.DefaultCoalesce, "merge text deltas that come within this window into one message_update (0: one frame per delta)")
 	definePiFlags(fs) // piflags.go
@@ -315,6 +323,9 @@ func bridgeOptions(v *viper.Viper, log *slog.Logger) (bridge.Options, error) {
 		return opts, fmt.Errorf("--coalesce must not be negative, got %v", opts.Coalesce)
 	}
 	opts.Prewarm = v.GetBool("prewarm")
+	if opts.ReleaseIdle = v.GetDuration("release-idle"); opts.ReleaseIdle < 0 {
+		return opts, fmt.Errorf("--release-idle must not be negative, got %v", opts.ReleaseIdle)
+	}
 	switch opts.MessageUpdates = v.GetString("message-updates"); opts.MessageUpdates {
 	case bridge.UpdatesFull, bridge.UpdatesDelta:
 	default:
