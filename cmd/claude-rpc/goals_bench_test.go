@@ -193,6 +193,36 @@ func (gb *goalBridge) close() {
 	}
 }
 
+// startUpBridge starts a bridge and returns once its CLI is up: its
+// get_available_models, answered by that CLI, came.
+func startUpBridge(b *testing.B, bin, cli, dir string, env []string, args ...string) *goalBridge {
+	gb := startGoalBridge(b, bin, cli, dir, env, 4096, args...)
+	gb.send(`{"type":"get_available_models","id":"up"}`)
+	gb.until(b, 2*time.Minute, func(f goalFrame) bool { return f.get("id") == "up" }, nil)
+	return gb
+}
+
+// closeBridges closes bridges, all at once.
+func closeBridges(bridges []*goalBridge) {
+	var wg sync.WaitGroup
+	for _, gb := range bridges {
+		wg.Add(1)
+		go func() { defer wg.Done(); gb.close() }()
+	}
+	wg.Wait()
+}
+
+// reportMedians reports each sample set's median in ms (its name-ms) and
+// returns them.
+func reportMedians(b *testing.B, samples map[string][]time.Duration) map[string]float64 {
+	med := map[string]float64{}
+	for k, v := range samples {
+		med[k] = ms(median(v))
+		b.ReportMetric(med[k], k+"-ms")
+	}
+	return med
+}
+
 // procStatus returns a field of /proc/pid/status in KiB (VmRSS, VmHWM).
 func procStatus(pid int, field string) int64 {
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
@@ -293,6 +323,11 @@ func transcriptCount(home string) int {
 // after a bridge ran the home's first turn (not with -short). It reports the
 // medians, first ÷ later for each, and what the warm-up did before the
 // first prompt: requests to the fake API and transcripts written (F2: none).
+// Beside the bridges each round starts the raw CLI as the stream transport
+// does and initializes it, and times its first turn after the same wait,
+// first or last as the bridges alternate (raw-warm-ms): what a pre-warmed
+// first prompt cannot beat, the CLI's own first query in its process; F1
+// is prewarm-first/raw-warm.
 //
 //	scripts/bench   (or: go test -run '^$' -bench FirstPrompt -benchtime 10x ./cmd/claude-rpc)
 func BenchmarkFirstPrompt(b *testing.B) {
@@ -320,9 +355,13 @@ func BenchmarkFirstPrompt(b *testing.B) {
 		for i, v := range variants {
 			bridges[i] = startGoalBridge(b, bin, cli, dir, env, 4096, v.flag)
 		}
+		raw := startRawCLI(b, cli, dir, env) // F1's limit: the CLI's own first turn, warm
 		time.Sleep(wait)
 		requests = max(requests, len(srv.Requests())-before)
 		transcripts = max(transcripts, transcriptCount(home)-files)
+		if round%2 == 0 {
+			samples["raw-warm"] = append(samples["raw-warm"], raw.turn(b, benchPrompt))
+		}
 		for i := range variants {
 			if round%2 == 1 {
 				i = len(variants) - 1 - i
@@ -333,19 +372,20 @@ func BenchmarkFirstPrompt(b *testing.B) {
 				samples[name+"-later"] = append(samples[name+"-later"], bridges[i].prompt(b, benchPrompt))
 			}
 		}
+		if round%2 == 1 {
+			samples["raw-warm"] = append(samples["raw-warm"], raw.turn(b, benchPrompt))
+		}
+		raw.close()
 		for _, gb := range bridges {
 			gb.close()
 		}
 		round++
 	}
-	med := map[string]float64{}
-	for k, v := range samples {
-		med[k] = ms(median(v))
-		b.ReportMetric(med[k], k+"-ms")
-	}
+	med := reportMedians(b, samples)
 	for _, v := range variants {
 		b.ReportMetric(med[v.name+"-first"]/med[v.name+"-later"], v.name+"-first/later")
 	}
+	b.ReportMetric(med["prewarm-first"]/med["raw-warm"], "prewarm-first/raw-warm")
 	b.ReportMetric(float64(requests), "warm-api-requests")
 	b.ReportMetric(float64(transcripts), "warm-transcripts")
 }
@@ -670,22 +710,12 @@ func BenchmarkSessions(b *testing.B) {
 	env := srv.CLIEnv(b.TempDir())
 	for b.Loop() {
 		var bridges []*goalBridge
-		defer func() {
-			var wg sync.WaitGroup
-			for _, gb := range bridges {
-				wg.Add(1)
-				go func() { defer wg.Done(); gb.close() }()
-			}
-			wg.Wait()
-		}()
+		defer func() { closeBridges(bridges) }()
 		add := func() bool {
 			if memAvailable() < sessionsReserve {
 				return false
 			}
-			gb := startGoalBridge(b, bin, cli, dir, env, 4096)
-			bridges = append(bridges, gb)
-			gb.send(`{"type":"get_available_models","id":"up"}`)
-			gb.until(b, 2*time.Minute, func(f goalFrame) bool { return f.get("id") == "up" }, nil)
+			bridges = append(bridges, startUpBridge(b, bin, cli, dir, env))
 			return true
 		}
 		// One bridge alone: the home's first turn (not measured; not with
