@@ -106,7 +106,11 @@ func TestPermissionModeFollowsTheCLI(t *testing.T) {
 	b.runPrompt("hi [[say:ok]]")
 	pid := b.onePid("stream")
 	require.True(t, b.call(map[string]any{"type": "set_permission_mode", "mode": "plan"}).Get("success").Bool())
-	b.held = nil
+	// The status the host set shows: before or after the command's
+	// answer, as the runner writes it.
+	setFrames := b.until(10*time.Second, func(f gjson.Result) bool {
+		return f.Get("method").String() == "setStatus" && f.Get("statusKey").String() == "claude.permissionMode"
+	})
 
 	require.True(t, b.call(map[string]any{"type": "prompt", "message": `[[tool:ExitPlanMode:{"plan":"do it"}]]`}).Get("success").Bool())
 	frames := b.until(30*time.Second, func(f gjson.Result) bool {
@@ -114,7 +118,7 @@ func TestPermissionModeFollowsTheCLI(t *testing.T) {
 	})
 	ask := frames[len(frames)-1]
 	var status []string
-	for _, f := range frames {
+	for _, f := range append(setFrames, frames...) {
 		if f.Get("method").String() == "setStatus" && f.Get("statusKey").String() == "claude.permissionMode" {
 			status = append(status, f.Get("statusText").String())
 		}

@@ -780,8 +780,8 @@ var pi15Differences = []pi15Difference{
 	},
 	{
 		name:  "get_state's own fields",
-		why:   "claude-rpc's get_state adds what its other hosts read (omp, xcsh): interruptMode, queuedMessageCount, todoPhases, transport, isSettled, hasPendingAsyncWork, contextUsage, fastModeEnabled, fastModeActive",
-		extra: []string{"response:get_state data.interruptMode", "response:get_state data.queuedMessageCount", "response:get_state data.todoPhases*", "response:get_state data.transport", "response:get_state data.isSettled", "response:get_state data.hasPendingAsyncWork", "response:get_state data.contextUsage*", "response:get_state data.fastModeEnabled", "response:get_state data.fastModeActive"},
+		why:   "claude-rpc's get_state adds what its other hosts read (omp, xcsh): interruptMode, queuedMessageCount, todoPhases, transport, isSettled, hasPendingAsyncWork, contextUsage, fastModeEnabled, fastModeActive, and the CLI's permissionMode (set_permission_mode, claude-rpc's own command)",
+		extra: []string{"response:get_state data.permissionMode", "response:get_state data.interruptMode", "response:get_state data.queuedMessageCount", "response:get_state data.todoPhases*", "response:get_state data.transport", "response:get_state data.isSettled", "response:get_state data.hasPendingAsyncWork", "response:get_state data.contextUsage*", "response:get_state data.fastModeEnabled", "response:get_state data.fastModeActive"},
 	},
 	// Differences in answers, asserted by the scenarios' checks and TestPi15BadInput.
 	{
