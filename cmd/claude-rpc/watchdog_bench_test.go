@@ -63,8 +63,8 @@ func watchdogOf(pid int) int {
 }
 
 // BenchmarkWatchdog: what a bridge's watchdog (claudecli.StartWatchdog)
-// costs, against the bridge itself. It starts 1, then 10 bridges (the
-// release build, stream transport, default flags, the fake API), each up
+// costs, against the bridge itself. It starts 1, then 10 bridges (2 with
+// -short; the release build, stream transport, default flags, the fake API), each up
 // once get_available_models is answered, waits until they are idle and
 // reports, with the prefix nN-, the means over the bridges from
 // /proc/PID/smaps_rollup in MiB: bridge-pss, bridge-uss
@@ -75,12 +75,16 @@ func watchdogOf(pid int) int {
 //
 //	scripts/bench   (or: go test -run '^$' -bench Watchdog -benchtime 1x ./cmd/claude-rpc)
 func BenchmarkWatchdog(b *testing.B) {
+	ns := []int{1, 10}
+	if testing.Short() {
+		ns = []int{1, 2}
+	}
 	bin := releaseBinary(b)
 	srv := claudetest.Start(b)
 	cli, dir := claudetest.CLI(b), b.TempDir()
 	env := srv.CLIEnv(b.TempDir())
 	for b.Loop() {
-		for _, n := range []int{1, 10} {
+		for _, n := range ns {
 			bridges := make([]*goalBridge, n)
 			var wg sync.WaitGroup
 			for i := range bridges {
