@@ -57,6 +57,13 @@ var permissionModes = claudecli.PermissionModes
 const DefaultReleaseIdle = 5 * time.Minute
 
 func main() {
+	// The watchdog first (serve starts it; it ends what the bridge's CLI
+	// processes leave if the bridge is killed): it waits for as long as its
+	// bridge runs, so it sets up nothing it does not use, neither the
+	// bridge's memory limit nor its runtime metrics.
+	if len(os.Args) > 1 && os.Args[1] == claudecli.WatchdogArg {
+		os.Exit(claudecli.RunWatchdog(os.Args[2:], os.Stdin))
+	}
 	// stdout carries protocol frames only: keep it for the bridge and send
 	// anything else that would print there to stderr.
 	out := os.Stdout
@@ -73,10 +80,6 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return doctor(args[1:], stdout, stderr)
 		case "demo":
 			return demo(args[1:], stdin, stdout, stderr)
-		case claudecli.WatchdogArg:
-			// Started by serve: ends what the bridge's CLI processes
-			// leave if the bridge is killed.
-			return claudecli.RunWatchdog(args[1:], stdin)
 		case "schema":
 			// The protocol reference: every frame on stdout, as JSON Schema.
 			_, _ = stdout.Write(bridge.Schema())
