@@ -13,10 +13,10 @@ import (
 // it until the CLI has spoken, and writes what the CLI says each time it
 // says it (a prewarmed process's initialize answer, a query, a run's
 // limits). The Store serializes its writes; what the bridge knows stays in
-// cliInfo and state, under their locks.
+// infoKeeper and state, under their locks.
 
 // loadCache reads the cache's entry for this CLI and its settings, if
-// any, into cliInfo (answers until the CLI speaks) and state (the models'
+// any, into infoKeeper (answers until the CLI speaks) and state (the models'
 // limits). It returns the CLI's version the entry remembers, "" if none.
 // Called once, before ready.
 func (s *server) loadCache(env []string) string {

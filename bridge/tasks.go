@@ -31,7 +31,7 @@ import (
 
 // taskCaps is the running CLI's task requests, or why there are none.
 func (s *server) taskCaps(c *call) (claudecli.Caps, error) {
-	t, err := s.trCtx(c.Context())
+	t, err := s.transportCtx(c.Context())
 	if err != nil {
 		return claudecli.Caps{}, err
 	}
