@@ -82,9 +82,9 @@ func (s *server) saveLimitsLater() {
 // infoFreshFor is how long a cache entry is taken as it is on the pipe and
 // pty transports, where refreshing it costs a CLI process of its own: one
 // started with the bridge competes with the first prompt's CLI for the
-// CPU (a cold turn 13% slower on two cores). What the entry's key covers
-// (the CLI binary, its settings and command files, the environment)
-// invalidates it at once whatever its age.
+// CPU (docs/performance.md, 'Figures behind the code'). What the entry's
+// key covers (the CLI binary, its settings and command files, the
+// environment) invalidates it at once whatever its age.
 const infoFreshFor = time.Hour
 
 // refreshInfo asks the CLI again what it offers when the answers so far
