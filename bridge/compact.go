@@ -87,7 +87,7 @@ func (o *runner) runCompact(r *run, text string) {
 	s := o.s
 	o.offLoop(func() func() {
 		session, _ := s.cliSession()
-		turn, err := s.tr().Turn(session, claudecli.UserLine(text, nil))
+		turn, err := s.transport().Turn(session, claudecli.UserLine(text, nil))
 		return func() {
 			if err != nil {
 				r.compaction.err = fmt.Errorf("starting claude: %w", err)

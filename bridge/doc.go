@@ -45,7 +45,7 @@
 // turn (system init) makes it a run of its own ([runner.runOwn]):
 // agent_start, the turn's events, agent_end, agent_settled,
 // session_settled (no prompt_result: there is no prompt), driven by the
-// same code as a prompt's run (runLine, goOn), so get_state, get_messages,
+// same code as a prompt's run (runLine, runQueued), so get_state, get_messages,
 // queues, abort and sub-agent frames are as in one. A prompt or compaction
 // that starts while the turn is read quietly stops that reader
 // ([runner.afterQuiet]), adopts its sub-agents and reads the CLI from
@@ -94,7 +94,7 @@
 //
 // Each owner below keeps its fields to itself: handlers and the runner
 // call its methods, which say what they do (state.useSession,
-// state.takePromptContext, cliInfo.known, hostLink.waiter ...). An owner
+// state.takePromptContext, infoKeeper.known, hostLink.waiter ...). An owner
 // with a mutex takes it only in its own methods, in its own file, for
 // one short section that calls no other owner; what a handler needs of
 // several fields at once one method returns together (state.stateData,
@@ -132,7 +132,7 @@
 //     the calls waiting for its answers; its stdout has one reader,
 //     which hands its tools to the settings and its ctx.ui calls to the
 //     writer (dialogs through askUI, on goroutines of the server's).
-//   - cliInfo (models.go): the CLI's models and commands, from the running
+//   - infoKeeper (models.go): the CLI's models and commands, from the running
 //     CLI when the stream transport has one, else one query process shared
 //     by concurrent asks; until either answered, what the CLI said last
 //     time (the info cache, infocache.go: read before ready, written on
@@ -144,7 +144,7 @@
 //   - plannedTransport (plan.go): the transport, made once the CLI's
 //     version said which (Options.Plan, on its own goroutine after
 //     ready). Only what runs the CLI waits for it (tr); the dispatcher
-//     never does (trNow, transportName). It hands the transport the
+//     never does (transportNow, transportName). It hands the transport the
 //     config the settings say (pass): of two racing, the later settings'.
 //   - subagentRegistry (subagents.go): the CLI's sub-agents seen in the
 //     session (running ones, their transcripts), the host's subscription,

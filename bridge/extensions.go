@@ -40,7 +40,7 @@ import (
 var extHostFiles embed.FS
 
 // extServer is the MCP server name of the extensions' tools: the model
-// sees them as mcp__ext__<name> (transform.ExtensionTools); frames show the
+// sees them as mcp__ext__<name> (transform's extensionTools); frames show the
 // extension's own name (under --tool-names pi).
 const extServer = "ext"
 

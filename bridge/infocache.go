@@ -13,10 +13,10 @@ import (
 // it until the CLI has spoken, and writes what the CLI says each time it
 // says it (a prewarmed process's initialize answer, a query, a run's
 // limits). The Store serializes its writes; what the bridge knows stays in
-// cliInfo and state, under their locks.
+// infoKeeper and state, under their locks.
 
 // loadCache reads the cache's entry for this CLI and its settings, if
-// any, into cliInfo (answers until the CLI speaks) and state (the models'
+// any, into infoKeeper (answers until the CLI speaks) and state (the models'
 // limits). It returns the CLI's version the entry remembers, "" if none.
 // Called once, before ready.
 func (s *server) loadCache(env []string) string {
@@ -82,9 +82,9 @@ func (s *server) saveLimitsLater() {
 // infoFreshFor is how long a cache entry is taken as it is on the pipe and
 // pty transports, where refreshing it costs a CLI process of its own: one
 // started with the bridge competes with the first prompt's CLI for the
-// CPU (a cold turn 13% slower on two cores). What the entry's key covers
-// (the CLI binary, its settings and command files, the environment)
-// invalidates it at once whatever its age.
+// CPU (docs/performance.md, 'Figures behind the code'). What the entry's
+// key covers (the CLI binary, its settings and command files, the
+// environment) invalidates it at once whatever its age.
 const infoFreshFor = time.Hour
 
 // refreshInfo asks the CLI again what it offers when the answers so far

@@ -83,13 +83,13 @@ func (s *server) cycleThinkingLevel(*call) (any, error) {
 	return levelData{Level: next}, nil
 }
 
-// cliInfo is what the CLI says about itself (models, commands): the
+// infoKeeper is what the CLI says about itself (models, commands): the
 // running CLI's initialize answer when the transport has one; else one
 // query process, shared by the calls that ask while it runs, and kept once
 // it answered (a failure is asked again next time); until either, what
 // the CLI said last time (the info cache). Its mutex is taken only by its
 // methods below, which call nothing else.
-type cliInfo struct {
+type infoKeeper struct {
 	mu       sync.Mutex
 	got      *claudecli.Info
 	cached   *claudecli.Info // from the info cache, read at start
@@ -106,19 +106,19 @@ type cliInfo struct {
 }
 
 // list keeps the commands the CLI listed in commands_changed.
-func (ci *cliInfo) list(cmds []claudecli.CommandInfo) {
-	ci.mu.Lock()
-	defer ci.mu.Unlock()
-	ci.listed = append([]claudecli.CommandInfo{}, cmds...)
+func (k *infoKeeper) list(cmds []claudecli.CommandInfo) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.listed = append([]claudecli.CommandInfo{}, cmds...)
 }
 
 // withListed is info with the commands the CLI listed last, if it listed
 // any since.
-func (ci *cliInfo) withListed(info claudecli.Info) claudecli.Info {
-	ci.mu.Lock()
-	defer ci.mu.Unlock()
-	if ci.listed != nil {
-		info.Commands = ci.listed
+func (k *infoKeeper) withListed(info claudecli.Info) claudecli.Info {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.listed != nil {
+		info.Commands = k.listed
 	}
 	return info
 }
@@ -152,84 +152,84 @@ func (s *server) commandsListed(cmds []claudecli.CommandInfo) {
 
 // known is what the CLI answered, else what the info cache says, if
 // either.
-func (ci *cliInfo) known() (claudecli.Info, bool) {
-	ci.mu.Lock()
-	defer ci.mu.Unlock()
+func (k *infoKeeper) known() (claudecli.Info, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	switch {
-	case ci.got != nil:
-		return *ci.got, true
-	case ci.cached != nil:
-		return *ci.cached, true
+	case k.got != nil:
+		return *k.got, true
+	case k.cached != nil:
+		return *k.cached, true
 	}
 	return claudecli.Info{}, false
 }
 
 // answered is what a query process answered, if one did.
-func (ci *cliInfo) answered() (claudecli.Info, bool) {
-	ci.mu.Lock()
-	defer ci.mu.Unlock()
-	if ci.got == nil {
+func (k *infoKeeper) answered() (claudecli.Info, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.got == nil {
 		return claudecli.Info{}, false
 	}
-	return *ci.got, true
+	return *k.got, true
 }
 
 // setCached keeps what the info cache says the CLI said at savedAt.
-func (ci *cliInfo) setCached(info *claudecli.Info, savedAt time.Time) {
-	ci.mu.Lock()
-	defer ci.mu.Unlock()
-	ci.cached, ci.savedAt = info, savedAt
+func (k *infoKeeper) setCached(info *claudecli.Info, savedAt time.Time) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.cached, k.savedAt = info, savedAt
 }
 
 // cachedAt reports whether the answers so far come from the info cache,
 // and when the CLI told them.
-func (ci *cliInfo) cachedAt() (bool, time.Time) {
-	ci.mu.Lock()
-	defer ci.mu.Unlock()
-	return ci.cached != nil, ci.savedAt
+func (k *infoKeeper) cachedAt() (bool, time.Time) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.cached != nil, k.savedAt
 }
 
 // commandsChanged keeps cmds (JSON) as the commands last sent, and
 // reports whether they differ from those sent before.
-func (ci *cliInfo) commandsChanged(cmds string) bool {
-	ci.mu.Lock()
-	defer ci.mu.Unlock()
-	same := cmds == ci.sentCommands
-	ci.sentCommands = cmds
+func (k *infoKeeper) commandsChanged(cmds string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	same := cmds == k.sentCommands
+	k.sentCommands = cmds
 	return !same
 }
 
 // joinQuery is the running query's end (closed when it ends), a new one
 // when none runs: then first is true and the caller runs it, and calls
 // queried with its answer before closing wait.
-func (ci *cliInfo) joinQuery() (wait chan struct{}, first bool) {
-	ci.mu.Lock()
-	defer ci.mu.Unlock()
-	if ci.inflight == nil {
-		ci.inflight, first = make(chan struct{}), true
+func (k *infoKeeper) joinQuery() (wait chan struct{}, first bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.inflight == nil {
+		k.inflight, first = make(chan struct{}), true
 	}
-	return ci.inflight, first
+	return k.inflight, first
 }
 
 // queried keeps a query's answer (kept) or failure (asked again next
 // time).
-func (ci *cliInfo) queried(got claudecli.Info, err error) {
-	ci.mu.Lock()
-	defer ci.mu.Unlock()
-	ci.inflight, ci.err = nil, err
+func (k *infoKeeper) queried(got claudecli.Info, err error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.inflight, k.err = nil, err
 	if err == nil {
-		ci.got = &got
+		k.got = &got
 	}
 }
 
 // queryResult is the last query's answer, else its failure.
-func (ci *cliInfo) queryResult() (claudecli.Info, error) {
-	ci.mu.Lock()
-	defer ci.mu.Unlock()
-	if ci.got != nil && ci.err == nil {
-		return *ci.got, nil
+func (k *infoKeeper) queryResult() (claudecli.Info, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.got != nil && k.err == nil {
+		return *k.got, nil
 	}
-	return claudecli.Info{}, fmt.Errorf("asking claude for its models and commands: %w", ci.err)
+	return claudecli.Info{}, fmt.Errorf("asking claude for its models and commands: %w", k.err)
 }
 
 // cliInfo returns what the CLI says about itself: what it said already
@@ -239,7 +239,7 @@ func (s *server) cliInfo(ctx context.Context) (claudecli.Info, error) {
 	if info, ok := s.knownInfo(); ok {
 		return info, nil
 	}
-	t, err := s.trCtx(ctx)
+	t, err := s.transportCtx(ctx)
 	if err != nil {
 		return claudecli.Info{}, fmt.Errorf("asking claude for its models and commands: %w", err)
 	}
@@ -259,7 +259,7 @@ func (s *server) cliInfo(ctx context.Context) (claudecli.Info, error) {
 }
 
 // queryInfo asks a query process (one at a time: concurrent calls share
-// it) and keeps its answer, in cliInfo and the info cache. The caller
+// it) and keeps its answer, in infoKeeper and the info cache. The caller
 // waits until it answers or ctx ends; the process lives on the server's
 // context (ended at shutdown, which waits for it).
 func (s *server) queryInfo(ctx context.Context) (claudecli.Info, error) {

@@ -83,15 +83,15 @@ func (p *plannedTransport) pass(cfg claudecli.Config, rev uint64) {
 	p.t.SetConfig(cfg)
 }
 
-// tr is the transport, once planned: it waits. Only what runs the CLI
-// calls it (a run, a compaction), never the dispatcher.
-func (s *server) tr() claudecli.Transport {
+// transport is the transport, once planned: it waits. Only what runs the
+// CLI calls it (a run, a compaction), never the dispatcher.
+func (s *server) transport() claudecli.Transport {
 	<-s.plan.done
 	return s.plan.t // set before done was closed, never again
 }
 
-// trCtx is tr, or ctx's cause when ctx ends first.
-func (s *server) trCtx(ctx context.Context) (claudecli.Transport, error) {
+// transportCtx is transport, or ctx's cause when ctx ends first.
+func (s *server) transportCtx(ctx context.Context) (claudecli.Transport, error) {
 	select {
 	case <-s.plan.done:
 		return s.plan.t, nil // set before done was closed, never again
@@ -100,14 +100,14 @@ func (s *server) trCtx(ctx context.Context) (claudecli.Transport, error) {
 	}
 }
 
-// trNow is the transport if it is planned already; it never waits.
-func (s *server) trNow() (claudecli.Transport, bool) { return s.plan.now() }
+// transportNow is the transport if it is planned already; it never waits.
+func (s *server) transportNow() (claudecli.Transport, bool) { return s.plan.now() }
 
 // capsNow is what the transport can do, without waiting: until the plan
 // is made, what the one asked for would (the plan differs only for a CLI
 // older than the supported range), with no funcs (claudecli.CapsOf).
 func (s *server) capsNow() claudecli.Caps {
-	if t, ok := s.trNow(); ok {
+	if t, ok := s.transportNow(); ok {
 		return t.Caps()
 	}
 	return claudecli.CapsOf(s.transportName())
@@ -141,7 +141,7 @@ func (s *server) setTransport(t claudecli.Transport, ask, hooks bool) {
 // and passes its own. Of two configs passed racing, the one made from
 // the later settings stays (plannedTransport.pass).
 func (s *server) passConfig() {
-	if _, ok := s.trNow(); !ok {
+	if _, ok := s.transportNow(); !ok {
 		return // setTransport passes it
 	}
 	s.plan.pass(s.cliConfig())

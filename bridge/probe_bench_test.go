@@ -17,6 +17,7 @@ import (
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+	"github.com/claude-rpc/claude-rpc/claudecli/fakeapi"
 )
 
 // tenByteReply is the recorded 2 MB reply (huge-reply) with its text
@@ -30,7 +31,7 @@ func tenByteReply(b *testing.B) [][]byte {
 	if err != nil {
 		b.Fatal(err)
 	}
-	text := claudetest.HugeText(2_000_000)
+	text := fakeapi.HugeText(2_000_000)
 	if gjson.GetBytes(rec.Lines[len(rec.Lines)-5], "message.content.0.text").String() != text {
 		b.Fatal("huge-reply: not the text of HugeText(2,000,000)")
 	}

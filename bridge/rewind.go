@@ -29,7 +29,7 @@ func (s *server) restoreFiles(c *call, source, uuid string) *restoredFiles {
 	cfg.Host, cfg.AskPermissions, cfg.DialogKinds, cfg.SDKServers = nil, false, nil, nil
 	ctx, cancel := context.WithTimeoutCause(c.Context(), restoreTimeout, errors.New("the CLI did not restore the files in time"))
 	defer cancel()
-	r, err := claudecli.RewindFiles(ctx, s.tr(), cfg, claudecli.Session{ID: source, Exists: true}, uuid)
+	r, err := claudecli.RewindFiles(ctx, s.transport(), cfg, claudecli.Session{ID: source, Exists: true}, uuid)
 	if err != nil {
 		s.log.Info(c.typ+": the files were not restored", "err", err)
 		return &restoredFiles{Files: []string{}, Error: err.Error()}

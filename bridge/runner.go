@@ -747,10 +747,10 @@ func (o *runner) translator() *transform.Translator {
 	return tr
 }
 
-// goOn runs a turn for what was queued, after a CLI turn that ended with
-// the run going on; with nothing queued (taken by a new_session
+// runQueued runs a turn for what was queued, after a CLI turn that ended
+// with the run going on; with nothing queued (taken by a new_session
 // meanwhile) the run ends. On the loop.
-func (o *runner) goOn(r *run) {
+func (o *runner) runQueued(r *run) {
 	o.onLoop()
 	next := o.dequeue()
 	if len(next) == 0 {
@@ -893,7 +893,7 @@ func (o *runner) startTurn(r *run, m message) {
 			s.extBeforeStart(m.text)
 		}
 		session, _ := s.cliSession()
-		t := s.tr()
+		t := s.transport()
 		input := claudecli.UserLine(text, m.images)
 		id := ""
 		if t.Caps().Persistent {
@@ -998,7 +998,7 @@ func (o *runner) runLine(r *run, line []byte, err error) bool {
 		s.st.sawSessionID(r.gen, tr.SessionID())
 	}
 	if at, failed := tr.AtResult(); at {
-		if o.resultSeen(r) || !o.goesOn(r, failed) {
+		if o.resultSeen(r) || !o.continues(r, failed) {
 			o.finish(r, append(evs, tr.End()...))
 			return true
 		}
@@ -1036,7 +1036,7 @@ func (o *runner) turnOver(r *run) {
 			o.finish(r, tr.Abort())
 			return
 		}
-		o.goOn(r)
+		o.runQueued(r)
 	case err == nil:
 		o.s.log.Warn("claude ended the turn without a result", "pid", turn.Pid())
 		o.finish(r, tr.Finish("the turn ended without a result"))
@@ -1057,10 +1057,10 @@ func (o *runner) resultSeen(r *run) (aborted bool) {
 	return r.aborted
 }
 
-// goesOn decides at a result whether the run goes on: with steering
+// continues decides at a result whether the run goes on: with steering
 // messages the CLI holds (it runs them next, whatever the result was), or
 // with queued messages after a result that was no error. On the loop.
-func (o *runner) goesOn(r *run, failed bool) bool {
+func (o *runner) continues(r *run, failed bool) bool {
 	o.onLoop()
 	return len(r.outstanding) > 0 || !failed && o.queued()
 }

@@ -83,7 +83,7 @@ type server struct {
 	runs  *runner
 	host  *hostLink
 	ext   *extHost // the extension host (Options.Extensions); nil for none
-	info  *cliInfo
+	info  *infoKeeper
 	bashJ bashJob
 	subs  subagentRegistry
 	files *sessionFiles     // writes pi session files; nil when none are kept
@@ -149,7 +149,7 @@ func newServer(ctx context.Context, opts Options, out io.Writer) (*server, error
 	s.st = newState(opts.CLI.Model, at)
 	s.host = newHostLink()
 	s.runs = newRunner(s)
-	s.info = &cliInfo{}
+	s.info = &infoKeeper{}
 	if err := s.startOn(opts); err != nil {
 		s.stop(err)
 		return nil, err
@@ -556,7 +556,7 @@ func (s *server) shutdown() {
 	s.runs.close()
 	s.stopExtensions() // its reader's callbacks (settings, UI) end before the wait below
 	s.goes.wait()      // the plan's goroutine among them: the transport is made
-	if t, ok := s.trNow(); ok {
+	if t, ok := s.transportNow(); ok {
 		t.Close(s.opts.flushWait)
 	}
 	if s.files != nil {

@@ -528,7 +528,7 @@ func (s *server) persistName(id, name string) {
 	// (--name).
 	s.goes.start(func() {
 		ses := claudecli.Session{ID: id, Exists: sessions.Exists(s.configDir, s.cwd, id)}
-		if rename := s.tr().Caps().Rename; rename != nil {
+		if rename := s.transport().Caps().Rename; rename != nil {
 			err := rename(ses, name)
 			if err == nil || !errors.Is(err, claudecli.ErrNotRunning) {
 				if err != nil {

@@ -31,10 +31,9 @@ import (
 // start), its word is what get_state reports.
 
 // firstModelWait bounds how long after the bridge's start get_state waits
-// for the CLI to say its model. The CLI answered 0.42–0.85 s after the
-// bridge's start here (2.1.328 on a busy 2-core machine; 1.3 and 1.8 s at
-// worst), and pi 1.5.2 itself answers its first get_state 0.65–1.3 s after
-// it was spawned on the same machine.
+// for the CLI to say its model: longer than the CLI takes to say it on a
+// busy machine, and about what pi itself takes to answer its first
+// get_state (docs/performance.md, 'Figures behind the code').
 const firstModelWait = 2 * time.Second
 
 // namedModel is the model id the CLI is started with, as far as its flags,

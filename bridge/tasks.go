@@ -31,7 +31,7 @@ import (
 
 // taskCaps is the running CLI's task requests, or why there are none.
 func (s *server) taskCaps(c *call) (claudecli.Caps, error) {
-	t, err := s.trCtx(c.Context())
+	t, err := s.transportCtx(c.Context())
 	if err != nil {
 		return claudecli.Caps{}, err
 	}
@@ -57,8 +57,8 @@ func task(c *call, caps claudecli.Caps) (claudecli.Task, error) {
 }
 
 // stopTaskWait bounds how long stop_task waits for the CLI to report the
-// task's end once it took the request (it kills it at once: 2.1.328 reports
-// a stopped sub-agent's end within ~50 ms).
+// task's end once it took the request: the CLI kills the task at once and
+// reports its end (docs/performance.md, 'Figures behind the code').
 const stopTaskWait = 10 * time.Second
 
 func (s *server) stopTask(c *call) (any, error) {

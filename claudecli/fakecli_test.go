@@ -17,7 +17,7 @@ import (
 )
 
 // fakeEnv makes the test binary act as a stand-in CLI instead of running
-// tests, whatever its arguments (StartTurn passes the CLI's own). A Go
+// tests, whatever its arguments (startTurn passes the CLI's own). A Go
 // program, not a shell script, so the tests that use it run on Windows too.
 //
 //	relay   copies stdin to stdout, then prints "done"

@@ -56,8 +56,8 @@ import (
 	"strings"
 )
 
-// ErrNotFound means no Claude CLI could be found.
-var ErrNotFound = errors.New("claude CLI not found")
+// errNotFound means no Claude CLI could be found.
+var errNotFound = errors.New("claude CLI not found")
 
 // TestedVersion is the CLI version claude-rpc is tested against (the one
 // scripts/install-cli installs).
@@ -113,8 +113,8 @@ func findWith(s System, explicit string) (Command, error) {
 // re-parse the user's text on its command line: FindCLI reads it and returns
 // what it wraps (the native claude.exe, or node with the CLI's script). A
 // batch file that is not such a shim is skipped, and named in the error if
-// nothing else is found. The error wraps [ErrNotFound] and says where
-// FindCLI looked and how to install the CLI.
+// nothing else is found. The error says where FindCLI looked and how to
+// install the CLI.
 func (s System) FindCLI(explicit string) (Command, error) {
 	if explicit != "" {
 		return s.findExplicit(explicit)
@@ -147,11 +147,11 @@ func (s System) findExplicit(explicit string) (Command, error) {
 	if !s.hasSep(explicit) {
 		found := s.lookPathAll(explicit)
 		if len(found) == 0 {
-			return Command{}, fmt.Errorf("%w: --claude-path %q is not a file, nor a program on PATH (%s)", ErrNotFound, explicit, s.Getenv("PATH"))
+			return Command{}, fmt.Errorf("%w: --claude-path %q is not a file, nor a program on PATH (%s)", errNotFound, explicit, s.Getenv("PATH"))
 		}
 		c, err := s.command(found[0], from)
 		if err != nil {
-			return Command{}, fmt.Errorf("%w: --claude-path %q: %v", ErrNotFound, explicit, err)
+			return Command{}, fmt.Errorf("%w: --claude-path %q: %v", errNotFound, explicit, err)
 		}
 		return c, nil
 	}
@@ -164,11 +164,11 @@ func (s System) findExplicit(explicit string) (Command, error) {
 				why = "a folder"
 			}
 		}
-		return Command{}, fmt.Errorf("%w: --claude-path %q: %s", ErrNotFound, explicit, why)
+		return Command{}, fmt.Errorf("%w: --claude-path %q: %s", errNotFound, explicit, why)
 	}
 	c, err := s.command(p, from)
 	if err != nil {
-		return Command{}, fmt.Errorf("%w: --claude-path %q: %v", ErrNotFound, explicit, err)
+		return Command{}, fmt.Errorf("%w: --claude-path %q: %v", errNotFound, explicit, err)
 	}
 	return c, nil
 }
@@ -367,5 +367,5 @@ func (s System) notFound(places []place, skipped []string) error {
 		b.WriteString("`curl -fsSL https://claude.ai/install.sh | bash`")
 	}
 	b.WriteString(" or `npm install -g @anthropic-ai/claude-code`, or pass --claude-path")
-	return fmt.Errorf("%w: %s", ErrNotFound, b.String())
+	return fmt.Errorf("%w: %s", errNotFound, b.String())
 }

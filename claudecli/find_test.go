@@ -39,7 +39,7 @@ func runDiscovery(t *testing.T, cases []discoveryCase) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := tc.system().FindCLI(tc.explicit)
 			if tc.errHas != nil {
-				require.ErrorIs(t, err, ErrNotFound)
+				require.ErrorIs(t, err, errNotFound)
 				for _, s := range tc.errHas {
 					assert.Contains(t, err.Error(), s)
 				}

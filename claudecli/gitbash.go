@@ -11,8 +11,8 @@ import (
 // to run its Bash tool with.
 const GitBashEnv = "CLAUDE_CODE_GIT_BASH_PATH"
 
-// ErrNoGitBash means no Git for Windows bash.exe could be found.
-var ErrNoGitBash = errors.New("no Git Bash found")
+// errNoGitBash means no Git for Windows bash.exe could be found.
+var errNoGitBash = errors.New("no Git Bash found")
 
 // On Windows the CLI runs its Bash tool with Git for Windows' bash.exe.
 // The CLI (2.1.328) takes CLAUDE_CODE_GIT_BASH_PATH when that names an
@@ -40,8 +40,7 @@ var ErrNoGitBash = errors.New("no Git Bash found")
 // In a Git folder bin\bash.exe is preferred to usr\bin\bash.exe. WSL's
 // launchers (C:\Windows\System32\bash.exe, anything under %SystemRoot% or
 // WindowsApps, wsl.exe) are never returned: they run Linux, where Windows
-// paths mean nothing. The error wraps [ErrNoGitBash] and says where
-// FindGitBash looked.
+// paths mean nothing. The error says where FindGitBash looked.
 func (s System) FindGitBash() (string, error) {
 	if !s.windows() {
 		return "", nil
@@ -49,11 +48,11 @@ func (s System) FindGitBash() (string, error) {
 	if v := s.Getenv(GitBashEnv); v != "" {
 		switch base := strings.ToLower(s.base(v)); {
 		case base != "bash.exe" && base != "sh.exe" && base != "bash" && base != "sh":
-			return "", fmt.Errorf("%w: %s=%s is not a bash.exe", ErrNoGitBash, GitBashEnv, v)
+			return "", fmt.Errorf("%w: %s=%s is not a bash.exe", errNoGitBash, GitBashEnv, v)
 		case s.isWSL(v):
-			return "", fmt.Errorf("%w: %s=%s is WSL's bash, which runs Linux; point it at Git for Windows' bash.exe", ErrNoGitBash, GitBashEnv, v)
+			return "", fmt.Errorf("%w: %s=%s is WSL's bash, which runs Linux; point it at Git for Windows' bash.exe", errNoGitBash, GitBashEnv, v)
 		case !s.exists(v):
-			return "", fmt.Errorf("%w: %s=%s does not exist", ErrNoGitBash, GitBashEnv, v)
+			return "", fmt.Errorf("%w: %s=%s does not exist", errNoGitBash, GitBashEnv, v)
 		}
 		return v, nil
 	}
@@ -88,7 +87,7 @@ func (s System) FindGitBash() (string, error) {
 	}
 	looked = append(looked, "bash.exe on PATH (WSL's excepted)")
 	return "", fmt.Errorf("%w: looked %s. Install Git for Windows (https://git-scm.com/downloads/win) or set %s to its bash.exe; without it the CLI has no Bash tool",
-		ErrNoGitBash, strings.Join(looked, ", "), GitBashEnv)
+		errNoGitBash, strings.Join(looked, ", "), GitBashEnv)
 }
 
 // bashIn returns the bash.exe of the Git folder root.

@@ -154,7 +154,7 @@ func TestFindGitBash(t *testing.T) {
 			s := System{GOOS: "windows", Env: tc.env, FS: newFakeFS("windows", tc.files)}
 			got, err := s.FindGitBash()
 			if tc.errHas != nil {
-				require.ErrorIs(t, err, ErrNoGitBash)
+				require.ErrorIs(t, err, errNoGitBash)
 				for _, e := range tc.errHas {
 					assert.Contains(t, err.Error(), e)
 				}
@@ -181,12 +181,12 @@ func TestEnvironGitBash(t *testing.T) {
 	win := func(env ...string) System {
 		return System{GOOS: "windows", Env: env, FS: newFakeFS("windows", files)}
 	}
-	assert.Equal(t, []string{`Path=C:\Windows`, "CLAUDE_CODE_ENTRYPOINT=" + Entrypoint, `CLAUDE_CODE_GIT_BASH_PATH=C:\Program Files\Git\bin\bash.exe`},
+	assert.Equal(t, []string{`Path=C:\Windows`, "CLAUDE_CODE_ENTRYPOINT=" + entrypoint, `CLAUDE_CODE_GIT_BASH_PATH=C:\Program Files\Git\bin\bash.exe`},
 		environ(win(`Path=C:\Windows`, "CLAUDECODE=1")), "found, so passed on")
-	assert.Equal(t, []string{`CLAUDE_CODE_GIT_BASH_PATH=D:\bash.exe`, "CLAUDE_CODE_ENTRYPOINT=" + Entrypoint},
+	assert.Equal(t, []string{`CLAUDE_CODE_GIT_BASH_PATH=D:\bash.exe`, "CLAUDE_CODE_ENTRYPOINT=" + entrypoint},
 		environ(win(`CLAUDE_CODE_GIT_BASH_PATH=D:\bash.exe`)), "the user's own is left alone")
-	assert.Equal(t, []string{`Path=C:\Windows`, "CLAUDE_CODE_ENTRYPOINT=" + Entrypoint},
+	assert.Equal(t, []string{`Path=C:\Windows`, "CLAUDE_CODE_ENTRYPOINT=" + entrypoint},
 		environ(System{GOOS: "windows", Env: []string{`Path=C:\Windows`}, FS: newFakeFS("windows", wsl)}), "none found: the CLI's own search decides")
-	assert.Equal(t, []string{"PATH=/bin", "CLAUDE_CODE_ENTRYPOINT=" + Entrypoint},
+	assert.Equal(t, []string{"PATH=/bin", "CLAUDE_CODE_ENTRYPOINT=" + entrypoint},
 		environ(System{GOOS: "linux", Env: []string{"PATH=/bin"}, FS: newFakeFS("linux", nil)}))
 }

@@ -76,7 +76,7 @@ type Config struct {
 	// FileCheckpoints makes the CLI keep, for each user message, a copy of
 	// every file its tools change in that turn, as it was before the
 	// change, so [RewindFiles] can put them back: the environment variable
-	// [CheckpointEnv] (what the Agent SDK's enableFileCheckpointing sets;
+	// [checkpointEnv] (what the Agent SDK's enableFileCheckpointing sets;
 	// in print mode the CLI checkpoints only with it). The copies are kept
 	// in the CLI's config folder (file-history/<session id>/), and its
 	// transcript records the checkpoints, so a process that resumes the
@@ -101,10 +101,10 @@ type Config struct {
 // transport then starts a new process with it.
 var PermissionModes = []string{"acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "manual", "plan"}
 
-// Entrypoint is the CLAUDE_CODE_ENTRYPOINT the CLI is given. The CLI reports
+// entrypoint is the CLAUDE_CODE_ENTRYPOINT the CLI is given. The CLI reports
 // it in its User-Agent; we set it on purpose rather than inherit whatever the
 // host's environment says (a host running inside Claude Code has "cli").
-const Entrypoint = "sdk-cli"
+const entrypoint = "sdk-cli"
 
 // stopGrace is how long [Process.Stop] waits after SIGTERM before SIGKILL.
 // A variable so this package's tests can shorten it.
@@ -117,8 +117,8 @@ const stdoutGrace = 2 * time.Second
 
 // Environ returns the CLI's environment: Env (or the bridge's) without
 // CLAUDECODE, which the CLI reads as "running inside Claude Code" and then
-// behaves differently, with CLAUDE_CODE_ENTRYPOINT set to [Entrypoint], and
-// with [CheckpointEnv] set when FileCheckpoints is (a
+// behaves differently, with CLAUDE_CODE_ENTRYPOINT set to [entrypoint], and
+// with [checkpointEnv] set when FileCheckpoints is (a
 // CLAUDE_CODE_DISABLE_FILE_CHECKPOINTING of Env's still turns it off).
 // On Windows, unless Env sets CLAUDE_CODE_GIT_BASH_PATH, it adds the Git
 // Bash [System.FindGitBash] finds, which the CLI's own search misses in many
@@ -130,7 +130,7 @@ func (c *Config) Environ() []string {
 	}
 	env := environ(Local(base))
 	if c.FileCheckpoints {
-		env = append(env, CheckpointEnv+"=true")
+		env = append(env, checkpointEnv+"=true")
 	}
 	return env
 }
@@ -145,7 +145,7 @@ func environ(s System) []string {
 		}
 		env = append(env, kv)
 	}
-	env = append(env, "CLAUDE_CODE_ENTRYPOINT="+Entrypoint)
+	env = append(env, "CLAUDE_CODE_ENTRYPOINT="+entrypoint)
 	if s.windows() && s.Getenv(GitBashEnv) == "" {
 		if bash, err := s.FindGitBash(); err == nil {
 			env = append(env, GitBashEnv+"="+bash)
@@ -262,9 +262,9 @@ type Process struct {
 	stopOnce   sync.Once
 }
 
-// StartTurn starts a per-turn process (see [Config.TurnArgs]), writes input
+// startTurn starts a per-turn process (see [Config.TurnArgs]), writes input
 // to its stdin and closes it.
-func StartTurn(cfg Config, session Session, input []byte) (*Process, error) {
+func startTurn(cfg Config, session Session, input []byte) (*Process, error) {
 	p, stdin, err := startPiped(cfg, cfg.TurnArgs(session))
 	if err != nil {
 		return nil, err

@@ -19,7 +19,7 @@ import (
 
 func TestEnviron(t *testing.T) {
 	c := Config{Env: []string{"A=1", "CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=cli", "B=2"}}
-	want := []string{"A=1", "B=2", "CLAUDE_CODE_ENTRYPOINT=" + Entrypoint}
+	want := []string{"A=1", "B=2", "CLAUDE_CODE_ENTRYPOINT=" + entrypoint}
 	if runtime.GOOS == "windows" { // and the Git Bash found (TestEnvironGitBash)
 		if bash, err := Local(c.Env).FindGitBash(); err == nil {
 			want = append(want, GitBashEnv+"="+bash)
@@ -76,7 +76,7 @@ func TestTailBuffer(t *testing.T) {
 func TestFind(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nonexistent", "claude")
 	_, err := Find(missing)
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, errNotFound)
 	assert.Contains(t, err.Error(), strconv.Quote(missing))
 
 	dir := t.TempDir()
@@ -98,7 +98,7 @@ func TestFind(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	t.Setenv("HOME", t.TempDir())
 	_, err = Find("")
-	assert.ErrorIs(t, err, ErrNotFound)
+	assert.ErrorIs(t, err, errNotFound)
 	assert.Contains(t, err.Error(), "npm install -g @anthropic-ai/claude-code")
 }
 
@@ -112,7 +112,7 @@ func script(t *testing.T, body string) Config {
 }
 
 func TestStartTurnRelaysStdinToStdout(t *testing.T) {
-	p, err := StartTurn(fake(t, "relay"), Session{}, []byte("line\n"))
+	p, err := startTurn(fake(t, "relay"), Session{}, []byte("line\n"))
 	require.NoError(t, err)
 	out, err := io.ReadAll(p.Stdout())
 	require.NoError(t, err)
@@ -123,7 +123,7 @@ func TestStartTurnRelaysStdinToStdout(t *testing.T) {
 }
 
 func TestExitHasStderrTail(t *testing.T) {
-	p, err := StartTurn(fake(t, "fail"), Session{}, nil)
+	p, err := startTurn(fake(t, "fail"), Session{}, nil)
 	require.NoError(t, err)
 	_, _ = io.ReadAll(p.Stdout())
 	<-p.Done()
@@ -138,7 +138,7 @@ func TestStopKillsTheGroup(t *testing.T) {
 	}
 	defer func(g time.Duration) { stopGrace = g }(stopGrace)
 	stopGrace = 200 * time.Millisecond
-	p, err := StartTurn(script(t, "trap '' TERM; sleep 60 & echo started; wait\n"), Session{}, nil)
+	p, err := startTurn(script(t, "trap '' TERM; sleep 60 & echo started; wait\n"), Session{}, nil)
 	require.NoError(t, err)
 	buf := make([]byte, 8)
 	n, _ := p.Stdout().Read(buf)
@@ -154,8 +154,8 @@ func TestStopKillsTheGroup(t *testing.T) {
 
 func TestStartTurnMissingBinary(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nonexistent", "claude")
-	_, err := StartTurn(Config{Path: missing}, Session{}, nil)
-	assert.True(t, errors.Is(err, ErrNotFound), "%v", err)
+	_, err := startTurn(Config{Path: missing}, Session{}, nil)
+	assert.True(t, errors.Is(err, errNotFound), "%v", err)
 	assert.True(t, strings.Contains(err.Error(), strconv.Quote(missing)), "%v", err)
 }
 
@@ -257,7 +257,7 @@ func TestSpoolSmallReads(t *testing.T) {
 // TestSlowReaderLosesNothing: the process writes and exits while nobody
 // reads; everything is still there afterwards.
 func TestSlowReaderLosesNothing(t *testing.T) {
-	p, err := StartTurn(fake(t, "flood"), Session{}, nil)
+	p, err := startTurn(fake(t, "flood"), Session{}, nil)
 	require.NoError(t, err)
 	<-p.Done()
 	time.Sleep(3 * stdoutGrace / 2) // past the grace for a stuck pipe

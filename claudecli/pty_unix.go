@@ -13,7 +13,7 @@ import (
 
 const ptySupported = true
 
-// startPTYTurn is [StartTurn] with the CLI's stdout on a pseudo-terminal,
+// startPTYTurn is [startTurn] with the CLI's stdout on a pseudo-terminal,
 // for hosts and platforms where the CLI behaves differently without one.
 //
 // What it relies on (the CLI 2.1.328): with a terminal on stdin the CLI
@@ -44,7 +44,7 @@ func startPTYTurn(cfg Config, session Session, input []byte) (*Process, error) {
 	}
 	p.clean = cleanTerminalLine
 	go func() {
-		_, _ = stdin.Write(input) // see StartTurn
+		_, _ = stdin.Write(input) // see startTurn
 		_ = stdin.Close()
 	}()
 	return p, nil

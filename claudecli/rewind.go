@@ -11,7 +11,7 @@ import (
 
 // The CLI puts files back with the control request rewind_files
 // ({user_message_id, dry_run}). Checked on 2.1.275, 2.1.328 and 2.1.332,
-// each started with [CheckpointEnv]:
+// each started with [checkpointEnv]:
 //
 //   - user_message_id is the uuid of a user message of the session (the
 //     transcript's; a user line given with [UserLineID] keeps its uuid).
@@ -22,7 +22,7 @@ import (
 //     answers success with {canRewind: true, skippedLinks} only (no list of
 //     files), or an error response ("No file checkpoint found for this
 //     message.", "File rewinding is not enabled.").
-//   - without CheckpointEnv every request gets "File rewinding is not
+//   - without checkpointEnv every request gets "File rewinding is not
 //     enabled."; for a message it has no checkpoint of (a uuid it does not
 //     know, one sent before checkpointing was on), "No file checkpoint
 //     found for this message.".
@@ -30,9 +30,9 @@ import (
 //     its transcript (file-history-snapshot lines), so a CLI process of its
 //     own can rewind a session no process runs.
 
-// CheckpointEnv is the environment variable that turns the CLI's file
+// checkpointEnv is the environment variable that turns the CLI's file
 // checkpointing on in print mode ([Config.FileCheckpoints]).
-const CheckpointEnv = "CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"
+const checkpointEnv = "CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING"
 
 // Rewound is what [RewindFiles] put back: the CLI's preview of the rewind
 // (its dry run), and what the rewind itself reported.

@@ -56,9 +56,9 @@ func TestRewindAsks(t *testing.T) {
 // TestFileCheckpointsEnv: FileCheckpoints sets the variable, and only it.
 func TestFileCheckpointsEnv(t *testing.T) {
 	on := Config{Env: []string{"PATH=/bin"}, FileCheckpoints: true}
-	assert.Contains(t, on.Environ(), CheckpointEnv+"=true")
+	assert.Contains(t, on.Environ(), checkpointEnv+"=true")
 	off := Config{Env: []string{"PATH=/bin"}}
 	for _, kv := range off.Environ() {
-		assert.NotContains(t, kv, CheckpointEnv)
+		assert.NotContains(t, kv, checkpointEnv)
 	}
 }

@@ -16,8 +16,8 @@ const spoolCap = 64 << 20
 //
 // Why (the CLI 2.1.328): a per-turn process whose stdout is read slowly
 // exits (status 0) with output still unwritten, and loses its last lines,
-// the result among them (a 2 MB reply read in 64 KiB pieces 0.3 s apart
-// loses about half). The host reads the bridge's stdout at its own pace, so the bridge
+// the result among them (docs/performance.md, 'Figures behind the code').
+// The host reads the bridge's stdout at its own pace, so the bridge
 // takes the CLI's output as fast as it comes and queues it here.
 type spool struct {
 	mu     sync.Mutex
@@ -55,13 +55,14 @@ const spoolChunk = 64 << 10
 // within burstWait), fill pauses burstPause after a read that did not fill
 // half its buffer, so the next read takes many lines at once.
 //
-// The CLI writes each line on its own, a line per API delta: relaying a 2
-// MB reply in 10-byte deltas was ~200,000 reads, each waking the spool,
-// the turn's reader, the run and the writer in turn, and those wake-ups
-// and the read calls were most of the bridge's CPU (profiled). A model
-// streaming at its own pace (a delta every few ms or more) never trips
-// this; a flood does, and its lines then wait up to a pause (Go sleeps at
-// least ~1 ms on Linux, whatever is asked) before the bridge reads them.
+// The CLI writes each line on its own, a line per API delta: read a line
+// at a time, a long reply in small deltas is a read per delta, each waking
+// the spool, the turn's reader, the run and the writer in turn, and those
+// wake-ups were most of the bridge's CPU (docs/performance.md, 'Figures
+// behind the code'). A model streaming at its own pace (a delta every few
+// ms or more) never trips this; a flood does, and its lines then wait up
+// to a pause (Go's shortest sleep on Linux, whatever is asked) before the
+// bridge reads them.
 // A read that fills half its buffer is followed by the next at once, so
 // the pipe never stays full (a CLI that exits with its output unwritten
 // loses it, see spool).

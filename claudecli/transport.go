@@ -187,14 +187,14 @@ const (
 // still refuse one on this system (pty).
 func Transports() []string { return []string{TransportStream, TransportPipe, TransportPTY} }
 
-// ErrUnknownTransport is returned by [New] for a name it does not know.
-var ErrUnknownTransport = errors.New("unknown transport")
+// errUnknownTransport is returned by [New] for a name it does not know.
+var errUnknownTransport = errors.New("unknown transport")
 
 // New returns the transport called name: "pipe", "pty" or "stream".
 func New(name string, cfg Config, maxLine int) (Transport, error) {
 	switch name {
 	case TransportPipe:
-		return &perTurn{cfg: cfg, maxLine: maxLine, name: name, start: StartTurn}, nil
+		return &perTurn{cfg: cfg, maxLine: maxLine, name: name, start: startTurn}, nil
 	case TransportPTY:
 		if !ptySupported {
 			return nil, fmt.Errorf("the pty transport is not available on this system; use pipe or stream")
@@ -203,7 +203,7 @@ func New(name string, cfg Config, maxLine int) (Transport, error) {
 	case TransportStream:
 		return newStream(cfg, maxLine), nil
 	}
-	return nil, fmt.Errorf("%w %q: choose pipe, pty or stream", ErrUnknownTransport, name)
+	return nil, fmt.Errorf("%w %q: choose pipe, pty or stream", errUnknownTransport, name)
 }
 
 // perTurn runs one CLI process per turn: the pipe and pty transports.

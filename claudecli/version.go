@@ -21,7 +21,7 @@ import (
 // it runs as usual and doctor says which version was tested.
 const (
 	// OldestSupported is the oldest version with everything claude-rpc
-	// uses (see [Capabilities]) that passes the version tests.
+	// uses (see [everyCapability]) that passes the version tests.
 	OldestSupported = "2.1.275"
 	// NewestTested is the newest version the version tests passed on.
 	NewestTested = "2.1.332"
@@ -93,47 +93,47 @@ type Capability int
 // The capabilities, with the oldest version that has each (as go run
 // ./scripts/cli-capabilities finds by running each published CLI).
 const (
-	// StreamJSON: -p --input-format stream-json (a turn as a user line on
+	// capStreamJSON: -p --input-format stream-json (a turn as a user line on
 	// stdin), used by every transport.
-	StreamJSON Capability = iota
-	// PartialMessages: --include-partial-messages (the API's stream
+	capStreamJSON Capability = iota
+	// capPartialMessages: --include-partial-messages (the API's stream
 	// events, for text_delta and the rest).
-	PartialMessages
-	// SessionID: --session-id names the session and --resume continues it.
-	SessionID
-	// ControlProtocol: initialize (models, commands) and interrupt on a
+	capPartialMessages
+	// capSessionID: --session-id names the session and --resume continues it.
+	capSessionID
+	// capControlProtocol: initialize (models, commands) and interrupt on a
 	// process with stdin open.
-	ControlProtocol
-	// CanUseTool: --permission-prompt-tool stdio, the CLI asking over the
+	capControlProtocol
+	// capCanUseTool: --permission-prompt-tool stdio, the CLI asking over the
 	// control protocol before a tool runs (--ask).
-	CanUseTool
-	// MCPMessage: an "sdk" MCP server in --mcp-config served over the
+	capCanUseTool
+	// capMCPMessage: an "sdk" MCP server in --mcp-config served over the
 	// control protocol (set_host_tools).
-	MCPMessage
-	// SetModel: the control protocol's set_model changes the model of the
+	capMCPMessage
+	// capSetModel: the control protocol's set_model changes the model of the
 	// running process.
-	SetModel
-	// ForkSession: --resume with --fork-session, --session-id and
+	capSetModel
+	// capForkSession: --resume with --fork-session, --session-id and
 	// --resume-session-at (fork, branch, clone).
-	ForkSession
-	// Effort: --effort, and apply_flag_settings {effortLevel} on a running
+	capForkSession
+	// capEffort: --effort, and apply_flag_settings {effortLevel} on a running
 	// process (set_thinking_level).
-	Effort
-	// Name: --name, a session's display name (set_session_name).
-	Name
-	// CommandLifecycle: command_lifecycle lines for a user line sent mid-turn (the
+	capEffort
+	// capName: --name, a session's display name (set_session_name).
+	capName
+	// capCommandLifecycle: command_lifecycle lines for a user line sent mid-turn (the
 	// stream transport's steering knows by them when the model got it).
-	CommandLifecycle
-	// ToolsStopWithCLI: the CLI ends its Bash tool's commands when it is
+	capCommandLifecycle
+	// capToolsStopWithCLI: the CLI ends its Bash tool's commands when it is
 	// stopped (SIGTERM), as the pipe and pty transports abort a turn; the
 	// commands run in sessions of their own, out of claude-rpc's reach.
-	ToolsStopWithCLI
-	// TranscriptFirst: a turn's transcript is on disk when its result line
+	capToolsStopWithCLI
+	// capTranscriptFirst: a turn's transcript is on disk when its result line
 	// comes. claude-rpc decides by it whether the next turn resumes the
 	// session (--resume) or creates it (--session-id).
-	TranscriptFirst
-	// Native: the npm package runs a native binary, not cli.js on Node.js.
-	Native
+	capTranscriptFirst
+	// capNative: the npm package runs a native binary, not cli.js on Node.js.
+	capNative
 	numCapabilities
 )
 
@@ -150,20 +150,20 @@ type capability struct {
 // have every number), the one before each lacking it: scripts/cli-capabilities
 // checks both.
 var capabilities = [numCapabilities]capability{
-	StreamJSON:       {"stream-json input", mustVersion("1.0.21"), "no prompt can run: claude-rpc sends every turn as stream-json"},
-	PartialMessages:  {"--include-partial-messages", mustVersion("1.0.109"), "no prompt can run: claude-rpc passes --include-partial-messages"},
-	SessionID:        {"--session-id", mustVersion("1.0.53"), "no prompt can run: claude-rpc names each session with --session-id"},
-	ControlProtocol:  {"control protocol (initialize, interrupt)", mustVersion("1.0.110"), "the stream transport is replaced by pipe; get_available_models and get_commands fail"},
-	CanUseTool:       {"can_use_tool (--permission-prompt-tool stdio)", mustVersion("1.0.59"), "--ask is turned off: tools that need permission are refused"},
-	MCPMessage:       {"mcp_message (sdk MCP servers)", mustVersion("1.0.93"), "set_host_tools' tools do not reach the model"},
-	SetModel:         {"set_model on a running process", mustVersion("1.0.112"), "the stream transport is replaced by pipe (set_model would not change the running process's model)"},
-	ForkSession:      {"--fork-session with --session-id", mustVersion("2.0.73"), "fork, branch and clone fail (the CLI refuses --session-id with --resume)"},
-	Effort:           {"--effort and apply_flag_settings", mustVersion("2.1.69"), "after set_thinking_level every turn fails (the CLI refuses --effort)"},
-	Name:             {"--name", mustVersion("2.1.76"), "after set_session_name every turn fails (the CLI refuses --name)"},
-	CommandLifecycle: {"command_lifecycle (steering mid-turn)", mustVersion("2.1.206"), "the stream transport is replaced by pipe (a steer would never end the run); steering waits for the end of the CLI's turn"},
-	ToolsStopWithCLI: {"Bash commands ended with the CLI", mustVersion("2.1.212"), "after an abort on the pipe or pty transport the running Bash command goes on (the stream transport's interrupt ends it)"},
-	TranscriptFirst:  {"transcript written before the result", mustVersion("2.1.275"), "on the pipe and pty transports a next prompt can fail with \"Session ID … is already in use\" (the stream transport keeps its process and is not affected)"},
-	Native:           {"native binary", mustVersion("2.1.113"), "none: the CLI runs on Node.js (slower to start)"},
+	capStreamJSON:       {"stream-json input", mustVersion("1.0.21"), "no prompt can run: claude-rpc sends every turn as stream-json"},
+	capPartialMessages:  {"--include-partial-messages", mustVersion("1.0.109"), "no prompt can run: claude-rpc passes --include-partial-messages"},
+	capSessionID:        {"--session-id", mustVersion("1.0.53"), "no prompt can run: claude-rpc names each session with --session-id"},
+	capControlProtocol:  {"control protocol (initialize, interrupt)", mustVersion("1.0.110"), "the stream transport is replaced by pipe; get_available_models and get_commands fail"},
+	capCanUseTool:       {"can_use_tool (--permission-prompt-tool stdio)", mustVersion("1.0.59"), "--ask is turned off: tools that need permission are refused"},
+	capMCPMessage:       {"mcp_message (sdk MCP servers)", mustVersion("1.0.93"), "set_host_tools' tools do not reach the model"},
+	capSetModel:         {"set_model on a running process", mustVersion("1.0.112"), "the stream transport is replaced by pipe (set_model would not change the running process's model)"},
+	capForkSession:      {"--fork-session with --session-id", mustVersion("2.0.73"), "fork, branch and clone fail (the CLI refuses --session-id with --resume)"},
+	capEffort:           {"--effort and apply_flag_settings", mustVersion("2.1.69"), "after set_thinking_level every turn fails (the CLI refuses --effort)"},
+	capName:             {"--name", mustVersion("2.1.76"), "after set_session_name every turn fails (the CLI refuses --name)"},
+	capCommandLifecycle: {"command_lifecycle (steering mid-turn)", mustVersion("2.1.206"), "the stream transport is replaced by pipe (a steer would never end the run); steering waits for the end of the CLI's turn"},
+	capToolsStopWithCLI: {"Bash commands ended with the CLI", mustVersion("2.1.212"), "after an abort on the pipe or pty transport the running Bash command goes on (the stream transport's interrupt ends it)"},
+	capTranscriptFirst:  {"transcript written before the result", mustVersion("2.1.275"), "on the pipe and pty transports a next prompt can fail with \"Session ID … is already in use\" (the stream transport keeps its process and is not affected)"},
+	capNative:           {"native binary", mustVersion("2.1.113"), "none: the CLI runs on Node.js (slower to start)"},
 }
 
 func (c Capability) String() string { return capabilities[c].name }
@@ -174,8 +174,8 @@ func (c Capability) Since() Version { return capabilities[c].since }
 // Without says what claude-rpc does, or what fails, with a CLI lacking c.
 func (c Capability) Without() string { return capabilities[c].without }
 
-// Capabilities lists every capability, oldest first as the table has them.
-func Capabilities() []Capability {
+// everyCapability lists every capability, oldest first as the table has them.
+func everyCapability() []Capability {
 	cs := make([]Capability, numCapabilities)
 	for i := range cs {
 		cs[i] = Capability(i)
@@ -193,7 +193,7 @@ func (v Version) Has(c Capability) bool {
 // Lacks lists the capabilities a CLI of version v does not have.
 func (v Version) Lacks() []Capability {
 	var out []Capability
-	for _, c := range Capabilities() {
+	for _, c := range everyCapability() {
 		if !v.Has(c) {
 			out = append(out, c)
 		}
@@ -226,7 +226,7 @@ func (v Version) Place() Place {
 
 // Usable reports whether prompts can run at all on a CLI of version v.
 func (v Version) Usable() bool {
-	return v.Has(StreamJSON) && v.Has(PartialMessages) && v.Has(SessionID)
+	return v.Has(capStreamJSON) && v.Has(capPartialMessages) && v.Has(capSessionID)
 }
 
 // Plan is how claude-rpc runs a CLI of some version: the transport and
@@ -254,22 +254,22 @@ func PlanFor(v Version, transport string, ask bool) Plan {
 	}
 	if !v.Usable() {
 		var lacks []string
-		for _, c := range []Capability{StreamJSON, PartialMessages, SessionID} {
+		for _, c := range []Capability{capStreamJSON, capPartialMessages, capSessionID} {
 			if !v.Has(c) {
 				lacks = append(lacks, c.String())
 			}
 		}
 		p.Notes = append(p.Notes, fmt.Sprintf("the Claude CLI %s lacks %s: prompts will fail; install %s or newer", v, strings.Join(lacks, ", "), OldestSupported))
-		if ask && !v.Has(CanUseTool) {
+		if ask && !v.Has(capCanUseTool) {
 			p.Ask = false
-			p.Notes = append(p.Notes, fmt.Sprintf("--ask is off: the Claude CLI %s lacks %s", v, CanUseTool))
+			p.Notes = append(p.Notes, fmt.Sprintf("--ask is off: the Claude CLI %s lacks %s", v, capCanUseTool))
 		}
 		return p // the rest does not matter
 	}
 	// A persistent transport speaking the control protocol (stream) needs
 	// the CLI's side of it; without it, one process per turn (pipe) runs.
 	if asked := CapsOf(transport); asked.Persistent || asked.Control {
-		for _, c := range []Capability{ControlProtocol, SetModel, CommandLifecycle} {
+		for _, c := range []Capability{capControlProtocol, capSetModel, capCommandLifecycle} {
 			if !v.Has(c) {
 				p.Transport = TransportPipe
 				p.Notes = append(p.Notes, fmt.Sprintf("the Claude CLI %s lacks %s (since %s): running --transport pipe instead of stream", v, c, c.Since()))
@@ -279,16 +279,16 @@ func PlanFor(v Version, transport string, ask bool) Plan {
 	}
 	if ask {
 		switch {
-		case !v.Has(CanUseTool):
+		case !v.Has(capCanUseTool):
 			p.Ask = false
-			p.Notes = append(p.Notes, fmt.Sprintf("the Claude CLI %s lacks %s (since %s): --ask is off, tools that need permission are refused", v, CanUseTool, CanUseTool.Since()))
+			p.Notes = append(p.Notes, fmt.Sprintf("the Claude CLI %s lacks %s (since %s): --ask is off, tools that need permission are refused", v, capCanUseTool, capCanUseTool.Since()))
 		case !CapsOf(p.Transport).Control && CapsOf(transport).Control:
 			p.Ask = false
 			p.Notes = append(p.Notes, fmt.Sprintf("--ask is off: it needs the %s transport, which the Claude CLI %s cannot run; tools that need permission are refused", transport, v))
 		}
 	}
-	for _, c := range []Capability{MCPMessage, ForkSession, Effort, Name, ToolsStopWithCLI, TranscriptFirst} {
-		if (c == ToolsStopWithCLI || c == TranscriptFirst) && CapsOf(p.Transport).Persistent {
+	for _, c := range []Capability{capMCPMessage, capForkSession, capEffort, capName, capToolsStopWithCLI, capTranscriptFirst} {
+		if (c == capToolsStopWithCLI || c == capTranscriptFirst) && CapsOf(p.Transport).Persistent {
 			continue // the interrupt ends them; the process is kept
 		}
 		if !v.Has(c) {
@@ -307,11 +307,11 @@ func DetectVersion(c Command, timeout time.Duration) (Version, error) {
 	if v, ok := installedVersion(c); ok {
 		return v, nil
 	}
-	return RunVersion(c, timeout)
+	return runVersion(c, timeout)
 }
 
-// RunVersion runs `c --version` and reads the version it prints.
-func RunVersion(c Command, timeout time.Duration) (Version, error) {
+// runVersion runs `c --version` and reads the version it prints.
+func runVersion(c Command, timeout time.Duration) (Version, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, c.Path, append(append([]string(nil), c.Args...), "--version")...)

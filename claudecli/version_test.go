@@ -59,7 +59,7 @@ func TestRange(t *testing.T) {
 	oldest, newest, tested := mustVersion(OldestSupported), mustVersion(NewestTested), mustVersion(TestedVersion)
 	assert.LessOrEqual(t, oldest.Compare(tested), 0, "the pinned version is in the range")
 	assert.LessOrEqual(t, tested.Compare(newest), 0, "the pinned version is in the range")
-	for _, c := range Capabilities() {
+	for _, c := range everyCapability() {
 		assert.True(t, oldest.Has(c), "the oldest supported version has everything: %s since %s", c, c.Since())
 		assert.NotEmpty(t, c.String())
 		assert.NotEmpty(t, c.Without())
@@ -106,11 +106,11 @@ func TestScriptsAgree(t *testing.T) {
 func TestLacks(t *testing.T) {
 	assert.Empty(t, Version{}.Lacks(), "an unknown version is taken to have everything")
 	assert.Empty(t, mustVersion(NewestTested).Lacks())
-	assert.Equal(t, []Capability{CommandLifecycle, ToolsStopWithCLI, TranscriptFirst}, Version{2, 1, 205}.Lacks())
-	assert.True(t, Version{2, 1, 206}.Has(CommandLifecycle))
-	assert.Equal(t, []Capability{ToolsStopWithCLI, TranscriptFirst}, Version{2, 1, 211}.Lacks())
-	assert.Equal(t, []Capability{TranscriptFirst}, Version{2, 1, 274}.Lacks())
-	assert.Equal(t, []Capability{CommandLifecycle, ToolsStopWithCLI, TranscriptFirst, Native}, Version{2, 1, 112}.Lacks())
+	assert.Equal(t, []Capability{capCommandLifecycle, capToolsStopWithCLI, capTranscriptFirst}, Version{2, 1, 205}.Lacks())
+	assert.True(t, Version{2, 1, 206}.Has(capCommandLifecycle))
+	assert.Equal(t, []Capability{capToolsStopWithCLI, capTranscriptFirst}, Version{2, 1, 211}.Lacks())
+	assert.Equal(t, []Capability{capTranscriptFirst}, Version{2, 1, 274}.Lacks())
+	assert.Equal(t, []Capability{capCommandLifecycle, capToolsStopWithCLI, capTranscriptFirst, capNative}, Version{2, 1, 112}.Lacks())
 	lacks := Version{0, 0, 1}.Lacks()
 	assert.Len(t, lacks, int(numCapabilities), "nothing at all")
 	assert.False(t, Version{0, 0, 1}.Usable())
@@ -180,7 +180,7 @@ func TestPlanFor(t *testing.T) {
 // --ask on the stream transport keeps stream, and one of a supported
 // version changes nothing.
 func TestPlanNeverAsksWithoutStream(t *testing.T) {
-	for _, c := range Capabilities() {
+	for _, c := range everyCapability() {
 		since := c.Since()
 		for _, v := range []Version{since, {since.Major, since.Minor, max(since.Patch-1, 0)}} {
 			for _, tp := range Transports() {
@@ -192,7 +192,7 @@ func TestPlanNeverAsksWithoutStream(t *testing.T) {
 					if v.Place() != PlaceOlder {
 						assert.Equal(t, Plan{Transport: tp, Ask: ask, HookEvents: true}, p, "%s %s", v, tp)
 					}
-					assert.False(t, p.Ask && !v.Has(CanUseTool), "%s: --ask without can_use_tool", v)
+					assert.False(t, p.Ask && !v.Has(capCanUseTool), "%s: --ask without can_use_tool", v)
 					if (p.Transport != tp || p.Ask != ask) && len(p.Notes) == 0 {
 						t.Errorf("%s %s ask=%v: changed without saying so", v, tp, ask)
 					}

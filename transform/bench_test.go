@@ -109,7 +109,7 @@ func BenchmarkEscape(b *testing.B) {
 	}
 }
 
-// hugeText is the fake API's long reply (claudetest.HugeText).
+// hugeText is the fake API's long reply (fakeapi.HugeText).
 func hugeText(n int) string {
 	var b strings.Builder
 	for i := 0; b.Len() < n; i++ {

@@ -182,7 +182,7 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		return marshalNoEscape(subagentProgressJSON{e.Type, e.Subagent.Progress})
 	case EventSubagentEvent:
 		return marshalNoEscape(subagentEventJSON{e.Type, SubagentEventPayload{e.Subagent.ID, e.Subagent.Event}})
-	case EventUIRequest:
+	case eventUIRequest:
 		return e.Notice.marshal()
 	case EventMessageUpdate:
 		return marshalNoEscape(messageUpdateJSON{e.Type, &e.Message.Usage, e.Update.marshal(&e.Message), &e.Message, e.MessageID})

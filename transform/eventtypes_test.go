@@ -53,7 +53,7 @@ func eventOf(typ string) Event {
 	switch typ {
 	case EventSubagentLifecycle, EventSubagentProgress, EventSubagentEvent:
 		ev.Subagent = &Subagent{Lifecycle: &SubagentLifecycle{}, Progress: &SubagentProgress{}}
-	case EventUIRequest:
+	case eventUIRequest:
 		ev.Notice = NotifyEvent(NotifyInfo, "x").Notice
 	}
 	return ev

@@ -28,8 +28,8 @@ const (
 	StopAborted = "aborted"
 )
 
-// AbortedMessage is the errorMessage pi gives an aborted assistant message.
-const AbortedMessage = "This operation was aborted"
+// abortedMessage is the errorMessage pi gives an aborted assistant message.
+const abortedMessage = "This operation was aborted"
 
 // Content is one block of a message's content: text, thinking, toolCall or
 // image. Only the fields of its Type are written.

@@ -54,10 +54,10 @@ import (
 //     background tasks running, cleared when none are.
 //   - session_writes_lost: notify error.
 
-// EventUIRequest is the type of the frames that ask the host's UI to show
+// eventUIRequest is the type of the frames that ask the host's UI to show
 // something (pi's extension_ui_request); the translator writes the CLI's
 // notices as two of its methods.
-const EventUIRequest = "extension_ui_request"
+const eventUIRequest = "extension_ui_request"
 
 // Methods of a [Notice].
 const (
@@ -93,12 +93,12 @@ type Notice struct {
 
 // NotifyEvent is a notify event.
 func NotifyEvent(level, message string) Event {
-	return Event{Type: EventUIRequest, Notice: &Notice{Method: NoticeNotify, NotifyType: level, Message: message}}
+	return Event{Type: eventUIRequest, Notice: &Notice{Method: NoticeNotify, NotifyType: level, Message: message}}
 }
 
 // StatusEvent is a setStatus event; text nil clears the entry.
 func StatusEvent(key string, text *string) Event {
-	return Event{Type: EventUIRequest, Notice: &Notice{Method: NoticeSetStatus, StatusKey: key, StatusText: text}}
+	return Event{Type: eventUIRequest, Notice: &Notice{Method: NoticeSetStatus, StatusKey: key, StatusText: text}}
 }
 
 // PermissionModeStatus is the setStatus entry of a permission mode: its
@@ -376,7 +376,7 @@ func deniedDetails(d denial) json.RawMessage {
 // marshal writes the notice as its extension_ui_request.
 func (n *Notice) marshal() ([]byte, error) {
 	if n.Method == NoticeSetStatus {
-		return marshalNoEscape(uiSetStatusJSON{EventUIRequest, n.ID, n.Method, n.StatusKey, n.StatusText})
+		return marshalNoEscape(uiSetStatusJSON{eventUIRequest, n.ID, n.Method, n.StatusKey, n.StatusText})
 	}
-	return marshalNoEscape(uiNotifyJSON{EventUIRequest, n.ID, n.Method, n.Message, n.NotifyType})
+	return marshalNoEscape(uiNotifyJSON{eventUIRequest, n.ID, n.Method, n.Message, n.NotifyType})
 }

@@ -55,7 +55,7 @@ func TestNoticesFromSDKShapes(t *testing.T) {
 			tr.Start(UserMessage([]Content{TextContent("go")}, 1))
 			var got []string
 			for _, ev := range tr.Line([]byte(tc.line)) {
-				require.Equal(t, EventUIRequest, ev.Type)
+				require.Equal(t, eventUIRequest, ev.Type)
 				b, err := ev.MarshalJSON()
 				require.NoError(t, err)
 				got = append(got, string(b))

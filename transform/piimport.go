@@ -57,7 +57,7 @@ type ImportReport struct {
 //
 // Messages become the CLI's: user content with its images; assistant
 // messages with their text, tool calls under the CLI's names and argument
-// shapes ([CLICall]), and thinking whose Anthropic signature came with it
+// shapes ([cliCall]), and thinking whose Anthropic signature came with it
 // (the CLI sends it to the model that signed it, and leaves it out for
 // another); tool results, each a user line with pi's details as the CLI's
 // toolUseResult. Tool call ids are made what the API takes
@@ -305,7 +305,7 @@ func (im *importer) assistant(e piEntry, msg, content gjson.Result, ts string) [
 				im.dropped["thinking blocks without an Anthropic signature (the API takes thinking back only with its signature)"]++
 			}
 		case "toolCall":
-			name, args := CLICall(b.Get("name").String(), json.RawMessage(b.Get("arguments").Raw))
+			name, args := cliCall(b.Get("name").String(), json.RawMessage(b.Get("arguments").Raw))
 			if !json.Valid(args) || !gjson.ParseBytes(args).IsObject() {
 				args = json.RawMessage("{}")
 			}

@@ -15,7 +15,7 @@ import (
 // tools); result is the CLI's structured result (tool_use_result), if
 // any. What the model was given is the CLI's and stays as it is.
 func (n ToolNames) Content(cli string, args json.RawMessage, result gjson.Result, content []Content) []Content {
-	if n == ToolNamesPi && cli == "Read" {
+	if n == toolNamesPi && cli == "Read" {
 		return piRead(args, result, content)
 	}
 	return content

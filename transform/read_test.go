@@ -53,7 +53,7 @@ func TestReadContent(t *testing.T) {
 			content: text("1\tone\n3\tthree"), want: text("1\tone\n3\tthree")},
 		{name: "no structured result: no numbers", args: `{"path":"notes.txt"}`,
 			content: text("File unchanged since last read."), want: text("File unchanged since last read.")},
-		{name: "the CLI's names", names: ToolNamesClaude, args: `{"file_path":"notes.txt"}`, result: file(notes, 1, 5, 5),
+		{name: "the CLI's names", names: toolNamesClaude, args: `{"file_path":"notes.txt"}`, result: file(notes, 1, 5, 5),
 			content: text("1\t1\tone"), want: text("1\t1\tone")},
 		{name: "another tool", cli: "Bash", args: `{"command":"cat -n notes.txt"}`,
 			content: text("1\tone"), want: text("1\tone")},

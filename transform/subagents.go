@@ -262,7 +262,7 @@ func (t *Translator) taskLine(out []Event, sub string, v *object) []Event {
 		status := "completed"
 		switch st := v.Get("status").String(); st {
 		case "completed":
-			evs = s.tr.endRun(s.tr.flushPending(nil), StopAborted, AbortedMessage) // as a result line ends a run
+			evs = s.tr.endRun(s.tr.flushPending(nil), StopAborted, abortedMessage) // as a result line ends a run
 		case "failed":
 			status = "failed"
 			msg := v.Get("summary").String()

@@ -25,8 +25,8 @@ var TodoStatuses = []string{TodoPending, TodoInProgress, TodoCompleted, TodoAban
 // The phase the CLI's tasks go to when the list has none: the CLI's tools
 // know no phases.
 const (
-	DefaultTodoPhaseID   = "phase-1"
-	DefaultTodoPhaseName = "Todos"
+	defaultTodoPhaseID   = "phase-1"
+	defaultTodoPhaseName = "Todos"
 )
 
 // TodoPhase is a named group of tasks: xcsh's TodoPhase, as get_state's
@@ -56,11 +56,11 @@ type TodoTask struct {
 // TaskUpdate are on with CLAUDE_CODE_ENABLE_TODO_TOOLS=1; TodoWrite, their
 // predecessor, replaces them when CLAUDE_CODE_ENABLE_TASKS=0 is set too.
 const (
-	ToolTaskCreate = "TaskCreate"
-	ToolTaskGet    = "TaskGet"
-	ToolTaskList   = "TaskList"
-	ToolTaskUpdate = "TaskUpdate"
-	ToolTodoWrite  = "TodoWrite"
+	toolTaskCreate = "TaskCreate"
+	toolTaskGet    = "TaskGet"
+	toolTaskList   = "TaskList"
+	toolTaskUpdate = "TaskUpdate"
+	toolTodoWrite  = "TodoWrite"
 )
 
 // Todos is a session's todo list, kept in step with the CLI's todo tools by
@@ -177,11 +177,11 @@ func (t *Todos) Observe(ev *Event) bool {
 			text = ev.Result.Content[0].Text
 		}
 		switch c.name {
-		case ToolTaskCreate:
+		case toolTaskCreate:
 			return t.created(c.args, details, text)
-		case ToolTaskUpdate:
+		case toolTaskUpdate:
 			return t.updated(c.args, details, text)
-		case ToolTodoWrite:
+		case toolTodoWrite:
 			return t.wrote(c.args, details)
 		}
 		// A read shows the CLI's list as it was when it ran; one that a
@@ -189,7 +189,7 @@ func (t *Todos) Observe(ev *Event) bool {
 		if c.writing || c.writesSeen != t.writesStarted {
 			return false
 		}
-		if c.name == ToolTaskList {
+		if c.name == toolTaskList {
 			return t.listed(details.Get("tasks"))
 		}
 		if task := details.Get("task"); task.IsObject() {
@@ -201,7 +201,7 @@ func (t *Todos) Observe(ev *Event) bool {
 
 func isTodoTool(name string) bool {
 	switch name {
-	case ToolTaskCreate, ToolTaskGet, ToolTaskList, ToolTaskUpdate, ToolTodoWrite:
+	case toolTaskCreate, toolTaskGet, toolTaskList, toolTaskUpdate, toolTodoWrite:
 		return true
 	}
 	return false
@@ -209,7 +209,7 @@ func isTodoTool(name string) bool {
 
 // isTodoWrite tells the tools that change the CLI's list.
 func isTodoWrite(name string) bool {
-	return name == ToolTaskCreate || name == ToolTaskUpdate || name == ToolTodoWrite
+	return name == toolTaskCreate || name == toolTaskUpdate || name == toolTodoWrite
 }
 
 // createdRE reads the task id from TaskCreate's text result, for when the
@@ -299,7 +299,7 @@ func (t *Todos) wrote(args, details gjson.Result) bool {
 		return false
 	}
 	if len(t.phases) == 0 {
-		t.phases = []TodoPhase{{ID: DefaultTodoPhaseID, Name: DefaultTodoPhaseName}}
+		t.phases = []TodoPhase{{ID: defaultTodoPhaseID, Name: defaultTodoPhaseName}}
 	}
 	next := nextNumber(t.phases, "task-")
 	used := map[*TodoTask]bool{}
@@ -398,7 +398,7 @@ func (t *Todos) find(match func(*TodoTask) bool) *TodoTask {
 // add appends a task to the last phase, the default one when there is none.
 func (t *Todos) add(k TodoTask) {
 	if len(t.phases) == 0 {
-		t.phases = []TodoPhase{{ID: DefaultTodoPhaseID, Name: DefaultTodoPhaseName}}
+		t.phases = []TodoPhase{{ID: defaultTodoPhaseID, Name: defaultTodoPhaseName}}
 	}
 	p := &t.phases[len(t.phases)-1]
 	p.Tasks = append(p.Tasks, k)

@@ -29,7 +29,7 @@ func replay(t *testing.T, name string, todos *Todos) [][]TodoPhase {
 }
 
 func phase(tasks ...TodoTask) []TodoPhase {
-	return []TodoPhase{{ID: DefaultTodoPhaseID, Name: DefaultTodoPhaseName, Tasks: tasks}}
+	return []TodoPhase{{ID: defaultTodoPhaseID, Name: defaultTodoPhaseName, Tasks: tasks}}
 }
 
 // TestTodosFromTaskTools replays the CLI's task tools (recorded): created
@@ -111,11 +111,11 @@ func TestTodosHostListMeetsTheModel(t *testing.T) {
 	assert.Contains(t, todos.Reminder(), "Build:\n- [pending] Write the parser\n")
 
 	require.True(t, observe(&todos,
-		call("c1", ToolTaskCreate, `{"subject":"write the parser ","description":"Parse"}`),
+		call("c1", toolTaskCreate, `{"subject":"write the parser ","description":"Parse"}`),
 		result("c1", "Task #1 created successfully: write the parser ", `{"task":{"id":"1","subject":"write the parser "}}`),
-		call("c2", ToolTaskCreate, `{"subject":"Something else","description":"x"}`),
+		call("c2", toolTaskCreate, `{"subject":"Something else","description":"x"}`),
 		result("c2", "Task #2 created successfully: Something else", ""), // no structured result: the text says the id
-		call("c3", ToolTaskUpdate, `{"taskId":"1","status":"in_progress"}`),
+		call("c3", toolTaskUpdate, `{"taskId":"1","status":"in_progress"}`),
 		result("c3", "Updated task #1 status", `{"success":true}`),
 	))
 	got := todos.Phases()
@@ -131,7 +131,7 @@ func TestTodosHostListMeetsTheModel(t *testing.T) {
 	got[1].Tasks[0].Status = TodoCompleted
 	todos.Set(got)
 	require.True(t, observe(&todos,
-		call("c4", ToolTaskUpdate, `{"taskId":"2","status":"completed"}`),
+		call("c4", toolTaskUpdate, `{"taskId":"2","status":"completed"}`),
 		result("c4", "Updated task #2 status", `{"success":true}`),
 	))
 	assert.Equal(t, TodoCompleted, todos.Phases()[1].Tasks[1].Status)
@@ -139,7 +139,7 @@ func TestTodosHostListMeetsTheModel(t *testing.T) {
 	// The CLI's task 3 while the host has a task "3" of its own.
 	todos.Set([]TodoPhase{{ID: "p", Name: "P", Tasks: []TodoTask{{ID: "3", Content: "Mine", Status: TodoPending}}}})
 	require.True(t, observe(&todos,
-		call("c5", ToolTaskCreate, `{"subject":"Theirs","description":""}`),
+		call("c5", toolTaskCreate, `{"subject":"Theirs","description":""}`),
 		result("c5", "Task #3 created successfully: Theirs", `{"task":{"id":"3"}}`),
 	))
 	assert.Equal(t, []TodoTask{{ID: "3", Content: "Mine", Status: TodoPending}, {ID: "claude-3", Content: "Theirs", Status: TodoPending}},
@@ -152,29 +152,29 @@ func TestTodosHostListMeetsTheModel(t *testing.T) {
 func TestTodosIgnoreWhatDidNotHappen(t *testing.T) {
 	start := func() *Todos {
 		var todos Todos
-		observe(&todos, call("c0", ToolTaskCreate, `{"subject":"A","description":"a"}`),
+		observe(&todos, call("c0", toolTaskCreate, `{"subject":"A","description":"a"}`),
 			result("c0", "Task #1 created successfully: A", `{"task":{"id":"1"}}`))
 		return &todos
 	}
 	failed := result("c1", "<tool_use_error>InputValidationError</tool_use_error>", "")
 	failed.IsError = true
 	for name, evs := range map[string][]Event{
-		"refused": {call("c1", ToolTaskUpdate, `{"taskId":"1","status":"done"}`), failed},
-		"not found": {call("c1", ToolTaskUpdate, `{"taskId":"1","status":"completed"}`),
+		"refused": {call("c1", toolTaskUpdate, `{"taskId":"1","status":"done"}`), failed},
+		"not found": {call("c1", toolTaskUpdate, `{"taskId":"1","status":"completed"}`),
 			result("c1", "Task not found", `{"success":false,"error":"Task not found"}`)},
-		"unknown task": {call("c1", ToolTaskUpdate, `{"taskId":"7","status":"completed"}`),
+		"unknown task": {call("c1", toolTaskUpdate, `{"taskId":"7","status":"completed"}`),
 			result("c1", "Updated task #7 status", `{"success":true}`)},
-		"asked only":                {call("c1", ToolTaskUpdate, `{"taskId":"1","status":"completed"}`)},
+		"asked only":                {call("c1", toolTaskUpdate, `{"taskId":"1","status":"completed"}`)},
 		"answer to an unknown call": {result("c9", "Updated task #1 status", `{"success":true}`)},
 		"other tool":                {call("c1", "Bash", `{"command":"ls"}`), result("c1", "Task #5 created successfully: x", "")},
 		"list overtaken by a write": {
-			call("c1", ToolTaskList, `{}`), call("c2", ToolTaskUpdate, `{"taskId":"9"}`),
+			call("c1", toolTaskList, `{}`), call("c2", toolTaskUpdate, `{"taskId":"9"}`),
 			result("c1", "", `{"tasks":[]}`), result("c2", "Task not found", `{"success":false}`)},
 		"list during a write": {
-			call("c2", ToolTaskUpdate, `{"taskId":"9"}`), call("c1", ToolTaskList, `{}`),
+			call("c2", toolTaskUpdate, `{"taskId":"9"}`), call("c1", toolTaskList, `{}`),
 			result("c2", "Task not found", `{"success":false}`), result("c1", "", `{"tasks":[]}`)},
 		"a call of an aborted run": {
-			call("c1", ToolTaskUpdate, `{"taskId":"1","status":"completed"}`),
+			call("c1", toolTaskUpdate, `{"taskId":"1","status":"completed"}`),
 			{Type: EventMessageStart, Message: Message{Role: RoleAssistant}},
 			result("c1", "Updated task #1 status", `{"success":true}`)},
 	} {
@@ -194,12 +194,12 @@ func TestTodosListIsTheCLIs(t *testing.T) {
 	var todos Todos
 	todos.Set(phase(TodoTask{ID: "h", Content: "Host only", Status: TodoPending}))
 	observe(&todos,
-		call("c1", ToolTaskCreate, `{"subject":"Gone","description":""}`),
+		call("c1", toolTaskCreate, `{"subject":"Gone","description":""}`),
 		result("c1", "Task #1 created successfully: Gone", ""),
-		call("c2", ToolTaskCreate, `{"subject":"Kept","description":""}`),
+		call("c2", toolTaskCreate, `{"subject":"Kept","description":""}`),
 		result("c2", "Task #2 created successfully: Kept", ""))
 	require.True(t, observe(&todos,
-		call("c3", ToolTaskList, `{}`),
+		call("c3", toolTaskList, `{}`),
 		result("c3", "", `{"tasks":[{"id":"2","subject":"Kept","status":"completed"},{"id":"5","subject":"From a subagent","status":"in_progress"}]}`)))
 	assert.Equal(t, phase(
 		TodoTask{ID: "h", Content: "Host only", Status: TodoPending},

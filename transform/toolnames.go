@@ -16,35 +16,35 @@ import (
 type ToolNames uint8
 
 const (
-	// ToolNamesPi (the default) shows the CLI's tools that pi has as pi
-	// shows them ([PiTools]); the others keep the CLI's names.
-	ToolNamesPi ToolNames = iota
-	// ToolNamesClaude shows every tool call as the CLI printed it.
-	ToolNamesClaude
+	// toolNamesPi (the default) shows the CLI's tools that pi has as pi
+	// shows them ([piTools]); the others keep the CLI's names.
+	toolNamesPi ToolNames = iota
+	// toolNamesClaude shows every tool call as the CLI printed it.
+	toolNamesClaude
 )
 
 // ParseToolNames reads a --tool-names value: "pi" or "claude".
 func ParseToolNames(s string) (ToolNames, error) {
 	switch s {
 	case "pi":
-		return ToolNamesPi, nil
+		return toolNamesPi, nil
 	case "claude":
-		return ToolNamesClaude, nil
+		return toolNamesClaude, nil
 	}
 	return 0, fmt.Errorf("unknown tool names %q: want pi or claude", s)
 }
 
 func (n ToolNames) String() string {
-	if n == ToolNamesClaude {
+	if n == toolNamesClaude {
 		return "claude"
 	}
 	return "pi"
 }
 
-// PiTool is how one of the CLI's tools is shown under pi's name (pi 1.5.2's
+// piTool is how one of the CLI's tools is shown under pi's name (pi 1.5.2's
 // dist/core/tools schemas). Arguments pi lacks are kept beside pi's, under
 // the CLI's names.
-type PiTool struct {
+type piTool struct {
 	CLI, Pi string
 	// Keys renames the CLI's top-level arguments to pi's.
 	Keys map[string]string
@@ -57,10 +57,10 @@ type PiTool struct {
 	Edit bool
 }
 
-// PiTools is the one table of the CLI's tools pi has (CLI 2.1.328 offers
+// piTools is the one table of the CLI's tools pi has (CLI 2.1.328 offers
 // Read, Write, Edit and Bash; Grep, Glob and LS where a CLI still has
 // them). Every place a tool call is shown maps it through this table.
-var PiTools = []PiTool{
+var piTools = []piTool{
 	{CLI: "Read", Pi: "read", Keys: map[string]string{"file_path": "path"}},
 	{CLI: "Write", Pi: "write", Keys: map[string]string{"file_path": "path"}},
 	{CLI: "Edit", Pi: "edit", Keys: map[string]string{"file_path": "path"}, Edit: true},
@@ -70,33 +70,33 @@ var PiTools = []PiTool{
 	{CLI: "LS", Pi: "ls"},
 }
 
-var byCLI, byPi = func() (map[string]*PiTool, map[string]*PiTool) {
-	c, p := map[string]*PiTool{}, map[string]*PiTool{}
-	for i := range PiTools {
-		c[PiTools[i].CLI], p[PiTools[i].Pi] = &PiTools[i], &PiTools[i]
+var byCLI, byPi = func() (map[string]*piTool, map[string]*piTool) {
+	c, p := map[string]*piTool{}, map[string]*piTool{}
+	for i := range piTools {
+		c[piTools[i].CLI], p[piTools[i].Pi] = &piTools[i], &piTools[i]
 	}
 	return c, p
 }()
 
 // tool returns how the CLI's tool cli is shown, nil when as it is.
-func (n ToolNames) tool(cli string) *PiTool {
-	if n != ToolNamesPi {
+func (n ToolNames) tool(cli string) *piTool {
+	if n != toolNamesPi {
 		return nil
 	}
 	return byCLI[cli]
 }
 
-// ExtensionTools is the prefix of the CLI's names of pi extensions' tools
+// extensionTools is the prefix of the CLI's names of pi extensions' tools
 // (claude-rpc's --extension serves them as the MCP server "ext"). Under
 // pi's names they are shown by their own names, as pi shows them.
-const ExtensionTools = "mcp__ext__"
+const extensionTools = "mcp__ext__"
 
 // Name is the name the CLI's tool cli is shown with.
 func (n ToolNames) Name(cli string) string {
 	if p := n.tool(cli); p != nil {
 		return p.Pi
 	}
-	if own, ok := strings.CutPrefix(cli, ExtensionTools); ok && n == ToolNamesPi && own != "" {
+	if own, ok := strings.CutPrefix(cli, extensionTools); ok && n == toolNamesPi && own != "" {
 		return strings.Clone(own) // cli may be a view of a buffer reused later
 	}
 	return cli
@@ -105,7 +105,7 @@ func (n ToolNames) Name(cli string) string {
 // CLIName is the CLI's name of a tool shown as name (the inverse of
 // [ToolNames.Name]).
 func (n ToolNames) CLIName(name string) string {
-	if n == ToolNamesPi {
+	if n == toolNamesPi {
 		if p := byPi[name]; p != nil {
 			return p.CLI
 		}
@@ -138,7 +138,7 @@ func (n ToolNames) Args(cli string, args json.RawMessage) json.RawMessage {
 }
 
 // changes reports whether in (a JSON object) has a member p changes.
-func (p *PiTool) changes(in gjson.Result) bool {
+func (p *piTool) changes(in gjson.Result) bool {
 	if p.Edit {
 		return true
 	}
@@ -154,7 +154,7 @@ func (p *PiTool) changes(in gjson.Result) bool {
 // args writes in (a JSON object) in pi's shape: members in the CLI's order,
 // renamed; an edit's old_string and new_string become edits, where the
 // first of them was.
-func (p *PiTool) args(in gjson.Result) json.RawMessage {
+func (p *piTool) args(in gjson.Result) json.RawMessage {
 	out := make([]byte, 0, len(in.Raw)+16)
 	out = append(out, '{')
 	var oldS, newS gjson.Result
@@ -447,7 +447,7 @@ func lenIf(c bool, n int) int {
 // the partial message stay {} until the block ends, as they do for every
 // tool.
 type argStream struct {
-	p       *PiTool
+	p       *piTool
 	depth   int
 	inStr   bool
 	esc     bool
@@ -631,16 +631,16 @@ func (r *renamed) end(args json.RawMessage) string {
 	return string(r.buf[n:])
 }
 
-// CLICall is the call of the CLI's tool for pi's tool call name(args) (the
+// cliCall is the call of the CLI's tool for pi's tool call name(args) (the
 // inverse of [ToolNames.Name] and [ToolNames.Args] under pi's names): a
-// tool of [PiTools] gets the CLI's name, its arguments renamed back (bash's
+// tool of [piTools] gets the CLI's name, its arguments renamed back (bash's
 // timeout in milliseconds again); an edit of one replacement is the CLI's
 // Edit {file_path, old_string, new_string}, one of several the CLI's
 // former MultiEdit {file_path, edits:[{old_string, new_string}]}, the
 // CLI's Edit taking one. Arguments pi has and the CLI lacks keep pi's
 // names. Any other tool, or arguments that are not a JSON object, are
 // returned as they are.
-func CLICall(name string, args json.RawMessage) (string, json.RawMessage) {
+func cliCall(name string, args json.RawMessage) (string, json.RawMessage) {
 	p := byPi[name]
 	if p == nil {
 		return name, args

@@ -18,8 +18,8 @@ func TestParseToolNames(t *testing.T) {
 		want ToolNames
 		err  string
 	}{
-		{"pi", ToolNamesPi, ""},
-		{"claude", ToolNamesClaude, ""},
+		{"pi", toolNamesPi, ""},
+		{"claude", toolNamesClaude, ""},
 		{"", 0, `unknown tool names "": want pi or claude`},
 		{"Claude", 0, `unknown tool names "Claude": want pi or claude`},
 	} {
@@ -61,18 +61,18 @@ var toolArgCases = []struct {
 func TestToolArgs(t *testing.T) {
 	for _, tc := range toolArgCases {
 		t.Run(tc.cli, func(t *testing.T) {
-			assert.Equal(t, tc.pi, ToolNamesPi.Name(tc.cli))
-			assert.Equal(t, tc.cli, ToolNamesPi.CLIName(tc.pi), "the inverse")
-			got := ToolNamesPi.Args(tc.cli, json.RawMessage(tc.in))
+			assert.Equal(t, tc.pi, toolNamesPi.Name(tc.cli))
+			assert.Equal(t, tc.cli, toolNamesPi.CLIName(tc.pi), "the inverse")
+			got := toolNamesPi.Args(tc.cli, json.RawMessage(tc.in))
 			assert.JSONEq(t, tc.out, string(got))
 			assert.Equal(t, gjson.Parse(tc.out).Get("@this|@keys").Raw, gjson.ParseBytes(got).Get("@this|@keys").Raw, "members in the CLI's order")
 			// claude mode: as the CLI printed it.
-			assert.Equal(t, tc.cli, ToolNamesClaude.Name(tc.cli))
-			assert.Equal(t, tc.pi, ToolNamesClaude.CLIName(tc.pi))
-			assert.Equal(t, tc.in, string(ToolNamesClaude.Args(tc.cli, json.RawMessage(tc.in))))
+			assert.Equal(t, tc.cli, toolNamesClaude.Name(tc.cli))
+			assert.Equal(t, tc.pi, toolNamesClaude.CLIName(tc.pi))
+			assert.Equal(t, tc.in, string(toolNamesClaude.Args(tc.cli, json.RawMessage(tc.in))))
 		})
 	}
-	assert.Equal(t, "not json", string(ToolNamesPi.Args("Read", json.RawMessage("not json"))), "not an object: as it is")
+	assert.Equal(t, "not json", string(toolNamesPi.Args("Read", json.RawMessage("not json"))), "not an object: as it is")
 	assert.Equal(t, "Read", CLIToolName("read"))
 	assert.Equal(t, "", CLIToolName("nope"))
 }
@@ -83,7 +83,7 @@ func TestToolArgs(t *testing.T) {
 func TestToolArgStream(t *testing.T) {
 	for _, tc := range toolArgCases {
 		for size := 1; size <= len(tc.in); size++ {
-			rn := ToolNamesPi.stream(tc.cli, 0)
+			rn := toolNamesPi.stream(tc.cli, 0)
 			if rn == nil {
 				continue // streams as it is
 			}
@@ -92,7 +92,7 @@ func TestToolArgStream(t *testing.T) {
 			for i := 0; i < len(tc.in); i += size {
 				got += rn.write(tc.in[i:min(i+size, len(tc.in))], &scratch)
 			}
-			final := ToolNamesPi.Args(tc.cli, json.RawMessage(tc.in))
+			final := toolNamesPi.Args(tc.cli, json.RawMessage(tc.in))
 			got += rn.end(final)
 			require.JSONEq(t, tc.out, got, "%s in pieces of %d", tc.cli, size)
 			if rn.s.whole() {
@@ -100,8 +100,8 @@ func TestToolArgStream(t *testing.T) {
 			}
 		}
 	}
-	assert.Nil(t, ToolNamesClaude.stream("Read", 0), "claude mode streams the CLI's text")
-	assert.Nil(t, ToolNamesPi.stream("Glob", 0), "nothing to rename")
+	assert.Nil(t, toolNamesClaude.stream("Read", 0), "claude mode streams the CLI's text")
+	assert.Nil(t, toolNamesPi.stream("Glob", 0), "nothing to rename")
 }
 
 // TestEditDetails builds pi's details for the CLI's structured patches of
@@ -115,23 +115,23 @@ func TestEditDetails(t *testing.T) {
 	require.NotEmpty(t, cases)
 	for _, c := range cases {
 		t.Run(c.Get("name").String(), func(t *testing.T) {
-			d := ToolNamesPi.Details("Edit", c)
+			d := toolNamesPi.Details("Edit", c)
 			assert.Equal(t, c.Get("diff").String(), gjson.GetBytes(d, "diff").String())
 			assert.Equal(t, c.Get("firstChangedLine").Int(), gjson.GetBytes(d, "firstChangedLine").Int())
-			assert.Equal(t, c.Raw, string(ToolNamesClaude.Details("Edit", c)), "claude mode: the CLI's details")
+			assert.Equal(t, c.Raw, string(toolNamesClaude.Details("Edit", c)), "claude mode: the CLI's details")
 
 			// Without the original file: the lines the hunks show, the
 			// changes in the same places.
 			noFile, err := json.Marshal(map[string]any{"structuredPatch": json.RawMessage(c.Get("structuredPatch").Raw)})
 			require.NoError(t, err)
-			d = ToolNamesPi.Details("Edit", gjson.ParseBytes(noFile))
+			d = toolNamesPi.Details("Edit", gjson.ParseBytes(noFile))
 			assert.Equal(t, c.Get("firstChangedLine").Int(), gjson.GetBytes(d, "firstChangedLine").Int())
 			assert.NotEmpty(t, gjson.GetBytes(d, "diff").String())
 		})
 	}
 	noPatch := gjson.Parse(`{"filePath":"/f","structuredPatch":[]}`)
-	assert.JSONEq(t, noPatch.Raw, string(ToolNamesPi.Details("Edit", noPatch)), "no patch: the CLI's details")
-	assert.Nil(t, ToolNamesPi.Details("Edit", gjson.Result{}))
+	assert.JSONEq(t, noPatch.Raw, string(toolNamesPi.Details("Edit", noPatch)), "no patch: the CLI's details")
+	assert.Nil(t, toolNamesPi.Details("Edit", gjson.Result{}))
 }
 
 // BenchmarkToolArgStream renames a Write call's input (10 KB of content)
@@ -145,7 +145,7 @@ func BenchmarkToolArgStream(b *testing.B) {
 	b.ReportAllocs()
 	var scratch []byte
 	for b.Loop() {
-		r := ToolNamesPi.stream("Write", 0)
+		r := toolNamesPi.stream("Write", 0)
 		for i := 0; i < len(in); i += 20 {
 			r.write(in[i:min(i+20, len(in))], &scratch)
 		}
@@ -157,7 +157,7 @@ func BenchmarkToolArgStream(b *testing.B) {
 // edit, seconds as a fraction) map to the CLI's.
 func TestCLICall(t *testing.T) {
 	for _, tc := range toolArgCases {
-		name, args := CLICall(tc.pi, json.RawMessage(tc.out))
+		name, args := cliCall(tc.pi, json.RawMessage(tc.out))
 		assert.Equal(t, tc.cli, name, tc.out)
 		assert.JSONEq(t, tc.in, string(args), "%s %s", tc.pi, tc.out)
 	}
@@ -170,7 +170,7 @@ func TestCLICall(t *testing.T) {
 		{"read", `"not an object"`, "Read", `"not an object"`},
 		{"custom_tool", `{"path":"p"}`, "custom_tool", `{"path":"p"}`},
 	} {
-		name, args := CLICall(tc.pi, json.RawMessage(tc.in))
+		name, args := cliCall(tc.pi, json.RawMessage(tc.in))
 		assert.Equal(t, tc.cli, name, tc.in)
 		assert.JSONEq(t, tc.out, string(args), tc.in)
 	}
@@ -182,7 +182,7 @@ func TestCLICall(t *testing.T) {
 // read from.
 func TestExtensionToolNames(t *testing.T) {
 	buf := []byte("mcp__ext__name_chat")
-	name := ToolNamesPi.Name(string(buf[:len(buf):len(buf)]))
+	name := toolNamesPi.Name(string(buf[:len(buf):len(buf)]))
 	copy(buf, "xxxxxxxxxxxxxxxxxxx")
 	if name != "name_chat" {
 		t.Errorf("pi names: %q, want name_chat", name)
@@ -191,9 +191,9 @@ func TestExtensionToolNames(t *testing.T) {
 		n         ToolNames
 		cli, want string
 	}{
-		{ToolNamesClaude, "mcp__ext__name_chat", "mcp__ext__name_chat"},
-		{ToolNamesPi, "mcp__ext__", "mcp__ext__"},
-		{ToolNamesPi, "mcp__host__echo", "mcp__host__echo"},
+		{toolNamesClaude, "mcp__ext__name_chat", "mcp__ext__name_chat"},
+		{toolNamesPi, "mcp__ext__", "mcp__ext__"},
+		{toolNamesPi, "mcp__host__echo", "mcp__host__echo"},
 	} {
 		if got := tc.n.Name(tc.cli); got != tc.want {
 			t.Errorf("%v Name(%q) = %q, want %q", tc.n, tc.cli, got, tc.want)

@@ -28,7 +28,7 @@ func conversation(t *testing.T, name string) [][]byte {
 }
 
 func TestFromTranscript(t *testing.T) {
-	msgs := FromTranscript(conversation(t, "transcript"), ToolNamesClaude)
+	msgs := FromTranscript(conversation(t, "transcript"), toolNamesClaude)
 	var roles []string
 	for _, m := range msgs {
 		roles = append(roles, m.Role)
@@ -70,8 +70,8 @@ func TestFromTranscriptTolerance(t *testing.T) {
 	// Entries from before the first prompt (a fork's copy starts mid-way)
 	// and kinds it does not know are passed over.
 	odd := append([][]byte{conv[len(conv)-1], []byte(`{"type":"user","message":{"role":"user","content":[{"type":"mystery"}]}}`)}, conv...)
-	assert.Len(t, FromTranscript(odd, ToolNamesPi), 6)
-	assert.Empty(t, FromTranscript(nil, ToolNamesPi))
+	assert.Len(t, FromTranscript(odd, toolNamesPi), 6)
+	assert.Empty(t, FromTranscript(nil, toolNamesPi))
 	text, ok := TranscriptPrompt(conv[0])
 	assert.True(t, ok)
 	assert.Equal(t, "first [[think:Let me see.]][[say:one]]", text)
@@ -82,7 +82,7 @@ func TestFromTranscriptTolerance(t *testing.T) {
 // ("Set model to …"); a session loaded again shows the two prompts and
 // their answers only.
 func TestFromTranscriptLeavesOutModelCommands(t *testing.T) {
-	msgs := FromTranscript(conversation(t, "transcript-model-command"), ToolNamesPi)
+	msgs := FromTranscript(conversation(t, "transcript-model-command"), toolNamesPi)
 	var got []string
 	for _, m := range msgs {
 		got = append(got, m.Role+": "+m.Text())

@@ -20,13 +20,13 @@ const (
 // Results given to tool calls the CLI never answered: the run ended first
 // (aborted, crashed), or the next model call began without the result.
 const (
-	ToolAbortedMessage  = "Tool execution was aborted"
-	ToolNoResultMessage = "No result was reported for this tool call"
+	toolAbortedMessage  = "Tool execution was aborted"
+	toolNoResultMessage = "No result was reported for this tool call"
 )
 
-// StreamCutMessage is the error of an assistant message whose API stream
+// streamCutMessage is the error of an assistant message whose API stream
 // broke off; what streamed before stays in it.
-const StreamCutMessage = "The API response broke off before the message ended"
+const streamCutMessage = "The API response broke off before the message ended"
 
 // Translator turns the stdout lines of the CLI processes of one run (one
 // prompt, from agent_start to agent_end) into protocol events. It is not safe
@@ -201,7 +201,7 @@ func (t *Translator) End() []Event {
 	if t.ended {
 		return nil
 	}
-	return t.endRun(nil, StopAborted, AbortedMessage)
+	return t.endRun(nil, StopAborted, abortedMessage)
 }
 
 // renamed returns the renaming of stream block idx's tool input, nil
@@ -239,7 +239,7 @@ func NewTranslator(now func() int64) *Translator {
 }
 
 // SetToolNames sets the names and argument shapes tool calls are shown
-// with (default [ToolNamesPi]); call it before the first line.
+// with (default [toolNamesPi]); call it before the first line.
 func (t *Translator) SetToolNames(n ToolNames) { t.names = n }
 
 // SetThinkingLevel names the thinking level the run's model calls are made
@@ -623,7 +623,7 @@ func (t *Translator) streamEvent(out []Event, ev string) []Event {
 			// message whose stream broke off (a dropped connection:
 			// TestConnectionCutMidStream), then retries the call as a new
 			// message.
-			c.msg.StopReason, c.msg.ErrorMessage = StopError, StreamCutMessage
+			c.msg.StopReason, c.msg.ErrorMessage = StopError, streamCutMessage
 		}
 		return t.endAssistant(out)
 	}
@@ -1041,7 +1041,7 @@ func (t *Translator) result(out []Event, v *object) []Event {
 		t.atResult = true
 		return out
 	}
-	return t.endRun(out, StopAborted, AbortedMessage)
+	return t.endRun(out, StopAborted, abortedMessage)
 }
 
 // Finish ends a run whose CLI process exited. If the CLI printed its result
@@ -1069,8 +1069,8 @@ func (t *Translator) Fail(errorMessage string) []Event {
 
 // Abort ends the run as pi does when it is aborted: the assistant message
 // being streamed (or a new one, between model calls) ends with stopReason
-// "aborted" and errorMessage [AbortedMessage]; tools still running end with
-// an error result, [ToolAbortedMessage]. A run whose last message was
+// "aborted" and errorMessage [abortedMessage]; tools still running end with
+// an error result, [toolAbortedMessage]. A run whose last message was
 // already complete just ends.
 func (t *Translator) Abort() []Event {
 	if t.ended {
@@ -1080,9 +1080,9 @@ func (t *Translator) Abort() []Event {
 	if t.pending >= 0 || t.cur == nil && len(t.running) > 0 {
 		// Nothing was streaming: the run just ends, tools still running
 		// with an aborted result (endRun), as pi aborts a tool.
-		return t.endRun(t.flushPending(out), StopAborted, AbortedMessage)
+		return t.endRun(t.flushPending(out), StopAborted, abortedMessage)
 	}
-	return t.endRun(t.errorMessage(out, StopAborted, AbortedMessage), StopAborted, AbortedMessage)
+	return t.endRun(t.errorMessage(out, StopAborted, abortedMessage), StopAborted, abortedMessage)
 }
 
 func (t *Translator) newAssistant(id, model string, streamed bool) *assistantState {
@@ -1244,7 +1244,7 @@ func (t *Translator) endTurn(out []Event) []Event {
 		return out
 	}
 	out = t.flushPending(out)
-	out = t.closeRunning(out, ToolNoResultMessage)
+	out = t.closeRunning(out, toolNoResultMessage)
 	var msg Message
 	if t.turnAssistant >= 0 {
 		msg = t.messages[t.turnAssistant].Clone()
@@ -1272,7 +1272,7 @@ func (t *Translator) endRun(out []Event, stop, errMsg string) []Event {
 	if len(t.deferred) > 0 {
 		// Started by the CLI, so part of the conversation, though the
 		// run ends before the model answers them.
-		out = t.flushDeferred(t.closeRunning(out, ToolAbortedMessage))
+		out = t.flushDeferred(t.closeRunning(out, toolAbortedMessage))
 	}
 	if t.turnOpen && t.turnAssistant < 0 {
 		// pi's turns always have their assistant message; a run that ends
@@ -1283,7 +1283,7 @@ func (t *Translator) endRun(out []Event, stop, errMsg string) []Event {
 		out = t.endAssistant(out)
 		out = t.flushPending(out)
 	}
-	out = t.closeRunning(out, ToolAbortedMessage)
+	out = t.closeRunning(out, toolAbortedMessage)
 	out = t.endTurn(out)
 	t.ended = true
 	msgs := make([]Message, len(t.messages))

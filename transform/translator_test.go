@@ -65,7 +65,7 @@ func clock() func() int64 {
 // CLI's tool names, ending the run with end (Finish, Abort, ...) when the
 // lines did not.
 func translate(rec recording, lines [][]byte, end func(*Translator) []Event) []Event {
-	return translateAs(rec, lines, end, ToolNamesClaude)
+	return translateAs(rec, lines, end, toolNamesClaude)
 }
 
 // translateAs is translate with tool calls shown with names.
@@ -159,9 +159,9 @@ func encode(t testing.TB, evs []Event) []byte {
 func TestGolden(t *testing.T) {
 	for _, rec := range recordings(t) {
 		t.Run(rec.name, func(t *testing.T) {
-			claude := goldenEvents(t, rec, ToolNamesClaude)
+			claude := goldenEvents(t, rec, toolNamesClaude)
 			compareGolden(t, filepath.Join("testdata", rec.name+".golden.jsonl"), claude)
-			pi := goldenEvents(t, rec, ToolNamesPi)
+			pi := goldenEvents(t, rec, toolNamesPi)
 			golden := filepath.Join("testdata", rec.name+".pi.golden.jsonl")
 			if bytes.Equal(pi, claude) {
 				if *update {
@@ -290,7 +290,7 @@ func TestEveryPrefixEndsWellFormed(t *testing.T) {
 // abortedTool reports whether the run ended a running tool as aborted.
 func abortedTool(evs []Event) bool {
 	for _, e := range evs {
-		if e.Type == EventToolExecutionEnd && e.Result.Content[0].Text == ToolAbortedMessage {
+		if e.Type == EventToolExecutionEnd && e.Result.Content[0].Text == toolAbortedMessage {
 			return true
 		}
 	}
@@ -328,7 +328,7 @@ func TestAbortKeepsStreamedText(t *testing.T) {
 	evs := translate(rec, rec.lines[:n], func(tr *Translator) []Event { return tr.Abort() })
 	m := lastAssistant(evs)
 	assert.Equal(t, StopAborted, m.StopReason)
-	assert.Equal(t, AbortedMessage, m.ErrorMessage)
+	assert.Equal(t, abortedMessage, m.ErrorMessage)
 	assert.Equal(t, "Hello th", m.Text())
 	// After the run ended, nothing more comes out.
 	tr := NewTranslator(clock())
@@ -490,7 +490,7 @@ func checkGrammar(t testing.TB, evs []Event) {
 			require.True(t, started[e.ToolCallID], "%s: end without start", where)
 			delete(started, e.ToolCallID)
 			require.NotNil(t, e.Result, where)
-		case EventUIRequest:
+		case eventUIRequest:
 			require.NotNil(t, e.Notice, where)
 			switch n := e.Notice; n.Method {
 			case NoticeNotify:
@@ -532,7 +532,7 @@ func FuzzTranslator(f *testing.F) {
 // reader reuses its buffer): the events must not change, so nothing kept
 // views a line, also of the lines read in place.
 func TestLinesAreOnlyReadDuringTheCall(t *testing.T) {
-	for _, names := range []ToolNames{ToolNamesClaude, ToolNamesPi} {
+	for _, names := range []ToolNames{toolNamesClaude, toolNamesPi} {
 		t.Run(names.String(), func(t *testing.T) { linesOnlyReadDuringTheCall(t, names) })
 	}
 }

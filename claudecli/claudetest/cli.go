@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"sync/atomic"
 )
 
@@ -104,20 +103,4 @@ func Chromium(t TB) string {
 	p, err := exec.LookPath("chromium")
 	Need(t, err == nil, "chromium is not on PATH, and this test renders in it: apt-get install chromium (Debian; scripts/test installs it)")
 	return p
-}
-
-// CLIEnv returns an environment for running the real CLI against s with its
-// own home directory (transcripts and settings land there): the current
-// environment without CLAUDECODE and ANTHROPIC_*, plus [Server.Env].
-func (s *Server) CLIEnv(home string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if k == "HOME" || k == "CLAUDECODE" || strings.HasPrefix(k, "ANTHROPIC_") || strings.HasPrefix(k, "CLAUDE_CODE_") {
-			continue
-		}
-		env = append(env, kv)
-	}
-	env = append(env, "HOME="+home)
-	return append(env, s.Env()...)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+	"github.com/claude-rpc/claude-rpc/claudecli/fakeapi"
 )
 
 // TestCoalescedDeltas streams a reply in 10-byte deltas through the real
@@ -26,7 +27,7 @@ func TestCoalescedDeltas(t *testing.T) { forEachTransport(t, testCoalescedDeltas
 
 func testCoalescedDeltas(t *testing.T, tp string) {
 	const size, chunk = 20_000, 10
-	want := claudetest.HugeText(size)
+	want := fakeapi.HugeText(size)
 	deltaFrames := map[string]int{}
 	for _, co := range []string{"0", "4ms"} {
 		b := startBridge(t, "--transport", tp, "--coalesce", co)

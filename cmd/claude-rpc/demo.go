@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
-	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+	"github.com/claude-rpc/claude-rpc/claudecli/fakeapi"
 )
 
 // demo is `claude-rpc demo`: --mode rpc with the real CLI talking to the
@@ -42,7 +42,7 @@ func demo(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "claude-rpc demo: %v\n", err)
 		return exitStatus(err)
 	}
-	srv, err := claudetest.New()
+	srv, err := fakeapi.New()
 	if err != nil {
 		fmt.Fprintf(stderr, "claude-rpc demo: %v\n", err)
 		return 1

@@ -20,7 +20,7 @@ import (
 
 	"github.com/claude-rpc/claude-rpc/bridge"
 	"github.com/claude-rpc/claude-rpc/claudecli"
-	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+	"github.com/claude-rpc/claude-rpc/claudecli/fakeapi"
 	"github.com/claude-rpc/claude-rpc/claudecli/infocache"
 	"github.com/claude-rpc/claude-rpc/sessions"
 )
@@ -250,7 +250,7 @@ func (d *doctorReport) auth() {
 // run it) and the real CLI against a fake API on 127.0.0.1, in a scratch
 // folder and CLI config folder, and says why it was not answered.
 func testTurn(opts bridge.Options, timeout time.Duration) error {
-	srv, err := claudetest.New()
+	srv, err := fakeapi.New()
 	if err != nil {
 		return fmt.Errorf("starting the fake API: %w", err)
 	}

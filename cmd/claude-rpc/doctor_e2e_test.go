@@ -273,8 +273,9 @@ func TestDemoWithoutCLI(t *testing.T) {
 	assert.Contains(t, stderr.String(), "claude-rpc demo: npm is not on PATH, and demo fetches the pinned Claude CLI "+claudecli.TestedVersion+" with it: install Node.js (it brings npm) and run demo again")
 }
 
-// TestBinaryHasNoTesting: doctor and demo serve claudetest's fake API from
-// the binary, which must not pull the testing package (and its flags) in.
+// TestBinaryHasNoTesting: doctor and demo serve the fake API (fakeapi) from
+// the binary, which must pull neither the testing package (and its flags)
+// nor the test helpers (claudetest) in.
 func TestBinaryHasNoTesting(t *testing.T) {
 	t.Parallel()
 	for _, goos := range []string{"linux", "windows", "darwin"} {
@@ -283,7 +284,8 @@ func TestBinaryHasNoTesting(t *testing.T) {
 		out, err := cmd.Output()
 		require.NoError(t, err)
 		deps := strings.Fields(string(out))
-		assert.Contains(t, deps, "github.com/claude-rpc/claude-rpc/claudecli/claudetest")
+		assert.Contains(t, deps, "github.com/claude-rpc/claude-rpc/claudecli/fakeapi")
+		assert.NotContains(t, deps, "github.com/claude-rpc/claude-rpc/claudecli/claudetest", "GOOS=%s", goos)
 		assert.NotContains(t, deps, "testing", "GOOS=%s", goos)
 	}
 }

@@ -4,7 +4,7 @@ package main
 
 // End-to-end tests: the built claude-rpc binary, driven over its stdin and
 // stdout like a pi host drives `pi --mode rpc`, running the real pinned
-// Claude CLI against the fake Anthropic API of claudetest.
+// Claude CLI against the fake Anthropic API (claudecli/fakeapi).
 
 import (
 	"os"
@@ -19,6 +19,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+	"github.com/claude-rpc/claude-rpc/claudecli/fakeapi"
 	"github.com/claude-rpc/claude-rpc/sessions"
 )
 
@@ -286,7 +287,7 @@ func TestHugeReplyArrivesIntact(t *testing.T) { forEachTransport(t, testHugeRepl
 func testHugeReplyArrivesIntact(t *testing.T, tp string) {
 	b := startBridge(t, "--transport", tp)
 	frames := b.runPrompt("[[huge:2000000]][[chunk:65536]]")
-	want := claudetest.HugeText(2_000_000)
+	want := fakeapi.HugeText(2_000_000)
 	got := last(frames, "message_end", "assistant").Get("message.content.0.text").String()
 	require.Equal(t, len(want), len(got))
 	assert.True(t, want == got, "message_end text must be the reply")

@@ -20,6 +20,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+	"github.com/claude-rpc/claude-rpc/claudecli/fakeapi"
 )
 
 // hapi (npm @twsxtd/hapi 0.30.7, scripts/install-hapi) is a real web host:
@@ -245,7 +246,7 @@ func (r *hapiRun) scenario(t *testing.T, name string) gjson.Result {
 
 // request returns the fake API's (last) Messages request whose last user
 // text is text.
-func (r *hapiRun) request(t *testing.T, text string) (claudetest.Request, bool) {
+func (r *hapiRun) request(t *testing.T, text string) (fakeapi.Request, bool) {
 	t.Helper()
 	reqs := r.srv.MessagesRequests()
 	for i := len(reqs) - 1; i >= 0; i-- {
@@ -253,7 +254,7 @@ func (r *hapiRun) request(t *testing.T, text string) (claudetest.Request, bool) 
 			return reqs[i], true
 		}
 	}
-	return claudetest.Request{}, false
+	return fakeapi.Request{}, false
 }
 
 func TestHapiWebOnPi16(t *testing.T) {

@@ -20,11 +20,11 @@ import (
 // twice the live set) lets push the relay's peak RSS past its 20 MiB goal
 // (BenchmarkRelay, scripts/bench, checks it).
 //
-// Its size is what a 2 MB reply needs near its end: the heap holds ~5 MB
-// (the text, the CLI's assistant line being read, its output spooled) and
-// the runtime ~7 MB more (metadata, stacks, spans' unused room); with less
-// room than that the GC runs back to back for the rest of the reply, and
-// get_state answers behind it (Go 1.26, CLI 2.1.328).
+// Its size is what a 2 MB reply needs near its end: the heap (the text,
+// the CLI's assistant line being read, its output spooled) and the
+// runtime's own (metadata, stacks, spans' unused room) (docs/performance.md,
+// 'Figures behind the code'); with less room than that the GC runs back to
+// back for the rest of the reply, and get_state answers behind it.
 const defaultMemoryLimit = 25 << 19
 
 // memoryLimit is the soft memory limit main set before anything else ran
@@ -38,7 +38,7 @@ var memoryLimit int64
 //
 // Nothing reads the bridge's memory profile. The runtime's first sample,
 // taken during start-up before main runs, has already mapped the
-// profiler's hash table (1.4 MB, Go 1.26); it stays mapped, and the limit
+// profiler's hash table; it stays mapped, and the limit
 // counts it, though it stays out of RSS once MemProfileRate = 0 stops
 // further samples touching it. So the limit is defaultMemoryLimit plus the
 // table (profilerTable): the heap gets the room defaultMemoryLimit is
@@ -90,16 +90,16 @@ func releaseWhenIdle(base int64) func() {
 //
 // A run grows the heap (the reply as it streams, the CLI's lines, the
 // frames), and the Go runtime keeps what it freed for the next run: left
-// alone, a bridge idle after a turn stays ~1.3 MiB above one that never
-// ran (its background scavenger only returns memory beyond ~10% over the
-// heap goal). The collection costs a few milliseconds of CPU once per run,
+// alone, a bridge idle after a turn stays above one that never ran (its
+// background scavenger only returns memory well over the heap goal;
+// docs/performance.md, 'Figures behind the code'). The collection costs a few milliseconds of CPU once per run,
 // after it; a prompt that comes within releaseDelay (a host prompting on
 // agent_end) resets nothing: the timer fires during that run, which only
 // means one more collection.
 //
 // The limit moves because the session's messages stay in the heap (the
-// bridge answers get_messages, get_entries and the rest from them): each 2
-// MB reply keeps ~2 MB. A fixed limit would leave less room each reply,
+// bridge answers get_messages, get_entries and the rest from them), about
+// as much as each reply's text. A fixed limit would leave less room each reply,
 // until the GC ran back to back; following the live heap, every run of a
 // long session gets the room the first one had.
 func releaseMemory(base int64) {

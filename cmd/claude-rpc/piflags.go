@@ -202,7 +202,7 @@ func splitPiModel(pattern string) (provider, model, level string) {
 	return provider, model, level
 }
 
-// piTool maps pi's built-in tool name to the CLI's (transform.PiTools),
+// piTool maps pi's built-in tool name to the CLI's (transform's piTools),
 // for the tools the CLI offers: pi's grep, find and ls have no tool in the
 // CLI (2.1.328 searches with Bash).
 func piTool(name string) (string, bool) {
@@ -210,7 +210,7 @@ func piTool(name string) (string, bool) {
 	return cli, slices.Contains(cliBuiltinTools, cli)
 }
 
-// cliBuiltinTools are the tools of transform.PiTools the CLI has.
+// cliBuiltinTools are the tools of transform's piTools the CLI has.
 var cliBuiltinTools = []string{"Read", "Bash", "Edit", "Write"}
 
 // applyPiFlags sets opts (and the CLI's config in it) from pi's flags and

@@ -19,6 +19,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+	"github.com/claude-rpc/claude-rpc/claudecli/fakeapi"
 	"github.com/claude-rpc/claude-rpc/sessions"
 )
 
@@ -107,7 +108,7 @@ func (p pi16) prompt(t *testing.T, srv *claudetest.Server, home, dir, text strin
 
 // said is what an API request carries of the conversation (conversation:
 // the user's and the assistant's text blocks, in order).
-func said(r claudetest.Request) []string { return conversation(gjson.ParseBytes(r.Body)) }
+func said(r fakeapi.Request) []string { return conversation(gjson.ParseBytes(r.Body)) }
 
 var piFileName = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_[0-9a-f-]{36}\.jsonl$`)
 

@@ -16,11 +16,12 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+	"github.com/claude-rpc/claude-rpc/claudecli/fakeapi"
 )
 
 // requestsEndingWith lists the indexes of the API requests whose last user
 // text is text: the model calls that delivered it.
-func requestsEndingWith(reqs []claudetest.Request, text string) []int {
+func requestsEndingWith(reqs []fakeapi.Request, text string) []int {
 	var out []int
 	for i, r := range reqs {
 		if r.LastUserText() == text {
@@ -91,7 +92,7 @@ func testSteerDuringToolCall(t *testing.T, tp string) {
 // result and then the steer (steer: a part of its text): the CLI quotes
 // it after the result, 2.1.328 in a system message of its own, 2.1.332 in
 // a text block of the result's user message.
-func steerAfterToolResult(t *testing.T, req claudetest.Request, steer string) {
+func steerAfterToolResult(t *testing.T, req fakeapi.Request, steer string) {
 	t.Helper()
 	msgs := req.Messages().Array()
 	require.GreaterOrEqual(t, len(msgs), 2)

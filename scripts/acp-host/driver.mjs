@@ -195,7 +195,7 @@ function sessionInfo(res) {
 	};
 }
 
-// The fake API's tool markers (claudecli/claudetest/script.go), with the
+// The fake API's tool markers (claudecli/fakeapi/script.go), with the
 // tool names and arguments of the agent under pi-acp: pi's own tools, or
 // the Claude CLI's (which claude-rpc shows the host under pi's names).
 function toolMarker(tool, cwd) {

@@ -1,7 +1,7 @@
 //go:build unix
 
 // Command cli-capabilities measures, by running it against the fake
-// Anthropic API (claudecli/claudetest), which parts of the CLI's interface
+// Anthropic API (claudecli/fakeapi), which parts of the CLI's interface
 // claude-rpc relies on a Claude CLI version has. It prints one table row per
 // version: what claudecli/version.go's capability table is made of.
 //
@@ -34,6 +34,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+	"github.com/claude-rpc/claude-rpc/claudecli/fakeapi"
 )
 
 // probe is one capability: run returns nil when the CLI has it.
@@ -76,7 +77,7 @@ func main() {
 		log.Fatalf("-probes: %v", err)
 	}
 	probes := slices.DeleteFunc(slices.Clone(probes), func(p probe) bool { return !re.MatchString(p.name) })
-	srv, err := claudetest.New()
+	srv, err := fakeapi.New()
 	if err != nil {
 		log.Fatal(err)
 	}

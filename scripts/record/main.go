@@ -1,7 +1,7 @@
 //go:build unix
 
 // Command record runs the real, pinned Claude CLI against the fake Anthropic
-// API (claudecli/claudetest) for each scenario and saves what it printed, so
+// API (claudecli/fakeapi) for each scenario and saves what it printed, so
 // tests can replay real CLI output. Recorded files are never edited by hand:
 // change a scenario here and record again.
 //
@@ -44,6 +44,7 @@ import (
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+	"github.com/claude-rpc/claude-rpc/claudecli/fakeapi"
 )
 
 // scenario is one recorded CLI run: one process, one user message.
@@ -284,7 +285,7 @@ func recordAll(cli, out string, todo []scenario, jobs int) (failed int) {
 
 // recordAlone records sc against a fake API of its own.
 func recordAlone(cli, out string, sc scenario) error {
-	srv, err := claudetest.New()
+	srv, err := fakeapi.New()
 	if err != nil {
 		return err
 	}

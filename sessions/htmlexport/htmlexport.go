@@ -11,8 +11,8 @@
 // page byte for byte (the tests render the former template, pageTemplate,
 // and compare), without running a template: text/template's executor looks
 // methods up by name, which makes the linker keep every exported method of
-// every type in the binary (2 MB of the bridge's 11, resident in every
-// bridge process).
+// every type in the binary, resident in every bridge process
+// (docs/performance.md, 'Figures behind the code').
 package htmlexport
 
 import (

@@ -1,4 +1,4 @@
-package claudetest
+package fakeapi
 
 import (
 	"context"

@@ -1,14 +1,14 @@
-// Package claudetest serves a scripted fake of the Anthropic Messages API on
+// Package fakeapi serves a scripted fake of the Anthropic Messages API on
 // 127.0.0.1, the way net/http/httptest serves a fake HTTP server. The real
 // Claude Code CLI pointed at it with ANTHROPIC_BASE_URL runs turns exactly as
-// it would against the real API, so tests exercise the real CLI end to end
-// without a network or an account.
+// it would against the real API, without a network or an account: the
+// end-to-end tests (through claudetest), `claude-rpc demo` and `doctor` use it.
 //
 // What the server replies is chosen by markers in the text of the last user
 // message of each request (see [ParseScript]); without a marker it echoes
-// that text back. Every request is logged so tests can assert on what the CLI
-// sent (see [Server.Requests]).
-package claudetest
+// that text back. Every request is logged so callers can assert on what the
+// CLI sent (see [Server.Requests]).
+package fakeapi
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,7 +56,7 @@ func (r Request) Messages() gjson.Result { return gjson.GetBytes(r.Body, "messag
 // blocks of one user message; the new one is last.)
 func (r Request) LastUserText() string { return lastUserText(r.Body) }
 
-// Server is a fake Anthropic Messages API. Create it with [Start] or [New].
+// Server is a fake Anthropic Messages API. Create it with [New].
 type Server struct {
 	URL string
 
@@ -68,28 +69,6 @@ type Server struct {
 	// done is closed when the server shuts down, which ends slow replies.
 	done chan struct{}
 	wg   sync.WaitGroup
-}
-
-// TB is the part of testing.TB that [Start], [CLI] and the other helpers
-// need.
-type TB interface {
-	Helper()
-	Fatal(args ...any)
-	Fatalf(format string, args ...any)
-	Skip(args ...any)
-	SkipNow()
-	Cleanup(func())
-}
-
-// Start starts a server and closes it when the test ends.
-func Start(t TB) *Server {
-	t.Helper()
-	s, err := New()
-	if err != nil {
-		t.Fatalf("starting fake Anthropic API: %v", err)
-	}
-	t.Cleanup(s.Close)
-	return s
 }
 
 // New starts a server on a free port of 127.0.0.1.
@@ -136,8 +115,25 @@ func (s *Server) Env() []string {
 	}
 }
 
-// Forget drops the requests recorded so far (a soak test measuring the
-// memory of the process it runs in).
+// CLIEnv returns an environment for running the real CLI against s with its
+// own home directory (transcripts and settings land there): the current
+// environment without HOME, CLAUDECODE, ANTHROPIC_* and CLAUDE_CODE_*, plus
+// [Server.Env].
+func (s *Server) CLIEnv(home string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "HOME" || k == "CLAUDECODE" || strings.HasPrefix(k, "ANTHROPIC_") || strings.HasPrefix(k, "CLAUDE_CODE_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "HOME="+home)
+	return append(env, s.Env()...)
+}
+
+// Forget drops the requests recorded so far, for a server that lives long
+// (the demo; a soak test measuring the memory of the process it runs in).
 func (s *Server) Forget() {
 	s.mu.Lock()
 	s.reqs = nil

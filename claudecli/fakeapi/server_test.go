@@ -1,4 +1,4 @@
-package claudetest_test
+package fakeapi_test
 
 import (
 	"bytes"
@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+	"github.com/claude-rpc/claude-rpc/claudecli/fakeapi"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // runCLI runs one real CLI turn against srv and returns its stdout.
-func runCLI(t *testing.T, srv *claudetest.Server, prompt string) []byte {
+func runCLI(t *testing.T, srv *fakeapi.Server, prompt string) []byte {
 	t.Helper()
 	cmd := exec.Command(claudetest.CLI(t), "-p", "--verbose", "--input-format", "stream-json",
 		"--output-format", "stream-json", "--include-partial-messages")
@@ -67,25 +68,25 @@ func TestRealCLIAPIError(t *testing.T) {
 }
 
 func TestParseScript(t *testing.T) {
-	text := func(s string) []claudetest.Block { return []claudetest.Block{{Type: "text", Text: s}} }
+	text := func(s string) []fakeapi.Block { return []fakeapi.Block{{Type: "text", Text: s}} }
 	tests := []struct {
 		in   string
-		want claudetest.Script
+		want fakeapi.Script
 	}{
-		{"hi", claudetest.Script{Blocks: text("echo: hi"), Chunk: 1000}},
-		{"x [[say:done]] y", claudetest.Script{Blocks: text("done"), Chunk: 1000}},
-		{"[[error:529]]", claudetest.Script{Status: 529, Blocks: text("echo: [[error:529]]"), Chunk: 1000}},
-		{"[[error:abc]]", claudetest.Script{Status: 500, Blocks: text("echo: [[error:abc]]"), Chunk: 1000}},
-		{"[[huge:10]][[chunk:3]]", claudetest.Script{Blocks: text(claudetest.HugeText(10)), Chunk: 3}},
-		{"[[slow:2]]", claudetest.Script{Blocks: text("word word "), Chunk: 5, Delay: claudetest.SlowDelay}},
-		{"[[say:a]][[say:b]]", claudetest.Script{Blocks: text("b"), Chunk: 1000}},
-		{"[[think:hmm]][[say:ok]][[stop:max_tokens]]", claudetest.Script{Blocks: []claudetest.Block{
+		{"hi", fakeapi.Script{Blocks: text("echo: hi"), Chunk: 1000}},
+		{"x [[say:done]] y", fakeapi.Script{Blocks: text("done"), Chunk: 1000}},
+		{"[[error:529]]", fakeapi.Script{Status: 529, Blocks: text("echo: [[error:529]]"), Chunk: 1000}},
+		{"[[error:abc]]", fakeapi.Script{Status: 500, Blocks: text("echo: [[error:abc]]"), Chunk: 1000}},
+		{"[[huge:10]][[chunk:3]]", fakeapi.Script{Blocks: text(fakeapi.HugeText(10)), Chunk: 3}},
+		{"[[slow:2]]", fakeapi.Script{Blocks: text("word word "), Chunk: 5, Delay: fakeapi.SlowDelay}},
+		{"[[say:a]][[say:b]]", fakeapi.Script{Blocks: text("b"), Chunk: 1000}},
+		{"[[think:hmm]][[say:ok]][[stop:max_tokens]]", fakeapi.Script{Blocks: []fakeapi.Block{
 			{Type: "thinking", Text: "hmm"}, {Type: "text", Text: "ok"}}, StopReason: "max_tokens", Chunk: 1000}},
-		{`[[say:running]][[bash:echo [x]]][[tool:Read:{"file_path":"/a"}]]`, claudetest.Script{Blocks: []claudetest.Block{
+		{`[[say:running]][[bash:echo [x]]][[tool:Read:{"file_path":"/a"}]]`, fakeapi.Script{Blocks: []fakeapi.Block{
 			{Type: "text", Text: "running"},
 			{Type: "tool_use", Name: "Bash", Input: `{"command":"echo [x","description":"Run echo [x"}`},
 			{Type: "tool_use", Name: "Read", Input: `{"file_path":"/a"}`}}, Chunk: 1000}},
-		{`[[read:/a]][[write:/b|x|y\nz]][[edit:/c|old|new]][[grep:fo+]][[glob:*.go]]`, claudetest.Script{Blocks: []claudetest.Block{
+		{`[[read:/a]][[write:/b|x|y\nz]][[edit:/c|old|new]][[grep:fo+]][[glob:*.go]]`, fakeapi.Script{Blocks: []fakeapi.Block{
 			{Type: "tool_use", Name: "Read", Input: `{"file_path":"/a"}`},
 			{Type: "tool_use", Name: "Write", Input: `{"content":"x|y\nz","file_path":"/b"}`},
 			{Type: "tool_use", Name: "Edit", Input: `{"file_path":"/c","new_string":"new","old_string":"old"}`},
@@ -93,7 +94,7 @@ func TestParseScript(t *testing.T) {
 			{Type: "tool_use", Name: "Glob", Input: `{"pattern":"*.go"}`}}, Chunk: 1000}},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, claudetest.ParseScript(tt.in), tt.in)
+		assert.Equal(t, tt.want, fakeapi.ParseScript(tt.in), tt.in)
 	}
-	assert.Len(t, claudetest.HugeText(2_000_000), 2_000_000)
+	assert.Len(t, fakeapi.HugeText(2_000_000), 2_000_000)
 }
