@@ -20,7 +20,7 @@ import (
 // ends first, the process (its group) is stopped and next says why.
 type controlProc struct {
 	ctx    context.Context
-	p      *Process
+	p      *cliProcess
 	stdin  io.WriteCloser
 	closed chan struct{} // closed by close: answers are no longer taken
 	// answers gets each control_response line's "response" object, and is

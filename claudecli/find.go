@@ -7,13 +7,13 @@
 //
 // When a CLI process ends, however it ends (its own exit, an abort, SIGKILL
 // from outside, the bridge stopping it), what it started ends too, before
-// [Process.Done] is closed (within a bounded time, 2 s), as far as the OS
+// [cliProcess.Done] is closed (within a bounded time, 2 s), as far as the OS
 // allows:
 //
 //   - Linux, once [EnableReaper] has run (claude-rpc's rpc mode): the bridge
 //     is a child subreaper, so what the CLI leaves (its Bash commands, each
 //     in a session of its own, and whatever they started) is re-parented to
-//     it; the reaper SIGKILLs every such orphan whose [OwnerEnv] names a
+//     it; the reaper SIGKILLs every such orphan whose [ownerEnv] names a
 //     child that has ended, with its process group, and reaps it, and so on
 //     down (their own children come to the bridge in turn). The reaper is
 //     the one owner of orphans: it never waits for a child os/exec started
@@ -22,7 +22,7 @@
 //     host's bash command is started with [KeepOrphans]: what it puts in the
 //     background runs on, as in pi, and is reaped when it exits. So is an
 //     orphan whose environment names no child of this bridge's: one that
-//     removed [OwnerEnv] escapes (the CLI's Bash commands keep it), and so
+//     removed [ownerEnv] escapes (the CLI's Bash commands keep it), and so
 //     does, with the bridge as pid 1 of a container, what is not the
 //     bridge's.
 //   - Every Unix: the CLI's process group is SIGKILLed when it has exited.
@@ -37,9 +37,9 @@
 // watchdog ([StartWatchdog], Linux) can: a small process of the bridge's
 // own executable, in a process group of its own, whose stdin reaches EOF
 // when the bridge's process ends; it then SIGKILLs every process whose
-// [OwnerEnv] names one of the bridge's children (within 3 s), the host's
+// [ownerEnv] names one of the bridge's children (within 3 s), the host's
 // bash command's background jobs aside (they run on). What is left
-// then: a process that removed [OwnerEnv] from its environment; everything,
+// then: a process that removed [ownerEnv] from its environment; everything,
 // if the watchdog was killed too (a kill of the whole process tree, or of
 // every process of the user). On Windows the Job Object's last handle
 // closes with the bridge, which ends every CLI process tree. On macOS

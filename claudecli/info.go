@@ -68,9 +68,9 @@ type CommandInfo struct {
 	Builtin      bool // one of the CLI's own, not a user's or a plugin's
 }
 
-// ParseInfo reads an initialize response (the "response" object of the
+// parseInfo reads an initialize response (the "response" object of the
 // control_response).
-func ParseInfo(r gjson.Result) Info {
+func parseInfo(r gjson.Result) Info {
 	var info Info
 	info.Version = r.Get("claude_code_version").String()
 	for _, m := range r.Get("models").Array() {
@@ -134,7 +134,7 @@ func Query(ctx context.Context, cfg Config, timeout time.Duration) (Info, error)
 		case id == "info" && a.Get("subtype").String() == "error":
 			return Info{}, c.failed(fmt.Errorf("claude refused initialize: %s", a.Get("error").String()))
 		case id == "info":
-			info = ParseInfo(a.Get("response"))
+			info = parseInfo(a.Get("response"))
 			for i, req := range modelRequests {
 				if c.send(fmt.Sprint("model", i), req) != nil {
 					got[fmt.Sprint("model", i)] = gjson.Result{}

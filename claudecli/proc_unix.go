@@ -25,12 +25,12 @@ func configureGroup(cmd *exec.Cmd) {
 	setParentDeathSignal(cmd.SysProcAttr)
 }
 
-func afterStart(*Process) {}
+func afterStart(*cliProcess) {}
 
-func afterWait(*Process) {}
+func afterWait(*cliProcess) {}
 
 // signalGroup signals the child's whole process group.
-func signalGroup(p *Process, sig syscall.Signal) error {
+func signalGroup(p *cliProcess, sig syscall.Signal) error {
 	if p.cmd.Process == nil {
 		return nil
 	}

@@ -33,7 +33,7 @@ func configureGroup(cmd *exec.Cmd) {
 // group. Processes the child started before this ran escape it; the CLI
 // starts none before reading its input. Best effort: without a job, Kill
 // ends the CLI itself.
-func afterStart(p *Process) {
+func afterStart(p *cliProcess) {
 	job, err := windows.CreateJobObject(nil, nil)
 	if err != nil {
 		return
@@ -59,7 +59,7 @@ func afterStart(p *Process) {
 }
 
 // afterWait closes the job, which kills what is left of the tree.
-func afterWait(p *Process) {
+func afterWait(p *cliProcess) {
 	if p.job != 0 {
 		_ = windows.CloseHandle(windows.Handle(p.job))
 		p.job = 0
@@ -68,7 +68,7 @@ func afterWait(p *Process) {
 
 // signalGroup ends the child's tree: Windows has no SIGTERM to send a
 // console process, so both signals terminate the job (or the CLI alone).
-func signalGroup(p *Process, _ signal) error {
+func signalGroup(p *cliProcess, _ signal) error {
 	if p.cmd.Process == nil {
 		return nil
 	}

@@ -50,7 +50,7 @@ func TestJobHelperProcess(t *testing.T) {
 }
 
 // startTree starts the fake CLI in mode and returns it and its child's pid.
-func startTree(t *testing.T, mode string) (*Process, int) {
+func startTree(t *testing.T, mode string) (*cliProcess, int) {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)

@@ -106,7 +106,7 @@ var PermissionModes = []string{"acceptEdits", "auto", "bypassPermissions", "defa
 // host's environment says (a host running inside Claude Code has "cli").
 const entrypoint = "sdk-cli"
 
-// stopGrace is how long [Process.Stop] waits after SIGTERM before SIGKILL.
+// stopGrace is how long [cliProcess.Stop] waits after SIGTERM before SIGKILL.
 // A variable so this package's tests can shorten it.
 var stopGrace = 3 * time.Second
 
@@ -241,10 +241,10 @@ func (c *Config) TurnArgs(s Session) []string {
 	return append(args, c.ExtraArgs...)
 }
 
-// Process is one running CLI process in its own process group. Its stdout
+// cliProcess is one running CLI process in its own process group. Its stdout
 // must be read until EOF; Done is closed when it has exited and its group
 // has been killed.
-type Process struct {
+type cliProcess struct {
 	cmd    *exec.Cmd
 	stdout *eofReader // the pipe, read by spool
 	spool  *spool
@@ -253,7 +253,7 @@ type Process struct {
 	clean func([]byte) []byte
 	// job is the Windows Job Object holding the process tree (0 elsewhere).
 	job uintptr
-	// owner is its [OwnerEnv] token while the reaper runs ("" else).
+	// owner is its [ownerEnv] token while the reaper runs ("" else).
 	owner string
 
 	stderrDone chan struct{}
@@ -264,7 +264,7 @@ type Process struct {
 
 // startTurn starts a per-turn process (see [Config.TurnArgs]), writes input
 // to its stdin and closes it.
-func startTurn(cfg Config, session Session, input []byte) (*Process, error) {
+func startTurn(cfg Config, session Session, input []byte) (*cliProcess, error) {
 	p, stdin, err := startPiped(cfg, cfg.TurnArgs(session))
 	if err != nil {
 		return nil, err
@@ -280,7 +280,7 @@ func startTurn(cfg Config, session Session, input []byte) (*Process, error) {
 
 // startPiped starts the CLI with args and its stdout on a pipe, and returns
 // the process and the write end of its stdin.
-func startPiped(cfg Config, args []string) (*Process, *os.File, error) {
+func startPiped(cfg Config, args []string) (*cliProcess, *os.File, error) {
 	stdoutR, stdoutW, err := os.Pipe()
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating stdout pipe: %w", err)
@@ -296,7 +296,7 @@ func startPiped(cfg Config, args []string) (*Process, *os.File, error) {
 // spawn starts the CLI with args, stdout on stdoutW (read back from
 // stdoutR), stdin and stderr on pipes, and sys adjusting how it starts (its
 // process group). The child's ends are closed in the parent.
-func spawn(cfg Config, args []string, stdoutR, stdoutW *os.File, sys func(*exec.Cmd)) (*Process, *os.File, error) {
+func spawn(cfg Config, args []string, stdoutR, stdoutW *os.File, sys func(*exec.Cmd)) (*cliProcess, *os.File, error) {
 	// The CLI is looked for as the environment it is given would find it.
 	env := cfg.Environ()
 	cli, err := findWith(Local(env), cfg.Path)
@@ -328,7 +328,7 @@ func spawn(cfg Config, args []string, stdoutR, stdoutW *os.File, sys func(*exec.
 	}
 	closeAll(stdinR, stdoutW, stderrW) // the child's ends
 
-	p := &Process{
+	p := &cliProcess{
 		cmd:        cmd,
 		owner:      owner,
 		stdout:     &eofReader{f: stdoutR, eof: make(chan struct{})},
@@ -359,7 +359,7 @@ func closeAll(fs ...*os.File) {
 // and, where the reaper runs, every other process it started (its Bash
 // commands, each in a session of its own), so stdout reaches EOF, and
 // closes done.
-func (p *Process) wait() {
+func (p *cliProcess) wait() {
 	err := p.cmd.Wait()
 	_ = signalGroup(p, killSignal) // best effort: reap stragglers
 	childEnded(p.cmd, p.owner, EndOrphans)
@@ -370,7 +370,7 @@ func (p *Process) wait() {
 	<-p.stderrDone
 }
 
-func (p *Process) drainStderr(r *os.File, log *slog.Logger) {
+func (p *cliProcess) drainStderr(r *os.File, log *slog.Logger) {
 	defer close(p.stderrDone)
 	defer r.Close()
 	br := bufio.NewReader(r)
@@ -389,17 +389,17 @@ func (p *Process) drainStderr(r *os.File, log *slog.Logger) {
 }
 
 // Pid is the process id, which is also its process group id.
-func (p *Process) Pid() int { return p.cmd.Process.Pid }
+func (p *cliProcess) Pid() int { return p.cmd.Process.Pid }
 
 // Stdout is the CLI's stdout, read eagerly into memory (see spool). Read
 // it until EOF (or any error, which means the same).
-func (p *Process) Stdout() io.Reader { return p.spool }
+func (p *cliProcess) Stdout() io.Reader { return p.spool }
 
 // Done is closed when the process has exited.
-func (p *Process) Done() <-chan struct{} { return p.done }
+func (p *cliProcess) Done() <-chan struct{} { return p.done }
 
 // Err is the process's exit error (nil for status 0), valid after Done.
-func (p *Process) Err() error { return p.waitErr }
+func (p *cliProcess) Err() error { return p.waitErr }
 
 // ExitError is how a CLI process ended, for a turn that ended without the
 // CLI's result: its wait status and the end of what it wrote to stderr.
@@ -423,7 +423,7 @@ func (e *ExitError) Unwrap() error { return e.Status }
 
 // Exit waits for the process to end and says how it did (a short wait for
 // the rest of its stderr included).
-func (p *Process) Exit() *ExitError {
+func (p *cliProcess) Exit() *ExitError {
 	<-p.done
 	select {
 	case <-p.stderrDone:
@@ -435,7 +435,7 @@ func (p *Process) Exit() *ExitError {
 // Stop ends the process and its group: SIGTERM, then SIGKILL after
 // 3 seconds. It returns when the process has exited. Safe to call more than
 // once and after the process exited.
-func (p *Process) Stop() {
+func (p *cliProcess) Stop() {
 	p.stopOnce.Do(func() {
 		select {
 		case <-p.done:

@@ -22,7 +22,7 @@ const ptySupported = true
 // raw mode. stderr stays a pipe: its tail goes into error messages, and it
 // must not interleave with the JSON lines. Reading the master after the
 // child exits fails with EIO, which the reader takes as EOF.
-func startPTYTurn(cfg Config, session Session, input []byte) (*Process, error) {
+func startPTYTurn(cfg Config, session Session, input []byte) (*cliProcess, error) {
 	ptmx, tty, err := pty.Open()
 	if err != nil {
 		return nil, fmt.Errorf("opening a pty: %w", err)

@@ -6,12 +6,12 @@ import (
 	"time"
 )
 
-// OwnerEnv is the environment variable that names, in every process the
+// ownerEnv is the environment variable that names, in every process the
 // bridge starts while the reaper runs ([EnableReaper]), the child of the
 // bridge it descends from: "<bridge pid>.<n>", with ".keep" after it for a
 // [KeepOrphans] child. Processes inherit it, so an orphan re-parented to the
 // bridge says whose it is.
-const OwnerEnv = "CLAUDE_RPC_OWNER"
+const ownerEnv = "CLAUDE_RPC_OWNER"
 
 // WatchdogArg, as the first argument of the bridge's executable, makes it
 // the watchdog [StartWatchdog] starts: it runs [RunWatchdog].

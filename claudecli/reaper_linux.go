@@ -22,7 +22,7 @@ import (
 // started whose parent ended, re-parented to the bridge because it is a
 // child subreaper. It tells them from the bridge's own children (which
 // os/exec waits for) by a registry of those, and attributes each orphan to
-// the child it descends from by the [OwnerEnv] in its environment.
+// the child it descends from by the [ownerEnv] in its environment.
 type reaper struct {
 	self, pgid int
 	log        *slog.Logger
@@ -92,7 +92,7 @@ func startChild(cmd *exec.Cmd, orphans Orphans) (string, error) {
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
-	cmd.Env = append(slices.Clip(cmd.Env), OwnerEnv+"="+token)
+	cmd.Env = append(slices.Clip(cmd.Env), ownerEnv+"="+token)
 	r.startMu.RLock()
 	defer r.startMu.RUnlock()
 	r.mu.Lock()
@@ -263,7 +263,7 @@ func (r *reaper) ended(pid int) bool {
 	return !r.keep[token]
 }
 
-// ownerToken returns the [OwnerEnv] in the environment process pid started
+// ownerToken returns the [ownerEnv] in the environment process pid started
 // with: "" when it has none or it cannot be read (a zombie, another user's).
 func ownerToken(pid string) string {
 	env, err := os.ReadFile("/proc/" + pid + "/environ")
@@ -272,7 +272,7 @@ func ownerToken(pid string) string {
 	}
 	token := ""
 	for kv := range bytes.SplitSeq(env, []byte{0}) {
-		if v, ok := bytes.CutPrefix(kv, []byte(OwnerEnv+"=")); ok {
+		if v, ok := bytes.CutPrefix(kv, []byte(ownerEnv+"=")); ok {
 			token = string(v) // the last one is what a getenv sees
 		}
 	}
@@ -425,7 +425,7 @@ func StartWatchdog() error {
 
 // RunWatchdog is the watchdog's process (args: the bridge's pid and process
 // group): it waits until stdin ends, which happens when the bridge's process
-// ends, then SIGKILLs every process whose [OwnerEnv] names a child of that
+// ends, then SIGKILLs every process whose [ownerEnv] names a child of that
 // bridge (those of [KeepOrphans] children aside), with its process group,
 // until none is left (at most 3 s). When the bridge ended normally there is
 // none; when it was SIGKILLed these are its CLI processes (Linux ends them
@@ -465,7 +465,7 @@ func watchdog(bridge, bridgePgid int, stdin io.Reader) int {
 	return 1
 }
 
-// ownedBy lists the live processes whose [OwnerEnv] starts with prefix
+// ownedBy lists the live processes whose [ownerEnv] starts with prefix
 // (<bridge pid>.), KeepOrphans ones aside.
 func ownedBy(prefix string) []int {
 	d, err := os.Open("/proc")

@@ -127,7 +127,7 @@ func TestWatchdog(t *testing.T) {
 	const bridge = 4194399
 	start := func(token string) *exec.Cmd {
 		cmd := exec.Command("sleep", "1000")
-		cmd.Env = []string{OwnerEnv + "=" + token}
+		cmd.Env = []string{ownerEnv + "=" + token}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		require.NoError(t, cmd.Start())
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })

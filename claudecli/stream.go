@@ -194,7 +194,7 @@ func (s *stream) Caps() Caps {
 
 // streamProc is one persistent CLI process and the goroutine reading it.
 type streamProc struct {
-	p       *Process
+	p       *cliProcess
 	session string
 	name    string // the session's display name it was started with
 	stdin   *inbox
@@ -579,9 +579,9 @@ func (s *stream) lineFrom(sp *streamProc) {
 // its context and the tool list the first time something asks for them, and
 // these ask without calling the API or writing a transcript (checked on
 // 2.1.328: TestPrewarm; get_context_usage's "summary" makes no token-count
-// requests, "full" would). They take ~20 ms off the first turn (~100 ms
-// instead of ~120 on the fake API with 2.1.328; later turns ~25): the rest
-// is the CLI's first query in its process, which nothing short of one warms.
+// requests, "full" would). What they save, and what they cannot (the CLI's
+// first query in its process): docs/performance.md, "Figures behind the
+// code".
 // A CLI that does not know one answers an error, which is ignored.
 // (get_context_usage, which builds the context, is asked before them, for
 // the live info: modelRequests.)
@@ -616,7 +616,7 @@ func (s *stream) startProc(cfg Config, session Session, warm bool) (*streamProc,
 		if err != nil {
 			return
 		}
-		info := ParseInfo(r.Get("response"))
+		info := parseInfo(r.Get("response"))
 		var answers [2]gjson.Result
 		for i, req := range modelRequests {
 			if r, err := sp.request(req, 10*time.Second); err == nil {

@@ -211,10 +211,10 @@ type perTurn struct {
 	cfg     Config
 	maxLine int
 	name    string
-	start   func(Config, Session, []byte) (*Process, error)
+	start   func(Config, Session, []byte) (*cliProcess, error)
 
 	mu   sync.Mutex // guards last and cfg
-	last *Process   // the newest process, maybe still writing its transcript
+	last *cliProcess   // the newest process, maybe still writing its transcript
 }
 
 func (t *perTurn) Name() string { return t.name }
@@ -274,7 +274,7 @@ func (t *perTurn) Close(flush time.Duration) {
 var flushWait = 10 * time.Second
 
 // waitOrStop waits up to d for p to exit on its own, then stops it.
-func waitOrStop(p *Process, d time.Duration) {
+func waitOrStop(p *cliProcess, d time.Duration) {
 	select {
 	case <-p.Done():
 	case <-time.After(d):
@@ -284,7 +284,7 @@ func waitOrStop(p *Process, d time.Duration) {
 
 // processTurn is a turn that is a whole process: its lines until EOF.
 type processTurn struct {
-	p         *Process
+	p         *cliProcess
 	lr        *jsonl.Reader
 	sawResult bool
 }
