@@ -213,8 +213,8 @@ type perTurn struct {
 	name    string
 	start   func(Config, Session, []byte) (*cliProcess, error)
 
-	mu   sync.Mutex // guards last and cfg
-	last *cliProcess   // the newest process, maybe still writing its transcript
+	mu   sync.Mutex  // guards last and cfg
+	last *cliProcess // the newest process, maybe still writing its transcript
 }
 
 func (t *perTurn) Name() string { return t.name }
