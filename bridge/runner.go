@@ -542,6 +542,21 @@ func (s *server) clearQueue(*call) (any, error) {
 	return d, nil
 }
 
+// requeue puts steering messages handed to the CLI and never started
+// back at the front of the queue, in order, each marked with the uuid it
+// was handed with: unqueue finds it there, and handOver does not hand it
+// again (the run delivers it as a turn of its own). On the loop.
+func (o *runner) requeue(hs ...handedMsg) {
+	o.onLoop()
+	q := make([]message, 0, len(hs)+len(o.steerQ))
+	for _, h := range hs {
+		m := h.m
+		m.handed = h.uuid
+		q = append(q, m)
+	}
+	o.steerQ = append(q, o.steerQ...)
+}
+
 // unqueue removes the steering message handed with uuid from the queue,
 // where a run that ended before the CLI started it put it back
 // ([runner.finish]). On the loop.
@@ -1100,11 +1115,11 @@ func (o *runner) reported(r *run, uuid, state string) (message, bool) {
 	}
 	var m message
 	if i := slices.IndexFunc(r.handed, func(h handedMsg) bool { return h.uuid == uuid }); i >= 0 {
-		m = r.handed[i].m
+		h := r.handed[i]
+		m = h.m
 		r.handed = slices.Delete(r.handed, i, i+1)
 		if !started && state != "completed" {
-			m.handed = uuid
-			o.steerQ = append([]message{m}, o.steerQ...)
+			o.requeue(h)
 		}
 	}
 	if started {
@@ -1211,13 +1226,7 @@ func (o *runner) finish(r *run, evs []transform.Event) {
 	// died): back to the front of the queue, as pi keeps an aborted run's
 	// queue.
 	if len(r.handed) > 0 && o.cur == r {
-		q := make([]message, 0, len(r.handed)+len(o.steerQ))
-		for _, h := range r.handed {
-			m := h.m
-			m.handed = h.uuid
-			q = append(q, m)
-		}
-		o.steerQ = append(q, o.steerQ...)
+		o.requeue(r.handed...)
 	}
 	r.handed = nil
 	if n := len(evs); n > 0 && evs[n-1].Type == transform.EventAgentEnd {
