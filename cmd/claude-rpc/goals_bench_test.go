@@ -242,17 +242,8 @@ func procStatus(pid int, field string) int64 {
 // pages and its share of the pages it shares (the binary's, with the
 // other bridges).
 func procPSS(pid int) int64 {
-	rollup, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(rollup), "\n") {
-		if v, ok := strings.CutPrefix(l, "Pss:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return n
-		}
-	}
-	return 0
+	m, _ := readRollup(pid)
+	return m.pss
 }
 
 // procCPU returns the CPU time (user and system) a process has used.

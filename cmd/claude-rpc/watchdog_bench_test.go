@@ -48,15 +48,10 @@ func readRollup(pid int) (m memRollup, ok bool) {
 // watchdogOf returns the pid of the bridge pid's watchdog: 0 when it has
 // none.
 func watchdogOf(pid int) int {
-	files, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-	for _, task := range files {
-		data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, task.Name()))
-		for _, f := range strings.Fields(string(data)) {
-			args, _ := os.ReadFile("/proc/" + f + "/cmdline")
-			if bytes.Contains(args, []byte("\x00"+claudecli.WatchdogArg+"\x00")) {
-				n, _ := strconv.Atoi(f)
-				return n
-			}
+	for _, p := range treePids(pid)[1:] {
+		args, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", p))
+		if bytes.Contains(args, []byte("\x00"+claudecli.WatchdogArg+"\x00")) {
+			return p
 		}
 	}
 	return 0
