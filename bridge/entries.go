@@ -69,6 +69,47 @@ func (e entryJSON) MarshalJSON() ([]byte, error) {
 	return json.Marshal(fields(e))
 }
 
+// appendEntry appends e's line in its pi file to dst (no line end): an
+// entry read from a pi file as it was; else its fields as MarshalJSON
+// writes them, the message, an entry's bulk, encoded once
+// (transform.AppendMessage) where encoding/json would copy it once per
+// level of nesting.
+func appendEntry(dst []byte, e *entryJSON) ([]byte, error) {
+	if e.raw != nil {
+		return append(dst, e.raw...), nil
+	}
+	type fields entryJSON // without MarshalJSON
+	head := fields(*e)
+	head.Message, head.ClaudeSessionID = nil, ""
+	b, err := json.Marshal(head)
+	if err != nil {
+		return dst, err
+	}
+	if e.Message == nil && e.ClaudeSessionID == "" {
+		return append(dst, b...), nil
+	}
+	start := len(dst)
+	dst = append(dst, b[:len(b)-1]...) // without its }
+	sep := func() {
+		if len(dst) > start+1 {
+			dst = append(dst, ',')
+		}
+	}
+	if e.Message != nil {
+		sep()
+		dst = append(dst, `"message":`...)
+		if dst, err = transform.AppendMessage(dst, e.Message); err != nil {
+			return dst[:start], err
+		}
+	}
+	if e.ClaudeSessionID != "" {
+		id, _ := json.Marshal(e.ClaudeSessionID) // a string always encodes
+		sep()
+		dst = append(append(dst, `"claudeSessionId":`...), id...)
+	}
+	return append(dst, '}'), nil
+}
+
 // entryFromPi is an entry of a pi file as one of the session's entries:
 // its kind, id, parent and time, its message when it is one of the
 // messages claude-rpc knows, the rest as it is.

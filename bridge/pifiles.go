@@ -60,10 +60,11 @@ func newPiLog(place sessions.PiPlace, piID, cliID, parent string) *piLog {
 	}
 }
 
-// piPending is an entry of a pi file not yet written: its line.
+// piPending is an entry of a pi file not yet written. The entry's message
+// is the session's, which nothing changes once it is kept.
 type piPending struct {
-	log  *piLog
-	line []byte
+	log   *piLog
+	entry entryJSON
 }
 
 // sessionFiles is the goroutine that writes pi session files (see above).
@@ -126,10 +127,13 @@ func (f *sessionFiles) run() {
 			for n < len(pending) && pending[n].log == log {
 				n++
 			}
-			lines := make([][]byte, n)
-			for i := range lines {
-				lines[i] = pending[i].line
+			lines := make([][]byte, 0, n)
+			for i := range n {
+				if line, err := appendEntry(nil, &pending[i].entry); err == nil {
+					lines = append(lines, line)
+				} // else none of ours: every entry the bridge makes encodes
 			}
+			clear(pending[:n]) // each line is all that stays of its entry
 			pending = pending[n:]
 			w := writers[log]
 			if w == nil {

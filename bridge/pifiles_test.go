@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"bytes"
+	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
 	"github.com/claude-rpc/claude-rpc/sessions"
+	"github.com/claude-rpc/claude-rpc/transform"
 )
 
 // TestPiFileIsTheEntries: the session's pi file holds what get_entries
@@ -95,4 +97,51 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// TestAppendEntry: an entry's line in its pi file is what get_entries
+// writes for it (encoding/json through MarshalJSON), byte for byte when
+// its text has none of the characters encoding/json escapes for HTML, and
+// the same JSON when it has; an entry read from a pi file is written as
+// it was.
+func TestAppendEntry(t *testing.T) {
+	parent := "0badf00d"
+	isErr := true
+	tests := []struct {
+		name  string
+		entry entryJSON
+		html  bool // the text has <, > or &
+	}{
+		{"model change", entryJSON{Type: "model_change", ID: "1234abcd", Timestamp: "2026-11-27T10:00:00.000Z", Provider: "anthropic", ModelID: "claude-x", ClaudeSessionID: "s-1"}, false},
+		{"session info, no CLI session", entryJSON{Type: "session_info", ID: "1234abcd", ParentID: &parent, Timestamp: "t", Name: "n \"quoted\""}, false},
+		{"compaction", entryJSON{Type: "compaction", ID: "1", Timestamp: "t", Summary: "s\n", FirstKeptEntryID: "2", TokensBefore: 9, ClaudeSessionID: "s"}, false},
+		{"assistant message", entryJSON{Type: "message", ID: "1", ParentID: &parent, Timestamp: "t", ClaudeSessionID: "s",
+			Message: &transform.Message{Role: transform.RoleAssistant, Content: []transform.Content{transform.TextContent("a\n\"b\"\t")}, Model: "m", StopReason: "stop", Timestamp: 5}}, false},
+		{"tool result with <html>", entryJSON{Type: "message", ID: "1", Timestamp: "t", ClaudeSessionID: "s",
+			Message: &transform.Message{Role: transform.RoleToolResult, ToolCallID: "c", ToolName: "bash", Content: []transform.Content{transform.TextContent("<a & b>")}, Details: json.RawMessage(`{"x":"<y>"}`), IsError: &isErr}}, true},
+		{"user message without CLI session", entryJSON{Type: "message", ID: "1", Timestamp: "t",
+			Message: &transform.Message{Role: transform.RoleUser, Content: []transform.Content{transform.TextContent("hi")}}}, false},
+		{"read from a pi file", entryJSON{Type: "custom", ID: "1", raw: json.RawMessage(`{"type":"custom","id":"1","x":[1,2]}`)}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			want, err := json.Marshal(tt.entry)
+			require.NoError(t, err)
+			got, err := appendEntry([]byte("x"), &tt.entry)
+			require.NoError(t, err)
+			require.Equal(t, "x", string(got[:1]))
+			got = got[1:]
+			if tt.html {
+				assert.JSONEq(t, string(want), string(got))
+				assert.NotEqual(t, string(want), string(got), "encoding/json escapes <, > and & here")
+			} else {
+				assert.Equal(t, string(want), string(got))
+			}
+		})
+	}
+	bad := entryJSON{Type: "message", ID: "1", Message: &transform.Message{Role: transform.RoleAssistant,
+		Content: []transform.Content{{Type: "toolCall", ID: "c", Name: "Bash", Arguments: json.RawMessage("{nope")}}}}
+	got, err := appendEntry([]byte("x"), &bad)
+	require.Error(t, err)
+	assert.Equal(t, "x", string(got))
 }

@@ -297,16 +297,13 @@ func (ls *lockedState) newPiLog(piID, cliID, parent string) *piLog {
 }
 
 // queue queues e for the session's pi file, if it has one, and wakes the
-// goroutine that writes it. Called with st.mu held.
+// goroutine that writes it, which encodes it: nothing is encoded under
+// st.mu. Called with st.mu held.
 func (ls *lockedState) queue(e entryJSON) {
 	if ls.pi == nil {
 		return
 	}
-	line, err := json.Marshal(e)
-	if err != nil {
-		return // no entry of ours fails to encode
-	}
-	ls.unwritten = append(ls.unwritten, piPending{log: ls.pi, line: line})
+	ls.unwritten = append(ls.unwritten, piPending{log: ls.pi, entry: e})
 	select {
 	case ls.at.wake <- struct{}{}:
 	default: // woken already

@@ -1,7 +1,7 @@
 package sessions
 
 import (
-	"bytes"
+	"bufio"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -70,22 +70,20 @@ func (w *PiWriter) Append(entries ...[]byte) error {
 	if !w.created && !conversationIn(w.pending) {
 		return nil
 	}
-	var buf bytes.Buffer
-	for _, e := range w.pending {
-		buf.Write(e)
-		buf.WriteByte('\n')
-	}
-	if err := w.write(buf.Bytes()); err != nil {
+	if err := w.write(w.pending); err != nil {
 		return err
 	}
+	clear(w.pending) // a long message's line is not kept
 	w.pending, w.created = w.pending[:0], true
 	return nil
 }
 
-// write appends b to the file, made with its header if it is not there
-// yet. Whoever finds the file empty under the lock writes the header:
-// two writers of one new session (two bridges) write one between them.
-func (w *PiWriter) write(b []byte) error {
+// write appends lines to the file, made with its header if it is not
+// there yet, in one open under the file's lock; a line is written from
+// where it is (a long message's is never copied). Whoever finds the file
+// empty under the lock writes the header: two writers of one new session
+// (two bridges) write one between them.
+func (w *PiWriter) write(lines [][]byte) error {
 	if err := os.MkdirAll(filepath.Dir(w.path), 0o700); err != nil {
 		return err
 	}
@@ -97,22 +95,32 @@ func (w *PiWriter) write(b []byte) error {
 		f.Close()
 		return err
 	}
+	bw := bufio.NewWriterSize(f, piWriteBuffer)
 	if st, err := f.Stat(); err == nil {
 		switch last := make([]byte, 1); {
 		case st.Size() == 0 && w.header != nil:
-			b = append(append(append([]byte(nil), w.header...), '\n'), b...)
+			bw.Write(w.header)
+			bw.WriteByte('\n')
 		case st.Size() > 0 && func() bool { n, _ := f.ReadAt(last, st.Size()-1); return n == 1 }() && last[0] != '\n':
 			// A line cut short (a writer killed mid-line): it stays a line
 			// of its own, skipped by readers, as pi repairs it.
-			b = append([]byte{'\n'}, b...)
+			bw.WriteByte('\n')
 		}
 	}
-	_, err = f.Write(b)
+	for _, l := range lines {
+		bw.Write(l)
+		bw.WriteByte('\n')
+	}
+	err = bw.Flush()                   // the first error of any write above
 	if cerr := f.Close(); err == nil { // closing releases the lock
 		err = cerr
 	}
 	return err
 }
+
+// piWriteBuffer gathers short lines into one write; a longer one is
+// written from where it is.
+const piWriteBuffer = 16 << 10
 
 // conversationIn reports whether one of entries is a user or assistant
 // message.

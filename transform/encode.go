@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -82,6 +83,32 @@ func (e *Encoder) Event(ev *Event) error {
 	return e.err
 }
 
+// AppendMessage appends m to dst as JSON in pi's shape, byte for byte what
+// [Message.MarshalJSON] writes, in one pass over its text and one
+// allocation when dst has no room (sized by the text it holds): for a
+// long message, what encoding/json would copy once per level of nesting
+// is copied once. A tool call whose arguments are not JSON is an error,
+// with dst as it was.
+func AppendMessage(dst []byte, m *Message) ([]byte, error) {
+	if err := m.check(); err != nil {
+		return dst, err
+	}
+	e := Encoder{buf: slices.Grow(dst, m.sizeHint())}
+	e.message(m)
+	return e.buf, nil
+}
+
+// sizeHint is about the length of m's JSON: its strings and raw JSON, and
+// room for the keys and for escapes up to one character in eight.
+func (m *Message) sizeHint() int {
+	n := 512 + len(m.Details) + len(m.ErrorMessage)
+	for i := range m.Content {
+		c := &m.Content[i]
+		n += 64 + len(c.Text) + len(c.Thinking) + len(c.ID) + len(c.Name) + len(c.Arguments) + len(c.Data)
+	}
+	return n + n/8
+}
+
 // Line writes b, one encoded frame without its line end, as one line.
 func (e *Encoder) Line(b []byte) error {
 	if e.err != nil {
@@ -115,7 +142,7 @@ func (e *Encoder) write(b []byte) {
 }
 
 // spill writes the buffer once it is full enough. An encoder without a
-// writer (see [marshal]) keeps everything.
+// writer ([AppendMessage]) keeps everything.
 func (e *Encoder) spill() {
 	if e.w != nil && len(e.buf) >= encoderBuffer {
 		_ = e.Flush() // the error stays in e.err

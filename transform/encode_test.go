@@ -258,3 +258,42 @@ func TestNextSpecial(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendMessageMatchesMarshalJSON: AppendMessage writes every message
+// of the recordings (as streamed, with its escape offsets, and as stored)
+// byte for byte as Message.MarshalJSON does, after what dst held.
+func TestAppendMessageMatchesMarshalJSON(t *testing.T) {
+	n := 0
+	for _, rec := range recordings(t) {
+		evs := translate(rec, rec.lines, finish)
+		for i, e := range evs {
+			if e.Message.Role == "" || len(evs) > 200 && e.Type != EventMessageEnd && i%97 != 0 {
+				continue // the 2 MB reply: its ends and a sample
+			}
+			for _, m := range []Message{e.Message, e.Message.Stored()} {
+				want, err := m.MarshalJSON()
+				require.NoError(t, err)
+				got, err := AppendMessage([]byte("x"), &m)
+				require.NoError(t, err)
+				require.Equal(t, "x"+string(want), string(got), "%s: %s", rec.name, e.Type)
+				n++
+			}
+		}
+	}
+	require.Greater(t, n, 100)
+}
+
+// TestAppendMessageOneAllocation: a long message is encoded with one
+// allocation, its text copied once (a text where one character in eight is
+// escaped, as code with quotes and tabs); bad tool arguments are an error.
+func TestAppendMessageOneAllocation(t *testing.T) {
+	m := Message{Role: RoleAssistant, Content: []Content{TextContent(strings.Repeat("if a == \"b\" { return c }\n", 100_000))}}
+	allocs := testing.AllocsPerRun(5, func() {
+		_, _ = AppendMessage(nil, &m)
+	})
+	assert.Equal(t, 1.0, allocs)
+	bad := Message{Role: RoleAssistant, Content: []Content{{Type: "toolCall", ID: "t", Name: "Bash", Arguments: json.RawMessage("{nope")}}}
+	got, err := AppendMessage([]byte("x"), &bad)
+	require.ErrorIs(t, err, ErrInvalidJSON)
+	assert.Equal(t, "x", string(got))
+}
