@@ -135,12 +135,16 @@ func BenchmarkSDK(b *testing.B) {
 }
 
 // BenchmarkRelay relays a 2 MB reply streamed in 10-byte deltas (200,000
-// CLI lines; 200 KB with -short) through a claude-rpc process with its
-// default flags, built as the npm packages build it (scripts/npm-pack:
-// static, CGO_ENABLED=0, -trimpath -s -w), and reports medians of: the
+// CLI lines; 200 KB with -short) through claude-rpc processes with their
+// default flags, built two ways, alternated: with a plain `go build` (the
+// goal's build: on a machine with a C compiler, cgo, so libc is mapped
+// too) and as the npm packages build it (release-, scripts/npm-pack:
+// static, CGO_ENABLED=0, -trimpath -s -w). It reports medians of: the
 // bridge's own peak RSS (VmHWM, read from /proc before it exits; the CLI is
-// another process), the bytes it wrote per byte of the reply, and the time
-// to agent_end.
+// another process) and, of that, the file pages mapped at the reply's end
+// (RssFile: the binary's and libraries' code and data, shared with every
+// other process running them), the bytes it wrote per byte of the reply,
+// and the time to agent_end.
 //
 //	scripts/bench   (or: go test -run '^$' -bench Relay -benchtime 3x ./cmd/claude-rpc)
 func BenchmarkRelay(b *testing.B) {
@@ -149,15 +153,14 @@ func BenchmarkRelay(b *testing.B) {
 		size = 200_000
 	}
 	cli, dir, env := benchSetup(b)
-	bin := filepath.Join(b.TempDir(), "claude-rpc")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		b.Fatalf("building claude-rpc as released: %v\n%s", err, out)
+	builds := []struct{ prefix, bin string }{{"", filepath.Join(b.TempDir(), "claude-rpc")}, {"release-", releaseBinary(b)}}
+	if out, err := exec.Command("go", "build", "-o", builds[0].bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
 	}
-	var hwm, perByte []float64
+	hwm, file := map[string][]float64{}, map[string][]float64{}
+	var perByte []float64
 	var wall []time.Duration
-	for b.Loop() {
+	relay := func(prefix, bin string) {
 		cmd := exec.Command(bin, "--mode", "rpc", "--claude-path", cli, "--cwd", dir)
 		cmd.Env = env
 		stdin, stdout := pipes(b, cmd)
@@ -172,18 +175,34 @@ func BenchmarkRelay(b *testing.B) {
 		if err != nil {
 			b.Fatalf("claude-rpc: %v; stderr: %s", err, stderr.String())
 		}
-		wall = append(wall, time.Since(start))
 		kb, err := vmHWM(cmd.Process.Pid)
 		if err != nil {
 			b.Fatal(err)
 		}
-		hwm = append(hwm, float64(kb)/1024)
-		perByte = append(perByte, float64(n)/float64(size))
+		hwm[prefix] = append(hwm[prefix], float64(kb)/1024)
+		file[prefix] = append(file[prefix], float64(procStatus(cmd.Process.Pid, "RssFile"))/1024)
+		if prefix == "" {
+			wall = append(wall, time.Since(start))
+			perByte = append(perByte, float64(n)/float64(size))
+		}
 		_ = stdin.Close()
 		_, _ = io.Copy(io.Discard, stdout)
 		_ = cmd.Wait()
 	}
-	b.ReportMetric(median(hwm), "vmhwm-MiB")
+	round := 0
+	for b.Loop() {
+		for i := range builds {
+			if round%2 == 1 {
+				i = len(builds) - 1 - i
+			}
+			relay(builds[i].prefix, builds[i].bin)
+		}
+		round++
+	}
+	for _, bd := range builds {
+		b.ReportMetric(median(hwm[bd.prefix]), bd.prefix+"vmhwm-MiB")
+		b.ReportMetric(median(file[bd.prefix]), bd.prefix+"file-MiB")
+	}
 	b.ReportMetric(median(perByte), "bytes/reply-byte")
 	b.ReportMetric(ms(median(wall)), "reply-ms")
 }
