@@ -71,7 +71,8 @@ func (s *Server) untrack(nc net.Conn) {
 
 // serveConn reads requests from nc and answers each in turn (HTTP/1.1
 // keep-alive) until the client closes it or asks to, a request cannot be
-// parsed (answered 400), a reply is aborted or the server closes.
+// parsed (answered 400), a reply is aborted or the server closes (which
+// leaves the reply in progress unfinished).
 func (s *Server) serveConn(nc net.Conn) {
 	defer s.wg.Done()
 	defer s.untrack(nc)
@@ -108,6 +109,11 @@ func (s *Server) serveConn(nc net.Conn) {
 			s.handle(w, hr.WithContext(ctx), body)
 		}
 		cancel()
+		select {
+		case <-s.done:
+			return // a reply Close ended is cut, not finished
+		default:
+		}
 		if err := w.finish(); err != nil || w.close || gone {
 			return
 		}
