@@ -12,18 +12,15 @@ package fakeapi
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/tidwall/gjson"
 )
@@ -60,15 +57,17 @@ func (r Request) LastUserText() string { return lastUserText(r.Body) }
 type Server struct {
 	URL string
 
-	hs *http.Server
 	ln net.Listener
 
 	mu    sync.Mutex
 	reqs  []*Request
 	tries map[string]int // attempts at a flaky reply, by the user's text
+	// conns are the open connections, which Close closes.
+	conns map[net.Conn]struct{}
 	// done is closed when the server shuts down, which ends slow replies.
 	done chan struct{}
-	wg   sync.WaitGroup
+	// wg counts the accept loop and the connections' goroutines.
+	wg sync.WaitGroup
 }
 
 // New starts a server on a free port of 127.0.0.1.
@@ -77,28 +76,31 @@ func New() (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listening on 127.0.0.1: %w", err)
 	}
-	s := &Server{URL: "http://" + ln.Addr().String(), ln: ln, done: make(chan struct{}), tries: map[string]int{}}
-	s.hs = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	s := &Server{URL: "http://" + ln.Addr().String(), ln: ln, done: make(chan struct{}),
+		tries: map[string]int{}, conns: map[net.Conn]struct{}{}}
 	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		_ = s.hs.Serve(ln) // returns ErrServerClosed on Close
-	}()
+	go s.acceptLoop()
 	return s, nil
 }
 
-// Close stops the server and ends any reply still streaming.
+// Close stops the server: it ends any reply still streaming, closes every
+// connection and returns once their goroutines are done.
 func (s *Server) Close() {
+	s.mu.Lock()
 	select {
 	case <-s.done:
+		s.mu.Unlock()
 		return
 	default:
 	}
 	close(s.done)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = s.hs.Shutdown(ctx) // best effort; Close below cuts what is left
-	_ = s.hs.Close()
+	conns := s.conns
+	s.conns = nil
+	s.mu.Unlock()
+	_ = s.ln.Close()
+	for nc := range conns {
+		_ = nc.Close()
+	}
 	s.wg.Wait()
 }
 
@@ -176,13 +178,8 @@ func (s *Server) update(r *Request, f func(*Request)) {
 	s.mu.Unlock()
 }
 
-// ServeHTTP implements http.Handler.
-func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
-	body, err := io.ReadAll(hr.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
+// handle answers one request, whose body was read whole.
+func (s *Server) handle(w *response, hr *http.Request, body []byte) {
 	req := &Request{Method: hr.Method, Path: hr.URL.Path, Header: hr.Header.Clone(), Body: body}
 	s.record(req)
 
@@ -196,7 +193,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, hr *http.Request) {
 	}
 }
 
-func (s *Server) serveMessages(w http.ResponseWriter, hr *http.Request, req *Request) {
+func (s *Server) serveMessages(w *response, hr *http.Request, req *Request) {
 	if !gjson.ValidBytes(req.Body) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "fake API: body is not JSON")
 		return
@@ -246,17 +243,13 @@ func (s *Server) serveMessages(w http.ResponseWriter, hr *http.Request, req *Req
 		return
 	}
 	sw := newSSEWriter(w)
-	if sw == nil {
-		writeError(w, http.StatusInternalServerError, "api_error", "fake API: streaming unsupported")
-		return
-	}
 	err := script.stream(hr.Context(), s.done, sw, model, inTokens)
 	s.update(req, func(r *Request) {
 		r.Completed = err == nil
 		r.Disconnected = err != nil && hr.Context().Err() != nil
 	})
 	if errors.Is(err, errCut) {
-		panic(http.ErrAbortHandler) // net/http drops the connection mid-response
+		w.abort() // the connection drops mid-response
 	}
 }
 
@@ -376,22 +369,17 @@ func lastToolResults(body []byte) ([]string, bool) {
 
 // sseWriter writes server-sent events and flushes each one.
 type sseWriter struct {
-	w   http.ResponseWriter
-	f   http.Flusher
+	w   *response
 	buf bytes.Buffer
 }
 
-func newSSEWriter(w http.ResponseWriter) *sseWriter {
-	f, ok := w.(http.Flusher)
-	if !ok {
-		return nil
-	}
+func newSSEWriter(w *response) *sseWriter {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("request-id", "req_fake")
 	w.WriteHeader(http.StatusOK)
-	return &sseWriter{w: w, f: f}
+	return &sseWriter{w: w}
 }
 
 // event writes one event whose data is v encoded as JSON.
@@ -409,7 +397,7 @@ func (s *sseWriter) event(name string, v any) error {
 	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
 		return err
 	}
-	s.f.Flush()
+	s.w.Flush()
 	return nil
 }
 

@@ -290,6 +290,52 @@ func TestBinaryHasNoTesting(t *testing.T) {
 	}
 }
 
+// TestBinaryHasNoHTTPServer: the fake API in the binary serves HTTP
+// itself; net/http's Server (with its HTTP/2 and TLS paths) would link
+// crypto/tls and x509 in, and every bridge would map them. net/http stays
+// imported (viper's afero imports it), so crypto/tls's package init stays,
+// and the String methods of its enums (types net/http's Request holds);
+// any other crypto/tls code, or net/http.(*Server), means the server came
+// back.
+func TestBinaryHasNoHTTPServer(t *testing.T) {
+	t.Parallel()
+	sym := regexp.MustCompile(`^\s*[0-9a-fA-F]*\s+([A-Za-z])\s+(.+)$`)
+	for _, goos := range []string{"linux", "windows", "darwin"} {
+		bin := filepath.Join(t.TempDir(), "claude-rpc")
+		build := exec.Command("go", "build", "-o", bin, ".")
+		build.Env = append(os.Environ(), "GOOS="+goos)
+		out, err := build.CombinedOutput()
+		require.NoError(t, err, "GOOS=%s: %s", goos, out)
+		out, err = exec.Command("go", "tool", "nm", bin).Output()
+		require.NoError(t, err, "GOOS=%s", goos)
+		var found []string
+		tls := 0
+		for _, line := range strings.Split(string(out), "\n") {
+			m := sym.FindStringSubmatch(line)
+			if m == nil {
+				continue
+			}
+			kind, name := m[1], m[2]
+			if strings.HasPrefix(name, "crypto/tls.") {
+				tls++
+			}
+			switch {
+			case strings.HasPrefix(name, "net/http.(*Server)"):
+			case strings.HasPrefix(name, "crypto/tls.") && (kind == "T" || kind == "t") &&
+				name != "crypto/tls.init" && !strings.HasSuffix(name, ".String"):
+			default:
+				continue
+			}
+			found = append(found, name)
+		}
+		require.NotZero(t, tls, "GOOS=%s: no crypto/tls symbol at all: is the symbol table read?", goos)
+		if len(found) > 0 {
+			t.Errorf("GOOS=%s: the HTTP server or TLS is linked in: %d symbols, such as %v",
+				goos, len(found), found[:min(len(found), 8)])
+		}
+	}
+}
+
 // TestVersionLine: --version, as hosts run `pi --version` (T3 Code within
 // 4 s, then the first x.y.z of stdout and stderr): on stdout one line,
 // pi's version with claude-rpc's as build metadata; on stderr, for

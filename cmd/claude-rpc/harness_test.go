@@ -465,11 +465,19 @@ func contains(xs []int, x int) bool {
 }
 
 // cliPids returns the pids of the running CLI processes the bridge started.
+// A child the CLI forked (it runs git as it starts) shows the CLI's
+// command line until it execs: it is not counted.
 func (b *rpcProc) cliPids() []int {
-	var pids []int
+	var found []int
 	for _, p := range b.leftovers() {
 		if strings.Contains(p, "--input-format stream-json") {
 			pid, _ := strconv.Atoi(strings.Fields(p)[0])
+			found = append(found, pid)
+		}
+	}
+	var pids []int
+	for _, pid := range found {
+		if !contains(found, parent(pid)) {
 			pids = append(pids, pid)
 		}
 	}
