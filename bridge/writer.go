@@ -84,12 +84,17 @@ type item struct {
 	filter map[string]bool
 }
 
+// queuedFrames is how many frames wait for the writer before a queuer
+// blocks. An item is ~700 bytes, and the queue's buffer is allocated for as
+// long as the bridge runs.
+const queuedFrames = 64
+
 func newFrameWriter(out io.Writer, opts Options) *frameWriter {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	w := &frameWriter{sink: newSink(out, opts.trace), delta: opts.MessageUpdates == UpdatesDelta,
-		coalesce: opts.Coalesce, log: opts.Log, ch: make(chan item, 256), done: make(chan struct{}),
+		coalesce: opts.Coalesce, log: opts.Log, ch: make(chan item, queuedFrames), done: make(chan struct{}),
 		trace: opts.trace != nil}
 	go w.run()
 	return w

@@ -39,13 +39,18 @@ type Reader struct {
 	parts [][]byte
 }
 
+// readBuffer is the size of a Reader's buffer: a long line is kept in
+// pieces of this size until its end. It stays allocated for as long as the
+// Reader, in every bridge process, idle or not.
+const readBuffer = 16 << 10
+
 // NewReader returns a reader of lines of at most max bytes (0 means
 // [DefaultMaxLine]).
 func NewReader(r io.Reader, max int) *Reader {
 	if max <= 0 {
 		max = DefaultMaxLine
 	}
-	return &Reader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+	return &Reader{r: bufio.NewReaderSize(r, readBuffer), max: max}
 }
 
 // Next returns the next line without its line ending. The slice is valid
