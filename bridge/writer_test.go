@@ -218,7 +218,10 @@ func TestNoCoalescing(t *testing.T) {
 
 // TestLongMessagesUpdateLessOften checks the spacing of the updates of a
 // long message: after an update of B bytes the next waits B/coalesceBudget
-// windows.
+// windows (here ~120: without the spacing it would be one). The times are
+// the reader's, taken as each 4 MB line has been read: a reader descheduled
+// after the first line sees the gap shorter than the writer kept it (106
+// of 110 ms seen on a loaded machine), so half the wait is what is checked.
 func TestLongMessagesUpdateLessOften(t *testing.T) {
 	if underWine() {
 		// Measured under Wine 10, alone: 2 of 4 runs saw gaps of 65 and
@@ -240,7 +243,7 @@ func TestLongMessagesUpdateLessOften(t *testing.T) {
 	second := <-w.frames
 	wait := time.Duration(len(first.line)/coalesceBudget) * window
 	assert.Greater(t, wait, 100*window)
-	assert.GreaterOrEqual(t, second.at.Sub(first.at), wait*9/10)
+	assert.GreaterOrEqual(t, second.at.Sub(first.at), wait/2)
 	w.close()
 }
 
