@@ -466,7 +466,9 @@ func contains(xs []int, x int) bool {
 
 // cliPids returns the pids of the running CLI processes the bridge started.
 // A child the CLI forked (it runs git as it starts) shows the CLI's
-// command line until it execs: it is not counted.
+// command line until it execs: it is not counted, nor is a descendant of
+// one, nor a process gone since it was listed (a short-lived child whose
+// parent can no longer be read).
 func (b *rpcProc) cliPids() []int {
 	var found []int
 	for _, p := range b.leftovers() {
@@ -477,11 +479,21 @@ func (b *rpcProc) cliPids() []int {
 	}
 	var pids []int
 	for _, pid := range found {
-		if !contains(found, parent(pid)) {
+		if parent(pid) > 0 && !descendsFrom(pid, found) {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
+}
+
+// descendsFrom says whether an ancestor of pid is one of pids.
+func descendsFrom(pid int, pids []int) bool {
+	for p := parent(pid); p > 1; p = parent(p) {
+		if contains(pids, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // processesWithEnv returns "pid cmdline" for each live (not zombie) process
