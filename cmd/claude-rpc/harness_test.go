@@ -470,9 +470,22 @@ func contains(xs []int, x int) bool {
 // one, nor a process gone since it was listed (a short-lived child whose
 // parent can no longer be read).
 func (b *rpcProc) cliPids() []int {
+	return b.cliPidsWhere(func(string) bool { return true })
+}
+
+// turnPids is cliPids without the query processes (started with
+// --no-session-persistence to ask the CLI for its models and commands: a
+// get_state within firstModelWait of the start, before the CLI said its
+// model, starts one on the pipe and pty transports).
+func (b *rpcProc) turnPids() []int {
+	return b.cliPidsWhere(func(cmdline string) bool { return !strings.Contains(cmdline, "--no-session-persistence") })
+}
+
+// cliPidsWhere is cliPids, of the processes whose command line passes keep.
+func (b *rpcProc) cliPidsWhere(keep func(cmdline string) bool) []int {
 	var found []int
 	for _, p := range b.leftovers() {
-		if strings.Contains(p, "--input-format stream-json") {
+		if strings.Contains(p, "--input-format stream-json") && keep(p) {
 			pid, _ := strconv.Atoi(strings.Fields(p)[0])
 			found = append(found, pid)
 		}
