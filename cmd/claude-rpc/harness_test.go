@@ -466,22 +466,47 @@ func contains(xs []int, x int) bool {
 
 // cliPids returns the pids of the running CLI processes the bridge started.
 // A child the CLI forked (it runs git as it starts) shows the CLI's
-// command line until it execs: it is not counted.
+// command line until it execs: it is not counted, nor is a descendant of
+// one, nor a process gone since it was listed (a short-lived child whose
+// parent can no longer be read).
 func (b *rpcProc) cliPids() []int {
+	return b.cliPidsWhere(func(string) bool { return true })
+}
+
+// turnPids is cliPids without the query processes (started with
+// --no-session-persistence to ask the CLI for its models and commands: a
+// get_state within firstModelWait of the start, before the CLI said its
+// model, starts one on the pipe and pty transports).
+func (b *rpcProc) turnPids() []int {
+	return b.cliPidsWhere(func(cmdline string) bool { return !strings.Contains(cmdline, "--no-session-persistence") })
+}
+
+// cliPidsWhere is cliPids, of the processes whose command line passes keep.
+func (b *rpcProc) cliPidsWhere(keep func(cmdline string) bool) []int {
 	var found []int
 	for _, p := range b.leftovers() {
-		if strings.Contains(p, "--input-format stream-json") {
+		if strings.Contains(p, "--input-format stream-json") && keep(p) {
 			pid, _ := strconv.Atoi(strings.Fields(p)[0])
 			found = append(found, pid)
 		}
 	}
 	var pids []int
 	for _, pid := range found {
-		if !contains(found, parent(pid)) {
+		if parent(pid) > 0 && !descendsFrom(pid, found) {
 			pids = append(pids, pid)
 		}
 	}
 	return pids
+}
+
+// descendsFrom says whether an ancestor of pid is one of pids.
+func descendsFrom(pid int, pids []int) bool {
+	for p := parent(pid); p > 1; p = parent(p) {
+		if contains(pids, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // processesWithEnv returns "pid cmdline" for each live (not zombie) process

@@ -187,6 +187,17 @@ func (r pi15Run) during(c gjson.Result) []gjson.Result {
 	return dropOmpFrames(r.frames[c.Get("at").Int():c.Get("end").Int()])
 }
 
+// answer returns the call's response: the last frame written while it
+// ran, omp's left out (available_commands_update comes whenever the CLI
+// lists its commands, and may be read before the call returns).
+func (r pi15Run) answer(t *testing.T, c gjson.Result) gjson.Result {
+	t.Helper()
+	d := r.during(c)
+	require.NotEmpty(t, d, "no frame while %s ran", c.Get("method").String())
+	require.Equal(t, "response", d[len(d)-1].Get("type").String(), "%s: the last frame while it ran: %s", c.Get("method").String(), d[len(d)-1].Raw)
+	return d[len(d)-1]
+}
+
 var dropOmpFrames = dropFrames(func(f gjson.Result) bool {
 	return contains2([]string{"ready", "prompt_result", "session_settled", "available_commands_update"}, f.Get("type").String())
 })
@@ -443,8 +454,7 @@ var pi15Checks = map[string]func(t *testing.T, r pi15Run, tp string){
 		assert.Equal(t, "xhigh", r.ok(t, "cycleThinkingLevel", 0).Get("level").String())
 		assert.Equal(t, 1, countKind(r.during(r.call(t, "cycleThinkingLevel", 0)), "thinking_level_changed"))
 		for _, m := range []string{"setSteeringMode", "setFollowUpMode", "setAutoCompaction", "setAutoRetry", "abortRetry"} {
-			c := r.call(t, m, 0)
-			resp := r.frames[c.Get("end").Int()-1]
+			resp := r.answer(t, r.call(t, m, 0))
 			assert.True(t, resp.Get("success").Bool(), "%s: %s", m, resp.Raw)
 		}
 		st := r.ok(t, "getState", 1)
@@ -559,7 +569,7 @@ var pi15Checks = map[string]func(t *testing.T, r pi15Run, tp string){
 		// No assistant text: pi 1.5.2 answers {} (RpcClient returns undefined).
 		last := r.call(t, "getLastAssistantText", 1)
 		assert.True(t, last.Get("undefined").Bool(), last.Raw)
-		assert.Equal(t, `{}`, r.frames[last.Get("end").Int()-1].Get("data").Raw)
+		assert.Equal(t, `{}`, r.answer(t, last).Get("data").Raw)
 	},
 	"last-assistant-text": func(t *testing.T, r pi15Run, tp string) {
 		// The turns were what the scenario means: a tool-only message
