@@ -9,7 +9,6 @@ import (
 	"io"
 	"math"
 	"math/bits"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -93,7 +92,10 @@ func AppendMessage(dst []byte, m *Message) ([]byte, error) {
 	if err := m.check(); err != nil {
 		return dst, err
 	}
-	e := Encoder{buf: slices.Grow(dst, m.sizeHint())}
+	if n := m.sizeHint(); cap(dst)-len(dst) < n {
+		dst = append(make([]byte, 0, len(dst)+n), dst...)
+	}
+	e := Encoder{buf: dst}
 	e.message(m)
 	return e.buf, nil
 }

@@ -132,6 +132,10 @@ func TestDemoFetchesTheCLI(t *testing.T) {
 	dir := filepath.Join(cache, "claude-code-"+claudecli.TestedVersion)
 	b := newRPCProc(t, nil, t.TempDir(), t.TempDir())
 	b.start(userEnv(b.home, path, "CLAUDE_RPC_CACHE="+cache), "demo", "--cwd", b.dir)
+	// The fetch first (6-10 s alone, 19 s seen beside the other tests):
+	// the prompt's answer waits for it, longer than a frame is waited for.
+	require.Eventually(t, func() bool { return strings.Contains(b.stderr.String(), "talks to a fake Anthropic API") },
+		3*time.Minute, 100*time.Millisecond, "demo never started; stderr:\n%s", b.stderr)
 	frames := b.runPrompt("Say hi")
 	assert.Equal(t, "echo: Say hi", deltaText(frames))
 	code, _ := b.closeAndWait(30 * time.Second)
