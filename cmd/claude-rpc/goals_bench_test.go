@@ -353,10 +353,7 @@ func BenchmarkFirstPrompt(b *testing.B) {
 		if round%2 == 0 {
 			samples["raw-warm"] = append(samples["raw-warm"], raw.turn(b, benchPrompt))
 		}
-		for i := range variants {
-			if round%2 == 1 {
-				i = len(variants) - 1 - i
-			}
+		for i := range alternated(len(variants), round) {
 			name := variants[i].name
 			samples[name+"-first"] = append(samples[name+"-first"], bridges[i].prompt(b, benchPrompt))
 			for range later {
@@ -414,10 +411,7 @@ func BenchmarkWire(b *testing.B) {
 	samples := map[string][]float64{}
 	round := 0
 	for b.Loop() {
-		for i := range modes {
-			if round%2 == 1 {
-				i = len(modes) - 1 - i
-			}
+		for i := range alternated(len(modes), round) {
 			m := modes[i]
 			var all, updates, deltas, frames int
 			bridges[m].send(`{"type":"prompt","message":"[[huge:%d]][[chunk:10]]"}`, size)
@@ -483,10 +477,7 @@ func BenchmarkGetStateDuringReply(b *testing.B) {
 	bytes := map[string][]float64{}
 	round := 0
 	for b.Loop() {
-		for i := range tps {
-			if round%2 == 1 {
-				i = len(tps) - 1 - i
-			}
+		for i := range alternated(len(tps), round) {
 			tp := tps[i]
 			lat, n := probeDuringReply(b, bridges[tp], size)
 			probes[tp] = append(probes[tp], lat...)
@@ -639,10 +630,7 @@ func BenchmarkAbort(b *testing.B) {
 			wg.Wait()
 			continue
 		}
-		for i := range tps {
-			if round%2 == 1 {
-				i = len(tps) - 1 - i
-			}
+		for i := range alternated(len(tps), round) {
 			run(tps[i])
 		}
 		round++

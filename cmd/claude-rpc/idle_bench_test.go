@@ -180,10 +180,7 @@ func BenchmarkRelease(b *testing.B) {
 	samples := map[string][]time.Duration{}
 	round := 0
 	for b.Loop() {
-		for i := range cases {
-			if round%2 == 1 {
-				i = len(cases) - 1 - i
-			}
+		for i := range alternated(len(cases), round) {
 			samples[cases[i].name] = append(samples[cases[i].name], cases[i].f())
 		}
 		round++

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +28,22 @@ func median[T int64 | float64 | time.Duration](samples []T) T {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// alternated yields 0 … n-1 in round's order: forward in even rounds,
+// backward in odd ones, so that no side of a side-by-side benchmark keeps
+// one place in every round.
+func alternated(n, round int) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for i := range n {
+			if round%2 == 1 {
+				i = n - 1 - i
+			}
+			if !yield(i) {
+				return
+			}
+		}
+	}
+}
 
 // BenchmarkSDK compares a bridge turn with one query() turn of the
 // TypeScript Agent SDK (npm @anthropic-ai/claude-agent-sdk, pinned by
@@ -114,11 +131,7 @@ func BenchmarkSDK(b *testing.B) {
 	}
 	round := 0
 	for b.Loop() {
-		// Odd rounds run the steps in reverse: no side keeps one place.
-		for i := range steps {
-			if round%2 == 1 {
-				i = len(steps) - 1 - i
-			}
+		for i := range alternated(len(steps), round) {
 			steps[i]()
 		}
 		round++
@@ -191,10 +204,7 @@ func BenchmarkRelay(b *testing.B) {
 	}
 	round := 0
 	for b.Loop() {
-		for i := range builds {
-			if round%2 == 1 {
-				i = len(builds) - 1 - i
-			}
+		for i := range alternated(len(builds), round) {
 			relay(builds[i].prefix, builds[i].bin)
 		}
 		round++
