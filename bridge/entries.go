@@ -85,9 +85,6 @@ func appendEntry(dst []byte, e *entryJSON) ([]byte, error) {
 	if err != nil {
 		return dst, err
 	}
-	if e.Message == nil && e.ClaudeSessionID == "" {
-		return append(dst, b...), nil
-	}
 	start := len(dst)
 	dst = append(dst, b[:len(b)-1]...) // without its }
 	sep := func() {

@@ -133,7 +133,6 @@ func (f *sessionFiles) run() {
 					lines = append(lines, line)
 				} // else none of ours: every entry the bridge makes encodes
 			}
-			clear(pending[:n]) // each line is all that stays of its entry
 			pending = pending[n:]
 			w := writers[log]
 			if w == nil {

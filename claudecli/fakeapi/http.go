@@ -94,20 +94,18 @@ func (s *Server) serveConn(nc net.Conn) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		w := newResponse(bw, hr)
-		gone := false
+		stop := func() (gone bool) { return false }
 		if br.Buffered() == 0 { // else the client sent its next request already
-			stop := cr.watch(func() {
+			stop = cr.watch(func() {
 				select {
 				case <-s.done: // Close cut the connection: not the client
 				default:
 					cancel()
 				}
 			})
-			s.handle(w, hr.WithContext(ctx), body)
-			gone = stop()
-		} else {
-			s.handle(w, hr.WithContext(ctx), body)
 		}
+		s.handle(w, hr.WithContext(ctx), body)
+		gone := stop()
 		cancel()
 		select {
 		case <-s.done:
