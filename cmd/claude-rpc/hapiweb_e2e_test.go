@@ -257,21 +257,14 @@ func (r *hapiRun) request(t *testing.T, text string) (fakeapi.Request, bool) {
 	return fakeapi.Request{}, false
 }
 
-// The hapi tests run beside the others: each has its own hub, runner,
-// ports, folders and browser, and mostly waits on them (the machine's load
-// stays under 2 on 2 cores while one runs alone).
 func TestHapiWebOnPi16(t *testing.T) {
-	claudetest.EndToEnd(t)
-	t.Parallel()
 	checkHapiWeb(t, runHapiWeb(t, "pi", ""))
 }
 
 func TestHapiWeb(t *testing.T) {
 	claudetest.EndToEnd(t)
-	t.Parallel()
 	for _, tp := range []string{"stream", "pipe"} {
 		t.Run(tp, func(t *testing.T) {
-			t.Parallel()
 			checkHapiWeb(t, runHapiWeb(t, "claude-rpc", tp))
 		})
 	}
