@@ -3,7 +3,7 @@
 package main
 
 import (
-	"os/exec"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,16 +12,23 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
-
-	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
 )
 
-// needNode fails under CI, and skips elsewhere, without node on PATH: pi
-// extensions run in it.
-func needNode(t *testing.T) {
+// piNode is the environment a bridge runs pi extensions with: PATH
+// starting with the pinned Node 22 that scripts/install-pi16 installs
+// beside pi 1.6.0 (the extension host needs Node 22.19 or later), and the
+// cache holding pi's runtime.
+func piNode(t *testing.T) []string {
 	t.Helper()
-	_, err := exec.LookPath("node")
-	claudetest.Need(t, err == nil, "node on PATH runs pi extensions (--extension)")
+	dir := runInstaller(t, "install-pi16")
+	return []string{"PATH=" + filepath.Join(dir, "node_modules", ".bin") + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"CLAUDE_RPC_CACHE=" + filepath.Dir(dir)}
+}
+
+// startExtBridge starts a bridge that runs pi extensions (piNode), with args.
+func startExtBridge(t *testing.T, args ...string) *rpcProc {
+	t.Helper()
+	return startBridgeWith(t, bridgeOpts{env: piNode(t)}, args...)
 }
 
 // extensionFixture is the absolute path of testdata/extensions/name.
@@ -42,8 +49,7 @@ func extensionFixture(t *testing.T, name string) string {
 // the others are served.
 func TestExtension(t *testing.T) {
 	t.Parallel()
-	needNode(t)
-	b := startBridge(t, "-e", extensionFixture(t, "title.ts"),
+	b := startExtBridge(t, "-e", extensionFixture(t, "title.ts"),
 		"--extension", extensionFixture(t, "throws.ts"), "-e", extensionFixture(t, "missing.ts"))
 
 	require.True(t, b.call(map[string]any{"type": "prompt", "message": `[[tool:mcp__ext__name_chat:{"name":"Weather"}]]`}).Get("success").Bool())
@@ -92,7 +98,6 @@ func TestExtension(t *testing.T) {
 	log := b.stderr.String()
 	assert.Contains(t, log, "this extension fails on purpose")
 	assert.Contains(t, log, "missing.ts")
-	assert.Contains(t, log, "pi.registerShortcut is not supported")
 	assert.Contains(t, log, "must not reach the bridge's stdout", "an extension's stdout goes to the log")
 
 	// It goes on serving, the paragraph still there.
@@ -108,7 +113,7 @@ func TestExtensionWithoutNode(t *testing.T) {
 	b := startBridgeWith(t, bridgeOpts{env: []string{"PATH=" + t.TempDir()}}, "-e", extensionFixture(t, "title.ts"))
 	frames := b.runPrompt("hello [[say:hi]]")
 	assert.Equal(t, "hi", deltaText(frames))
-	assert.Contains(t, b.stderr.String(), "--extension ignored: no node on PATH")
+	assert.Contains(t, b.stderr.String(), "pi extensions are not loaded: no node on PATH")
 	assert.NotContains(t, b.lastRequest().Get("system").Raw, "name_chat")
 }
 
@@ -117,8 +122,7 @@ func TestExtensionWithoutNode(t *testing.T) {
 // before_agent_start paragraph still reaches the model.
 func TestExtensionOnPipe(t *testing.T) {
 	t.Parallel()
-	needNode(t)
-	b := startBridge(t, "--transport", "pipe", "-e", extensionFixture(t, "title.ts"))
+	b := startBridgeWith(t, bridgeOpts{env: piNode(t)}, "--transport", "pipe", "-e", extensionFixture(t, "title.ts"))
 	frames := b.runPrompt("hello [[say:hi]]")
 	assert.Equal(t, "hi", deltaText(frames))
 	assert.Equal(t, 1, strings.Count(b.stderr.String(), "need the stream transport"))
@@ -131,8 +135,7 @@ func TestExtensionOnPipe(t *testing.T) {
 // serving.
 func TestExtensionHostDies(t *testing.T) {
 	t.Parallel()
-	needNode(t)
-	b := startBridge(t, "-e", extensionFixture(t, "dies.ts"))
+	b := startExtBridge(t, "-e", extensionFixture(t, "dies.ts"))
 	frames := b.runPrompt(`[[tool:mcp__ext__die:{}]]`)
 	reply := last(frames, "message_end", "assistant").Get("message.content.0.text").String()
 	assert.Contains(t, reply, "the extension host is not running (it exited: exit status 3)")
