@@ -143,3 +143,62 @@ func TestExtensionHostDies(t *testing.T) {
 	frames = b.runPrompt("still there? [[say:yes]]")
 	assert.Equal(t, "yes", deltaText(frames))
 }
+
+// TestExtensionCommands: an extension's commands are listed by
+// get_commands (source "extension", where they come from), and a prompt
+// "/name args" runs the handler and is answered "handled" once it
+// returned, as pi answers; the API calls it makes are carried out as the
+// host's commands would be (setSessionName, sendUserMessage: a run,
+// newSession), and one that throws is pi's extension_error.
+func TestExtensionCommands(t *testing.T) {
+	t.Parallel()
+	ext := extensionFixture(t, "commands.ts")
+	b := startExtBridge(t, "-e", ext)
+
+	var cmds gjson.Result
+	require.Eventually(t, func() bool {
+		cmds = b.call(map[string]any{"type": "get_commands"})
+		return strings.Contains(cmds.Raw, "name-it")
+	}, 30*time.Second, 100*time.Millisecond, "the extension's commands are listed once it loaded")
+	var nameIt gjson.Result
+	for _, c := range cmds.Get("data.commands").Array() {
+		if c.Get("name").String() == "name-it" {
+			nameIt = c
+		}
+	}
+	assert.Equal(t, "extension", nameIt.Get("source").String())
+	assert.Equal(t, "Names the session", nameIt.Get("description").String())
+	assert.Equal(t, ext, nameIt.Get("sourceInfo.path").String())
+	assert.Equal(t, "cli", nameIt.Get("sourceInfo.source").String())
+
+	r := b.call(map[string]any{"type": "prompt", "message": "/name-it Weather"})
+	require.True(t, r.Get("success").Bool(), r.Raw)
+	assert.Equal(t, "handled", r.Get("data.disposition").String())
+	require.Eventually(t, func() bool {
+		return b.call(map[string]any{"type": "get_state"}).Get("data.sessionName").String() == "Weather"
+	}, 10*time.Second, 50*time.Millisecond, "setSessionName named the session")
+
+	r = b.call(map[string]any{"type": "prompt", "message": "/ask hello [[say:hi there]]"})
+	assert.Equal(t, "handled", r.Get("data.disposition").String())
+	frames := b.until(60*time.Second, isType("agent_end"))
+	assert.Equal(t, "hi there", deltaText(frames), "sendUserMessage ran a turn")
+	assert.Contains(t, b.lastRequest().Get("messages").Raw, "hello")
+
+	r = b.call(map[string]any{"type": "prompt", "message": "/broken"})
+	assert.Equal(t, "handled", r.Get("data.disposition").String())
+	errFrame := b.until(10*time.Second, isType("extension_error"))
+	e := errFrame[len(errFrame)-1]
+	assert.Equal(t, "command:broken", e.Get("extensionPath").String())
+	assert.Equal(t, "command", e.Get("event").String())
+	assert.Equal(t, "broken on purpose", e.Get("error").String())
+
+	before := b.call(map[string]any{"type": "get_state"}).Get("data.sessionId").String()
+	r = b.call(map[string]any{"type": "prompt", "message": "/fresh"})
+	assert.Equal(t, "handled", r.Get("data.disposition").String())
+	assert.NotEqual(t, before, b.call(map[string]any{"type": "get_state"}).Get("data.sessionId").String(), "newSession started a new session")
+	assert.Equal(t, 0, int(b.call(map[string]any{"type": "get_messages"}).Get("data.messages.#").Int()))
+
+	// A prompt naming no extension's command goes to the model.
+	frames = b.runPrompt("/nothing [[say:plain]]")
+	assert.Equal(t, "plain", deltaText(frames))
+}
