@@ -161,5 +161,5 @@ func TestHostWithoutNode(t *testing.T) {
 	defer r.mu.Unlock()
 	require.Len(t, r.notices, 1)
 	assert.Contains(t, r.notices[0], "error: pi extensions are not loaded: no node on PATH")
-	assert.Contains(t, r.notices[0], MinNode)
+	assert.Contains(t, r.notices[0], MinNodeVersion)
 }

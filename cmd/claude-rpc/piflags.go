@@ -98,7 +98,7 @@ func definePiFlags(fs *pflag.FlagSet) {
 	fs.Bool("no-prompt-templates", false, "with --no-skills: the CLI's --disable-slash-commands (-np)")
 	fs.StringArray("skill", nil, "load the skill in this folder (or SKILL.md file, or folder of skills) too (repeatable): given to the CLI with --add-dir")
 	fs.Bool("no-context-files", false, "leave out CLAUDE.md files (-nc): the CLI's CLAUDE_CODE_DISABLE_CLAUDE_MDS")
-	fs.StringArrayP("extension", "e", nil, "load this pi extension (a .ts or .js file, or a pi package's folder) with pi 1.6.0's own extension runtime, in Node "+extensions.MinNode+" or later on PATH (repeatable; README: what of pi's extension API it serves)")
+	fs.StringArrayP("extension", "e", nil, "load this pi extension (a .ts or .js file, or a pi package's folder) with pi 1.6.0's own extension runtime, in Node "+extensions.MinNodeVersion+" or later on PATH (repeatable; README: what of pi's extension API it serves)")
 	fs.Bool("no-approve", false, "ignore the project's own settings, CLAUDE.md, commands and skills (-na): the CLI's --setting-sources user")
 
 	// Accepted without effect (ignoredPiFlags says why) or without a word
