@@ -91,13 +91,13 @@ func (s *server) bash(c *call) (any, error) {
 		cancel()
 		s.bashJ.ended()
 		if err != nil {
-			s.out.send(errResponse(c.id, c.typ, err.Error()))
+			s.respond(c, errResponse(c.id, c.typ, err.Error()))
 			return
 		}
 		if !c.raw.Get("excludeFromContext").Bool() {
 			s.st.addBashContext(bashContextText(cmdline, res))
 		}
-		s.out.send(okResponse(c.id, c.typ, res))
+		s.respond(c, okResponse(c.id, c.typ, res))
 	})
 	if !started {
 		cancel()

@@ -20,6 +20,10 @@ type call struct {
 	// ctx is the server's context (set by the dispatcher): see Context.
 	ctx context.Context
 
+	// reply, set for a call the bridge made itself (an extension's API
+	// call: internalCall), takes its response instead of the host.
+	reply func(response)
+
 	// done is closed when the call's handler returned; early when its
 	// changes to the resources of def.early are made (settle). Calls
 	// waiting on it may go. Set by the dispatcher.

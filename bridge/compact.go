@@ -148,10 +148,10 @@ func (o *runner) compactDone(r *run) {
 	s.out.events([]transform.Event{end})
 	c := comp.call
 	if err != nil {
-		s.out.send(errResponse(c.id, c.typ, err.Error()))
+		s.respond(c, errResponse(c.id, c.typ, err.Error()))
 	} else {
 		s.st.noteCompaction(entryJSON{Type: "compaction", Summary: res.Summary, FirstKeptEntryID: res.FirstKeptEntryID, TokensBefore: res.TokensBefore})
-		s.out.send(okResponse(c.id, c.typ, comp.answer(res)))
+		s.respond(c, okResponse(c.id, c.typ, comp.answer(res)))
 	}
 	o.ended(r, nil)
 }

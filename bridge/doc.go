@@ -127,11 +127,15 @@
 //     does. Ended at shutdown after the runs, so their last entries go.
 //   - hostLink (host.go): the requests waiting for the host's answer.
 //   - bashJob (bash.go): the bash command running, one at a time.
-//   - extHost (extensions.go): the extension host (--extension), a Node
-//     process the server starts with it and ends at its shutdown, and
-//     the calls waiting for its answers; its stdout has one reader,
-//     which hands its tools to the settings and its ctx.ui calls to the
-//     writer (dialogs through askUI, on goroutines of the server's).
+//   - extensions.Host (package extensions; extensions.go is the bridge's
+//     side): the extension host, a Node process running pi's own extension
+//     runtime, started with the server when there is an extension to load
+//     and ended at its shutdown. Its stdout has one reader, which hands its
+//     tools to the settings, its ctx.ui calls to the writer (dialogs
+//     through askUI, on goroutines of the server's) and its API calls to
+//     goroutines that make them as the host's commands (internalCall,
+//     through the dispatcher). extPump owns the frames handed to it (the
+//     writer's tap queues them and never blocks).
 //   - infoKeeper (models.go): the CLI's models and commands, from the running
 //     CLI when the stream transport has one, else one query process shared
 //     by concurrent asks; until either answered, what the CLI said last

@@ -1,406 +1,77 @@
 package bridge
 
 import (
-	"bufio"
 	"context"
-	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
 
-	"github.com/claude-rpc/claude-rpc/claudecli"
-	"github.com/claude-rpc/claude-rpc/claudecli/jsonl"
+	"github.com/claude-rpc/claude-rpc/bridge/extensions"
 	"github.com/claude-rpc/claude-rpc/transform"
 )
 
-// pi extensions (--extension, Options.Extensions). One extension host, a
-// Node process running exthost/host.mjs, loads them all and answers the
-// bridge over its stdin and stdout in JSON lines (host.mjs says which);
-// the bridge owns it: started with the server, ended at its shutdown, its
-// stderr the bridge's log. What it serves:
-//   - the extensions' tools, to the CLI as the MCP server extServer
-//     (stream transport, as the host's own tools), run by the host;
-//   - before_agent_start: called before each prompt's run, from an empty
-//     system prompt (the bridge does not know the CLI's); what the
-//     handlers return is appended to the CLI's system prompt
-//     (--append-system-prompt), which takes effect as other settings do;
-//   - ctx.ui: fire-and-forget calls become extension_ui_request frames,
-//     dialogs go to the host through askUI.
-
-//go:embed exthost/host.mjs exthost/hooks.mjs exthost/typebox.mjs exthost/pi.mjs
-var extHostFiles embed.FS
+// pi extensions (Options.Extensions, ExtensionsDiscover): the extension
+// host (package extensions) runs them; this file is the bridge's side of
+// it, at these points:
+//   - startExtensions / stopExtensions: with the server;
+//   - its tools, to the CLI as the MCP server extServer (stream
+//     transport, as the host's own tools): callExtTool;
+//   - before_agent_start, before a prompt's run: extBeforeStart;
+//   - a prompt "/name args" naming an extension's command: extCommand;
+//   - get_commands lists their commands (source "extension");
+//   - the frames the extensions handle go to them (extTap, on the frame
+//     writer), the session's state before them (extPump);
+//   - what they call back: ctx.ui (extUI), extension_error, and the API
+//     calls the bridge carries out as the host's commands would be
+//     (extAction, through internalCall).
 
 // extServer is the MCP server name of the extensions' tools: the model
 // sees them as mcp__ext__<name> (transform's extensionTools); frames show the
 // extension's own name (under --tool-names pi).
 const extServer = "ext"
 
-// extLoadWait bounds how long a prompt waits for the extensions to load,
-// and extCallWait how long for before_agent_start's handlers.
-const (
-	extLoadWait = 15 * time.Second
-	extCallWait = 30 * time.Second
-)
-
-// extHostSource is the script node runs: the stand-in modules, then the
-// host.
-func extHostSource() string {
-	read := func(name string) string {
-		b, err := extHostFiles.ReadFile("exthost/" + name)
-		if err != nil {
-			panic(err) // embedded above
-		}
-		return string(b)
-	}
-	shims, _ := json.Marshal(map[string]string{"hooks": read("hooks.mjs"), "typebox": read("typebox.mjs"), "pi": read("pi.mjs")})
-	return "const SHIMS = " + string(shims) + ";\n" + read("host.mjs")
-}
-
-// extHost is the bridge's side of the extension host. Its mutex guards
-// the fields below it and is taken only in its methods, for short
-// sections that call nothing else.
-type extHost struct {
-	log   *slog.Logger
-	loads chan struct{} // closed once the host said what it loaded, or died
-	done  chan struct{} // closed once the host's stdout ended (it is gone)
-	// onTools is told the tools whenever the host reports them, before
-	// loads closes; onUI gets each ctx.ui call. Both run on the reader's
-	// goroutine and must not block.
-	onTools func([]hostTool)
-	onUI    func(gjson.Result)
-
-	wmu sync.Mutex
-	w   io.WriteCloser // the host's stdin
-
-	mu          sync.Mutex
-	seq         int64
-	pending     map[int64]*extPending
-	beforeStart bool  // a before_agent_start handler exists
-	gone        error // why the host is no longer there
-	stopping    bool  // the bridge is ending it: its end is no news
-	stop        func()
-}
-
-// extPending is a call waiting for the host's result.
-type extPending struct {
-	result chan gjson.Result
-	update func(gjson.Result) // a tool's onUpdate, nil for none
-}
-
-// errNoExtHost says why there is no extension host to ask.
-var errNoExtHost = errors.New("the extension host is not running")
-
-// startExtHost starts node with the host script for paths, in dir. It
-// fails when there is no node on PATH or it cannot start.
-func startExtHost(paths []string, dir string, env []string, log *slog.Logger, onTools func([]hostTool), onUI func(gjson.Result)) (*extHost, error) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		return nil, errors.New("no node on PATH: pi extensions run in Node (22.18 or later strips TypeScript types itself)")
-	}
-	list, _ := json.Marshal(paths)
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, node, "--input-type=module", "-e", extHostSource())
-	claudecli.PrepareGroup(cmd) // its context's end kills the host and what it started
-	cmd.Dir = dir
-	if env == nil {
-		env = os.Environ()
-	}
-	cmd.Env = append(env[:len(env):len(env)], "CLAUDE_RPC_EXTENSIONS="+string(list))
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	// Through the reaper (once enabled, a child it does not know is an
-	// orphan to it, reaped before its Wait: "waitid: no child processes").
-	childEnded, err := claudecli.StartChild(cmd, claudecli.EndOrphans)
-	if err != nil {
-		cancel()
-		return nil, fmt.Errorf("starting the extension host (%s): %w", node, err)
-	}
-	h := newExtHost(stdin, log, onTools, onUI)
-	var logged sync.WaitGroup
-	logged.Add(1)
-	go func() { // the host's stderr: the bridge's log
-		defer logged.Done()
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 0, 4096), 1<<20)
-		for sc.Scan() {
-			log.Info("extension host: " + sc.Text())
-		}
-		_, _ = io.Copy(io.Discard, stderr) // a line too long: the rest is drained, never left to block the host
-	}()
-	exited := make(chan struct{})
-	go func() {
-		h.read(stdout)
-		logged.Wait()
-		err := cmd.Wait()
-		childEnded()
-		h.ended(fmt.Errorf("%w (it exited: %v)", errNoExtHost, err))
-		close(exited)
-	}()
-	h.stop = func() {
-		// stdin's end tells the host to fire session_shutdown and exit;
-		// what does not end in time is killed, its process group with it.
-		h.mu.Lock()
-		h.stopping = true
-		h.mu.Unlock()
-		h.wmu.Lock()
-		_ = h.w.Close()
-		h.wmu.Unlock()
-		select {
-		case <-exited:
-		case <-time.After(2 * time.Second):
-			log.Warn("the extension host did not exit in time; killing it")
-		}
-		cancel()
-		<-exited
-	}
-	return h, nil
-}
-
-// newExtHost is the bridge's side of a host that reads w and whose
-// output is handed to read.
-func newExtHost(w io.WriteCloser, log *slog.Logger, onTools func([]hostTool), onUI func(gjson.Result)) *extHost {
-	return &extHost{log: log, w: w, loads: make(chan struct{}), done: make(chan struct{}),
-		onTools: onTools, onUI: onUI, pending: map[int64]*extPending{}}
-}
-
-// read owns the host's stdout until it ends.
-func (h *extHost) read(r io.Reader) {
-	lr := jsonl.NewReader(r, 64<<20)
-	for {
-		b, err := lr.Next()
-		if errors.Is(err, jsonl.ErrLineTooLong) {
-			h.log.Warn("extension host: a line too long to read; dropped")
-			continue
-		}
-		if err != nil {
-			return
-		}
-		m := gjson.ParseBytes(append([]byte(nil), b...))
-		if !m.IsObject() {
-			h.log.Warn("extension host: a line that is no JSON object", "line", string(b))
-			continue
-		}
-		h.handle(m)
-	}
-}
-
-// handle takes one message of the host.
-func (h *extHost) handle(m gjson.Result) {
-	switch m.Get("type").String() {
-	case "loaded":
-		for _, w := range m.Get("warnings").Array() {
-			h.log.Warn("--extension: " + w.String())
-		}
-		for _, e := range m.Get("errors").Array() {
-			h.log.Warn("--extension: the extension failed to load; going on without it", "path", e.Get("path").String(), "err", e.Get("error").String())
-		}
-		h.mu.Lock()
-		h.beforeStart = m.Get("beforeAgentStart").Bool()
-		h.mu.Unlock()
-		h.tools(m.Get("tools"))
-		select {
-		case <-h.loads:
-		default:
-			close(h.loads)
-		}
-	case "tools":
-		h.tools(m.Get("tools"))
-	case "result", "update":
-		h.mu.Lock()
-		p := h.pending[m.Get("id").Int()]
-		h.mu.Unlock()
-		switch {
-		case p == nil:
-		case m.Get("type").String() == "result":
-			select {
-			case p.result <- m:
-			default:
-			}
-		case p.update != nil:
-			p.update(m.Get("partialResult"))
-		}
-	case "ui":
-		if h.onUI != nil {
-			h.onUI(m)
-		}
-	default:
-		h.log.Warn("extension host: unknown message", "type", m.Get("type").String())
-	}
-}
-
-// tools checks the tools the host reports and tells onTools.
-func (h *extHost) tools(list gjson.Result) {
-	var tools []hostTool
-	seen := map[string]bool{}
-	for _, t := range list.Array() {
-		tool := hostTool{Name: t.Get("name").String(), Label: t.Get("label").String(), Description: t.Get("description").String(),
-			Parameters: json.RawMessage(`{"type":"object"}`)}
-		switch {
-		case !toolNameRe.MatchString(tool.Name):
-			h.log.Warn("--extension: tool left out: a name must be 1-54 letters, digits, _ or -", "tool", tool.Name)
-			continue
-		case seen[tool.Name]:
-			h.log.Warn("--extension: tool registered twice; the first is kept", "tool", tool.Name)
-			continue
-		}
-		if p := t.Get("parameters"); p.IsObject() {
-			tool.Parameters = json.RawMessage(p.Raw)
-		}
-		seen[tool.Name] = true
-		tools = append(tools, tool)
-	}
-	if h.onTools != nil {
-		h.onTools(tools)
-	}
-}
-
-// ended records that the host is gone and fails what waits for it.
-func (h *extHost) ended(why error) {
-	h.mu.Lock()
-	h.gone = why
-	stopping := h.stopping
-	pending := h.pending
-	h.pending = map[int64]*extPending{}
-	h.mu.Unlock()
-	for _, p := range pending {
-		close(p.result)
-	}
-	select {
-	case <-h.loads:
-		if stopping {
-			break
-		}
-		h.log.Warn("--extension: "+why.Error()+"; the extensions' tools answer with an error from now on", "err", why)
-	default:
-		h.log.Warn("--extension: the extension host ended before it loaded the extensions (its messages are in the log above); going on without them", "err", why)
-		close(h.loads)
-	}
-	close(h.done)
-}
-
-// call sends the host a request and waits for its result's value, ctx, or
-// the host's end. cancel, when ctx ends first, tells the host.
-func (h *extHost) call(ctx context.Context, typ string, fields map[string]any, update func(gjson.Result)) (gjson.Result, error) {
-	h.mu.Lock()
-	if h.gone != nil {
-		err := h.gone
-		h.mu.Unlock()
-		return gjson.Result{}, err
-	}
-	h.seq++
-	id := h.seq
-	p := &extPending{result: make(chan gjson.Result, 1), update: update}
-	h.pending[id] = p
-	h.mu.Unlock()
-	defer func() {
-		h.mu.Lock()
-		delete(h.pending, id)
-		h.mu.Unlock()
-	}()
-	fields["type"], fields["id"] = typ, id
-	if err := h.send(fields); err != nil {
-		return gjson.Result{}, err
-	}
-	select {
-	case m, ok := <-p.result:
-		if !ok {
-			return gjson.Result{}, h.why()
-		}
-		if e := m.Get("error"); e.Exists() {
-			return gjson.Result{}, errors.New(e.String())
-		}
-		return m.Get("value"), nil
-	case <-ctx.Done():
-		_ = h.send(map[string]any{"type": "cancel", "id": id})
-		return gjson.Result{}, context.Cause(ctx)
-	}
-}
-
-// send writes one message to the host.
-func (h *extHost) send(m any) error {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	h.wmu.Lock()
-	defer h.wmu.Unlock()
-	if _, err := h.w.Write(append(b, '\n')); err != nil {
-		return h.why()
-	}
-	return nil
-}
-
-// why is why the host cannot be asked.
-func (h *extHost) why() error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.gone != nil {
-		return h.gone
-	}
-	return errNoExtHost
-}
-
-// loaded waits until the host said what it loaded (or died), ctx, or
-// extLoadWait; it reports whether the extensions are there.
-func (h *extHost) loaded(ctx context.Context) bool {
-	select {
-	case <-h.loads:
-	case <-ctx.Done():
-		return false
-	case <-time.After(extLoadWait):
-		h.log.Warn("--extension: the extensions did not load in time; going on without them for now", "waited", extLoadWait)
-		return false
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.gone == nil
-}
-
-// hasBeforeStart reports whether an extension handles before_agent_start.
-func (h *extHost) hasBeforeStart() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.beforeStart && h.gone == nil
-}
-
-// The server's side.
-
-// startExtensions starts the extension host for Options.Extensions; no
-// node, or one that does not start, is a warning and no host.
+// startExtensions starts the extension host when there is anything to
+// load; it returns at once (the host loads on its own).
 func (s *server) startExtensions() {
-	if len(s.opts.Extensions) == 0 {
+	if len(s.opts.Extensions) == 0 && !s.opts.ExtensionsDiscover {
+		// With no extension configured, nothing is started.
 		return
 	}
-	h, err := startExtHost(s.opts.Extensions, s.cwd, s.opts.CLI.Env, s.log,
-		func(tools []hostTool) { s.applySettings(func(st *cliSettings) { st.extTools = tools }) },
-		s.extUI)
-	if err != nil {
-		s.log.Warn("--extension ignored: " + err.Error())
-		return
+	s.extEvents = newExtPump(s)
+	s.ext = extensions.Start(extensions.Config{
+		Paths: s.opts.Extensions, NoExtensions: !s.opts.ExtensionsDiscover, Dir: s.cwd, Env: s.opts.CLI.Env,
+		Flags: s.opts.ExtensionFlags, Cache: s.opts.cacheDir(), Log: s.log,
+	}, extensions.Callbacks{
+		Tools: func(tools []extensions.Tool) {
+			list := make([]hostTool, len(tools))
+			for i, t := range tools {
+				list[i] = hostTool(t)
+			}
+			s.applySettings(func(st *cliSettings) { st.extTools = list })
+		},
+		UI:     s.extUI,
+		Error:  s.extError,
+		Action: s.extAction,
+		Notice: func(level, text string) {
+			s.out.events([]transform.Event{transform.NotifyEvent(level, text)})
+		},
+	})
+	s.out.setTap(s.extEvents.wants, s.extEvents.tap)
+}
+
+// extLoaded waits for the extensions to load; false when there are none.
+func (s *server) extLoaded(ctx context.Context) bool {
+	if s.ext == nil || !s.ext.Loaded(ctx, extensions.LoadWait) {
+		return false
 	}
-	s.ext = h
+	s.extEvents.loaded()
+	return true
 }
 
 // warnExtensionTransport says, once the transport is known, that the
@@ -408,44 +79,103 @@ func (s *server) startExtensions() {
 func (s *server) warnExtensionTransport() {
 	if s.ext != nil && !s.capsNow().Control {
 		s.log.Warn("--extension: the extensions' tools need the stream transport (--transport stream): the CLI calls them over its control protocol; on " +
-			s.transportName() + " they are not offered (before_agent_start still applies)")
+			s.transportName() + " they are not offered (commands, events and before_agent_start still apply)")
 	}
 }
 
 // extBeforeStart calls the extensions' before_agent_start handlers before
-// a prompt's run and appends what they return to the CLI's system prompt
+// a prompt's run and appends the system prompt they leave to the CLI's
 // (a change takes effect as other settings do: applySettings). Off the
 // runner's loop.
 func (s *server) extBeforeStart(prompt string) {
-	h := s.ext
-	if h == nil || !h.loaded(s.ctx) || !h.hasBeforeStart() {
+	if !s.extLoaded(s.ctx) || !s.ext.Handles("before_agent_start") {
 		return
 	}
-	ctx, cancel := context.WithTimeoutCause(s.ctx, extCallWait, errors.New("before_agent_start took too long"))
+	s.extEvents.flushState()
+	ctx, cancel := context.WithTimeoutCause(s.ctx, extensions.CallWait, errors.New("before_agent_start took too long"))
 	defer cancel()
-	v, err := h.call(ctx, "before_agent_start", map[string]any{"prompt": prompt}, nil)
+	text, msgs, err := s.ext.BeforeAgentStart(ctx, prompt, "")
 	if err != nil {
 		s.log.Warn("--extension: before_agent_start failed; the system prompt stays as it was", "err", err)
 		return
 	}
-	text := strings.TrimSpace(v.Get("systemPrompt").String())
+	for _, m := range msgs {
+		// pi puts them in the model's context as custom messages: here
+		// they go with the system prompt, the one place before the turn.
+		if c := transform.ContentText(m.Get("content")); c != "" {
+			text += "\n\n" + c
+		}
+	}
+	text = strings.TrimSpace(text)
 	if set, _ := s.st.currentSettings(); set.extPrompt != text {
 		s.applySettings(func(st *cliSettings) { st.extPrompt = text })
 	}
+}
+
+// extCommand runs the extension command a prompt names ("/name args"),
+// and answers the prompt as pi does once the handler returned
+// (disposition "handled"). ok is false when no extension has the command.
+// It never blocks: the handler runs on a goroutine of its own.
+func (s *server) extCommand(c *call) (data any, ok bool) {
+	text := c.raw.Get("message").String()
+	if s.ext == nil || !strings.HasPrefix(text, "/") {
+		return nil, false
+	}
+	name, args, _ := strings.Cut(text[1:], " ")
+	// Not waited for (the dispatcher may be the caller): until the
+	// extensions loaded, none of their commands is known.
+	if !s.ext.Command(name) {
+		return nil, false
+	}
+	if !s.goes.start(func() {
+		s.extEvents.flushState()
+		_, err := s.ext.RunCommand(c.Context(), name, args)
+		if err != nil {
+			s.respond(c, errResponse(c.id, c.typ, "/"+name+": "+err.Error()))
+			return
+		}
+		s.respond(c, okResponse(c.id, c.typ, dispositionData{Disposition: "handled"}))
+	}) {
+		return nil, false
+	}
+	return nil, true
+}
+
+// extCommands is the extensions' commands for get_commands.
+func (s *server) extCommands() []slashCommand {
+	if s.ext == nil {
+		return nil
+	}
+	var out []slashCommand
+	for _, c := range s.ext.Commands() {
+		var si sourceInfo
+		_ = json.Unmarshal(c.SourceInfo, &si)
+		out = append(out, slashCommand{Name: c.Name, Description: c.Description, Source: "extension", SourceInfo: si})
+	}
+	return out
+}
+
+// extError sends pi's extension_error.
+func (s *server) extError(e extensions.Error) {
+	s.out.send(extensionErrorJSON{Type: "extension_error", ExtensionPath: e.ExtensionPath, Event: e.Event, Error: e.Error})
 }
 
 // extUI turns an extension's ctx.ui call into an extension_ui_request:
 // fire-and-forget ones are sent as they come; a dialog is asked through
 // askUI, on a goroutine of its own, and its answer handed back. On the
 // host's reader goroutine.
-func (s *server) extUI(m gjson.Result) {
-	method := m.Get("method").String()
+func (s *server) extUI(u extensions.UI) {
+	m := u.Fields
+	if u.Withdrawn {
+		s.extDialogs.cancel(u.ID)
+		return
+	}
 	id := s.host.next("ui_")
 	const typ = "extension_ui_request"
 	var req uiRequest
-	switch method {
+	switch u.Method {
 	case "setTitle":
-		s.out.send(uiSetTitleJSON{Type: typ, ID: id, Method: method, Title: m.Get("title").String()})
+		s.out.send(uiSetTitleJSON{Type: typ, ID: id, Method: u.Method, Title: m.Get("title").String()})
 	case "notify":
 		ev := transform.NotifyEvent(m.Get("notifyType").String(), m.Get("message").String())
 		ev.Notice.ID = id
@@ -460,36 +190,38 @@ func (s *server) extUI(m gjson.Result) {
 		ev.Notice.ID = id
 		s.out.events([]transform.Event{ev})
 	case "setWidget":
-		f := uiSetWidgetJSON{Type: typ, ID: id, Method: method, WidgetKey: m.Get("widgetKey").String(), WidgetPlacement: m.Get("widgetPlacement").String()}
+		f := uiSetWidgetJSON{Type: typ, ID: id, Method: u.Method, WidgetKey: m.Get("widgetKey").String(), WidgetPlacement: m.Get("widgetPlacement").String()}
 		for _, l := range m.Get("widgetLines").Array() {
 			f.WidgetLines = append(f.WidgetLines, l.String())
 		}
 		s.out.send(f)
 	case "set_editor_text":
-		s.out.send(uiSetEditorTextJSON{Type: typ, ID: id, Method: method, Text: m.Get("text").String()})
+		s.out.send(uiSetEditorTextJSON{Type: typ, ID: id, Method: u.Method, Text: m.Get("text").String()})
 	case "select":
 		var options []string
 		for _, o := range m.Get("options").Array() {
 			options = append(options, o.String())
 		}
-		req = &uiSelectJSON{Method: method, Title: m.Get("title").String(), Options: options}
+		req = &uiSelectJSON{Method: u.Method, Title: m.Get("title").String(), Options: options}
 	case "confirm":
-		req = &uiConfirmJSON{Method: method, Title: m.Get("title").String(), Message: m.Get("message").String()}
+		req = &uiConfirmJSON{Method: u.Method, Title: m.Get("title").String(), Message: m.Get("message").String()}
 	case "input":
-		req = &uiInputJSON{Method: method, Title: m.Get("title").String(), Placeholder: m.Get("placeholder").String()}
+		req = &uiInputJSON{Method: u.Method, Title: m.Get("title").String(), Placeholder: m.Get("placeholder").String()}
 	case "editor":
-		req = &uiEditorJSON{Method: method, Title: m.Get("title").String(), Prefill: m.Get("prefill").String()}
+		req = &uiEditorJSON{Method: u.Method, Title: m.Get("title").String(), Prefill: m.Get("prefill").String()}
 	default:
-		s.log.Warn("extension host: unknown ctx.ui method", "method", method)
+		s.log.Warn("extension host: unknown ctx.ui method", "method", u.Method)
 	}
-	if req == nil || !m.Get("uiId").Exists() {
+	if req == nil || !u.Dialog {
 		return
 	}
-	uiID := m.Get("uiId").Int()
+	ctx, cancel := context.WithCancel(s.ctx)
+	s.extDialogs.add(u.ID, cancel)
 	// Refused at shutdown: the extension host is ended with the bridge.
 	s.goes.start(func() {
-		answer := map[string]any{"type": "ui_response", "uiId": uiID}
-		if a, ok := s.askUI(s.ctx, req); ok {
+		defer s.extDialogs.cancel(u.ID)
+		answer := map[string]any{}
+		if a, ok := s.askUI(ctx, req); ok {
 			if v := a.Get("value"); v.Exists() {
 				answer["value"] = v.Value()
 			}
@@ -499,7 +231,7 @@ func (s *server) extUI(m gjson.Result) {
 		} else {
 			answer["cancelled"] = true
 		}
-		_ = s.ext.send(answer) // a host that is gone has nobody to answer
+		s.ext.AnswerUI(u.ID, answer)
 	})
 }
 
@@ -524,7 +256,8 @@ func (s *server) callExtTool(ctx context.Context, p gjson.Result) map[string]any
 		s.out.send(toolExecutionUpdateJSON{Type: "tool_execution_update", ToolCallID: toolCallID,
 			ToolName: s.opts.ToolNames.Name("mcp__" + extServer + "__" + name), Args: args, PartialResult: raw})
 	}
-	v, err := s.ext.call(ctx, "tool_call", map[string]any{"name": name, "toolCallId": toolCallID, "params": args}, update)
+	s.extEvents.flushState()
+	v, err := s.ext.CallTool(ctx, name, toolCallID, args, update)
 	switch {
 	case ctx.Err() != nil:
 		return textResult("The tool call was cancelled.", true)
@@ -540,7 +273,303 @@ func (s *server) callExtTool(ctx context.Context, p gjson.Result) map[string]any
 
 // stopExtensions ends the extension host, if any.
 func (s *server) stopExtensions() {
-	if s.ext != nil && s.ext.stop != nil {
-		s.ext.stop()
+	if s.ext != nil {
+		s.ext.Stop()
+		s.extEvents.stop()
 	}
+}
+
+// internalSeq numbers the bridge's own calls.
+var internalSeq atomic.Int64
+
+// internalCall runs a command as if the host had sent it, through the
+// dispatcher and its ordering rules, and returns its response (never
+// written to stdout). It blocks until answered or the server ends: call it
+// off the dispatcher's goroutine and the runner's loop.
+func (s *server) internalCall(cmd map[string]any) (gjson.Result, error) {
+	cmd["id"] = fmt.Sprintf("claude-rpc-ext-%d", internalSeq.Add(1))
+	line, err := json.Marshal(cmd)
+	if err != nil {
+		return gjson.Result{}, err
+	}
+	got := make(chan response, 1)
+	l := inLine{b: line, reply: func(r response) {
+		select {
+		case got <- r:
+		default:
+		}
+	}}
+	select {
+	case s.internal <- l:
+	case <-s.ctx.Done():
+		return gjson.Result{}, context.Cause(s.ctx)
+	}
+	select {
+	case r := <-got:
+		b, _ := json.Marshal(r)
+		res := gjson.ParseBytes(b)
+		if !res.Get("success").Bool() {
+			return res, errors.New(res.Get("error").String())
+		}
+		return res.Get("data"), nil
+	case <-s.ctx.Done():
+		return gjson.Result{}, context.Cause(s.ctx)
+	}
+}
+
+// extAction carries out an extension's API call as the host's command of
+// the same effect would be, on a goroutine of its own (an internal call
+// waits for the dispatcher), and answers the extension when it waits.
+func (s *server) extAction(a extensions.Action) {
+	s.goes.start(func() {
+		v, err := s.doExtAction(a)
+		if err != nil {
+			s.log.Warn("extension: "+a.Name+" failed", "err", err)
+			if !a.Awaited() {
+				s.extError(extensions.Error{ExtensionPath: "<runtime>", Event: snake(a.Name), Error: err.Error()})
+			}
+		}
+		a.Reply(v, err)
+	})
+}
+
+// snake is pi's name of an action's event in extension_error
+// (sendMessage → send_message).
+func snake(name string) string {
+	var b strings.Builder
+	for _, r := range name {
+		if r >= 'A' && r <= 'Z' {
+			b.WriteByte('_')
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// errNotYet is an API call claude-rpc does not carry out (yet): the README's
+// extension table says which and why.
+func errNotYet(name string) error {
+	return fmt.Errorf("%s is not supported by claude-rpc", name)
+}
+
+func (s *server) doExtAction(a extensions.Action) (any, error) {
+	args := a.Args
+	cancelled := func(v gjson.Result, err error) (any, error) {
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"cancelled": v.Get("cancelled").Bool()}, nil
+	}
+	switch a.Name {
+	case "setSessionName":
+		_, err := s.internalCall(map[string]any{"type": "set_session_name", "name": args.Get("name").String()})
+		return nil, err
+	case "setModel":
+		_, err := s.internalCall(map[string]any{"type": "set_model", "provider": args.Get("provider").String(), "modelId": args.Get("id").String()})
+		return err == nil, nil
+	case "setThinkingLevel":
+		_, err := s.internalCall(map[string]any{"type": "set_thinking_level", "level": args.Get("level").String()})
+		return nil, err
+	case "abort":
+		_, err := s.internalCall(map[string]any{"type": "abort"})
+		return nil, err
+	case "compact":
+		v, err := s.internalCall(map[string]any{"type": "compact", "customInstructions": args.Get("customInstructions").String()})
+		return v.Value(), err
+	case "newSession":
+		return cancelled(s.internalCall(map[string]any{"type": "new_session", "parentSession": args.Get("parentSession").String()}))
+	case "switchSession":
+		return cancelled(s.internalCall(map[string]any{"type": "switch_session", "sessionPath": args.Get("sessionPath").String()}))
+	case "fork":
+		return cancelled(s.internalCall(map[string]any{"type": "fork", "entryId": args.Get("entryId").String()}))
+	case "waitForIdle":
+		s.waitIdle()
+		return nil, nil
+	case "sendUserMessage":
+		text := transform.ContentText(args.Get("content"))
+		cmd := map[string]any{"type": "prompt", "message": text}
+		switch args.Get("options.deliverAs").String() {
+		case "steer":
+			cmd["streamingBehavior"] = "steer"
+		case "followUp":
+			cmd["streamingBehavior"] = "followUp"
+		}
+		_, err := s.internalCall(cmd)
+		return nil, err
+	case "shutdown":
+		// pi's RPC mode exits once idle; claude-rpc ends as at stdin's end.
+		go func() {
+			s.waitIdle()
+			s.stop(errShutdown)
+		}()
+		return nil, nil
+	case "setActiveTools", "appendEntry", "setLabel", "sendMessage", "reload", "navigateTree":
+		return nil, errNotYet(a.Name)
+	}
+	return nil, errNotYet(a.Name)
+}
+
+// waitIdle returns once no run is going (or the server ends).
+func (s *server) waitIdle() {
+	for s.ctx.Err() == nil {
+		if !s.runs.status().streaming {
+			return
+		}
+		select {
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// extDialogs are the extensions' dialogs being asked, by the host's id:
+// the host withdraws one when its timeout or signal ends it.
+type extDialogs struct {
+	mu   sync.Mutex
+	byID map[int64]context.CancelFunc
+}
+
+func (d *extDialogs) add(id int64, cancel context.CancelFunc) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.byID == nil {
+		d.byID = map[int64]context.CancelFunc{}
+	}
+	d.byID[id] = cancel
+}
+
+// cancel ends dialog id's asking (withdrawn from the host), if it is asked.
+func (d *extDialogs) cancel(id int64) {
+	d.mu.Lock()
+	cancel := d.byID[id]
+	delete(d.byID, id)
+	d.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// extPump owns the hand-over of frames to the extension host: the frame
+// writer's tap (its goroutine: it must not block, nor take the state's
+// lock, which a queuer may hold while it waits for the writer) copies the
+// frames of the types the extensions handle into its queue; its own
+// goroutine tells the host the session's state before the frames that
+// follow a change of it, then the frame.
+type extPump struct {
+	s       *server
+	handled atomic.Pointer[map[string]bool] // nil until the extensions loaded
+
+	mu      sync.Mutex
+	q       [][]byte
+	started bool
+	wake    chan struct{}
+	done    chan struct{}
+}
+
+func newExtPump(s *server) *extPump {
+	return &extPump{s: s, wake: make(chan struct{}, 1), done: make(chan struct{})}
+}
+
+// stateBefore are the frames after which the session's state changed:
+// the host hears the state before them.
+var stateBefore = map[string]bool{
+	"agent_start": true, "agent_end": true, "turn_start": true, "turn_end": true, "message_end": true,
+	"tool_execution_start": true, "tool_execution_end": true, "agent_settled": true,
+}
+
+// wants reports whether the extensions handle frames of type typ. On the
+// writer's goroutine.
+func (p *extPump) wants(typ string) bool {
+	h := p.handled.Load()
+	return h != nil && (*h)[typ]
+}
+
+// tap queues a frame the extensions handle. On the writer's goroutine:
+// never blocks.
+func (p *extPump) tap(frame []byte) {
+	p.mu.Lock()
+	p.q = append(p.q, frame)
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// loaded starts the hand-over once the extensions loaded: the state, then
+// session_start (reason startup) as pi fires it when it binds them.
+func (p *extPump) loaded() {
+	p.mu.Lock()
+	if p.started {
+		p.mu.Unlock()
+		return
+	}
+	p.started = true
+	p.mu.Unlock()
+	h := p.s.ext.HandledEvents()
+	p.handled.Store(&h)
+	p.flushState()
+	p.s.ext.Event(json.RawMessage(`{"type":"session_start","reason":"startup"}`))
+	go p.run()
+}
+
+// flushState tells the host the session's state as it is now. Off the
+// writer's goroutine and the runner's loop.
+func (p *extPump) flushState() {
+	if p == nil || p.s.ext == nil {
+		return
+	}
+	p.s.ext.SetState(p.s.extState())
+}
+
+func (p *extPump) run() {
+	for {
+		p.mu.Lock()
+		q := p.q
+		p.q = nil
+		p.mu.Unlock()
+		for _, f := range q {
+			if stateBefore[gjson.GetBytes(f, "type").String()] {
+				p.flushState()
+			}
+			p.s.ext.Event(f)
+		}
+		select {
+		case <-p.wake:
+		case <-p.done:
+			return
+		}
+	}
+}
+
+func (p *extPump) stop() {
+	select {
+	case <-p.done:
+	default:
+		close(p.done)
+	}
+}
+
+// extState is the session's state as the extensions read it (ctx.model,
+// ctx.isIdle(), ctx.sessionManager's file, ...).
+func (s *server) extState() map[string]any {
+	rs := s.runs.status()
+	info, known := s.knownInfo()
+	d, _, _ := s.st.stateData(info, known)
+	m := map[string]any{
+		"thinkingLevel":   d.ThinkingLevel,
+		"idle":            !rs.streaming && !rs.compacting,
+		"sessionFile":     d.SessionFile,
+		"sessionId":       d.SessionID,
+		"pendingMessages": rs.pending,
+		"contextUsage":    d.ContextUsage,
+		"messageCount":    d.MessageCount,
+	}
+	if d.SessionName != "" {
+		m["sessionName"] = d.SessionName
+	}
+	if d.Model != nil {
+		m["model"] = d.Model
+	}
+	return m
 }

@@ -528,6 +528,16 @@ type hostToolsData struct {
 	ToolNames []string `json:"toolNames"`
 }
 
+// extensionErrorJSON is pi's extension_error: a pi extension's handler,
+// tool or command threw (or an API call it made failed: extensionPath
+// "<runtime>").
+type extensionErrorJSON struct {
+	Type          string `json:"type"`
+	ExtensionPath string `json:"extensionPath"`
+	Event         string `json:"event"`
+	Error         string `json:"error"`
+}
+
 // hostToolCallJSON asks the host to run one of its tools (xcsh's
 // host_tool_call); answer with host_tool_result (and, before it, any
 // host_tool_update).

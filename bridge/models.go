@@ -436,7 +436,8 @@ func (s *server) getCommands(c *call) (any, error) {
 		return nil, err
 	}
 	where := s.commandFiles() // sources.go
-	cmds := make([]slashCommand, 0, len(info.Commands))
+	// The extensions' first, as pi lists them.
+	cmds := append(make([]slashCommand, 0, len(info.Commands)), s.extCommands()...)
 	for _, ci := range info.Commands {
 		si, source := where.of(ci)
 		cmds = append(cmds, slashCommand{Name: ci.Name, Description: ci.Description, Source: source,

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/claude-rpc/claude-rpc/bridge/extensions"
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/infocache"
 	"github.com/claude-rpc/claude-rpc/transform"
@@ -81,9 +82,20 @@ type Options struct {
 	MessageUpdates string
 
 	// Extensions are pi extensions to load (pi's --extension): one Node
-	// process on PATH, owned by the bridge, runs them (extensions.go says
-	// what of pi's extension API it serves).
+	// process on PATH, owned by the bridge, runs them through pi's own
+	// extension runtime (package extensions; extensions.go says what of
+	// pi's extension API the bridge serves).
 	Extensions []string
+	// ExtensionsDiscover loads, besides Extensions, what pi finds itself
+	// (its extension folders and settings: pi without --no-extensions).
+	// The host is started only when there is something to load.
+	ExtensionsDiscover bool
+	// ExtensionFlags are the extensions' own flags given on the command
+	// line (pi's registerFlag), by name without dashes.
+	ExtensionFlags map[string]string
+	// ExtensionCache is where pi's runtime is installed or fetched to
+	// ("": the default cache, extensions.DefaultCache).
+	ExtensionCache string
 
 	// Prewarm starts the stream transport's CLI process when the bridge
 	// starts and whenever the session or the CLI's config replaced it, so
@@ -152,6 +164,14 @@ type Options struct {
 
 // modelWait is how long after the start get_state waits for the CLI to say
 // its model (firstModelWait, unless a test set its own).
+// cacheDir is where pi's extension runtime is kept.
+func (o *Options) cacheDir() string {
+	if o.ExtensionCache != "" {
+		return o.ExtensionCache
+	}
+	return extensions.DefaultCache(o.CLI.Env)
+}
+
 func (o *Options) modelWait() time.Duration {
 	if o.firstModelWait > 0 {
 		return o.firstModelWait

@@ -80,6 +80,7 @@ var bridgeEvents = []struct {
 	{"rpc_frame_error", "rpc_frame_error", rpcFrameErrorJSON{}, nil},
 	{"tool_execution_update", "tool_execution_update", toolExecutionUpdateJSON{}, nil},
 	{"host_tool_call", "host_tool_call", hostToolCallJSON{}, nil},
+	{"extension_error", "extension_error", extensionErrorJSON{}, nil},
 	{"host_tool_cancel", "host_tool_cancel", hostToolCancelJSON{}, nil},
 	{"host_uri_request", "host_uri_request", hostURIRequestJSON{}, nil},
 	{"host_uri_cancel", "host_uri_cancel", hostURICancelJSON{}, nil},
@@ -149,8 +150,7 @@ var (
 		"TodoTask.status":                     "pending, in_progress or completed.",
 	}
 	notEmitted = map[string]string{
-		"auto_compaction_start, auto_compaction_end": "the names pi's forks once used; claude-rpc writes pi's compaction_start/compaction_end (pi 0.73.1 and 1.5.2 alike) and only those, so a host that handles both never sees one compaction twice",
-		"extension_error": "claude-rpc runs no pi extensions",
+		"auto_compaction_start, auto_compaction_end":                              "the names pi's forks once used; claude-rpc writes pi's compaction_start/compaction_end (pi 0.73.1 and 1.5.2 alike) and only those, so a host that handles both never sees one compaction twice",
 		"extension_ui_request with method setWidget, setTitle or set_editor_text": "the CLI asks nothing that needs them: permissions and AskUserQuestion come as select or input",
 	}
 )

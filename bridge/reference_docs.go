@@ -51,6 +51,7 @@ var referenceDocs = schema.Docs{
 	"github.com/claude-rpc/claude-rpc/bridge.eventFilterData.Events":                "Events are the event types written; null: all.",
 	"github.com/claude-rpc/claude-rpc/bridge.exportData":                            "exportData is export_html's data.",
 	"github.com/claude-rpc/claude-rpc/bridge.exportData.Path":                       "Path is the HTML file written.",
+	"github.com/claude-rpc/claude-rpc/bridge.extensionErrorJSON":                    "extensionErrorJSON is pi's extension_error: a pi extension's handler, tool or command threw (or an API call it made failed: extensionPath \"<runtime>\").",
 	"github.com/claude-rpc/claude-rpc/bridge.fastModeData":                          "fastModeData is set_fast_mode's data (omp's).",
 	"github.com/claude-rpc/claude-rpc/bridge.fastModeData.Active":                   "Active says whether the CLI said, at the end of the last turn, that fast mode served it (false until a turn with it ran).",
 	"github.com/claude-rpc/claude-rpc/bridge.fastModeData.Enabled":                  "Enabled is what the host asked for.",

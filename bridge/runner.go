@@ -364,6 +364,10 @@ func (s *server) prompt(c *call) (any, error) {
 	if behavior != "" && behavior != "steer" && behavior != "followUp" {
 		return nil, fmt.Errorf("prompt: streamingBehavior must be \"steer\" or \"followUp\", got %q", behavior)
 	}
+	// As pi: an extension's command runs at once, even while a run goes on.
+	if _, ok := s.extCommand(c); ok {
+		return nil, errAnswered
+	}
 	return s.withMessage(c, func(o *runner, m message) (any, error) {
 		if behavior == "" {
 			return nil, errors.New("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.")
@@ -398,7 +402,7 @@ func (s *server) abortAndPrompt(c *call) (any, error) {
 	return s.withMessage(c, func(o *runner, m message) (any, error) {
 		o.cur.then, o.cur.thenCall = &m, c
 		o.abortRun(o.cur)
-		s.out.send(okResponse(c.id, c.typ, nil))
+		s.respond(c, okResponse(c.id, c.typ, nil))
 		return nil, errAnswered
 	})
 }
@@ -664,7 +668,7 @@ func (o *runner) startRun(c *call, m message) {
 	o.onLoop()
 	// Acknowledge before agent_start: the run's first frames are queued
 	// after this response.
-	o.s.out.send(okResponse(c.id, c.typ, dispositionData{Disposition: "started"}))
+	o.s.respond(c, okResponse(c.id, c.typ, dispositionData{Disposition: "started"}))
 	r := o.launch(m)
 	if c.typ == "prompt" || c.typ == "abort_and_prompt" {
 		r.prompts = append(r.prompts, c)
@@ -1287,7 +1291,7 @@ func (o *runner) ended(r *run, msgs []transform.Message) {
 		}
 	}
 	for _, c := range r.abortIDs {
-		s.out.send(okResponse(c.id, c.typ, nil))
+		s.respond(c, okResponse(c.id, c.typ, nil))
 	}
 	if next != nil {
 		o.launch(*next).prompts = carried

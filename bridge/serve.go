@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/claude-rpc/claude-rpc/bridge/extensions"
 	"github.com/claude-rpc/claude-rpc/bridge/rpcframe"
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/infocache"
@@ -44,11 +45,16 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 		case <-ctx.Done():
 			s.log.Debug("context done; shutting down")
 			return nil
+		case <-s.ctx.Done():
+			s.log.Debug("the bridge is asked to end (an extension's shutdown); shutting down")
+			return nil
 		case l, ok := <-rd.lines:
 			if !ok {
 				s.log.Debug("stdin closed; shutting down")
 				return nil
 			}
+			s.dispatch(l)
+		case l := <-s.internal:
 			s.dispatch(l)
 		}
 	}
@@ -79,15 +85,22 @@ type server struct {
 	startedAt time.Time
 	started   chan struct{}
 
-	st    *state
-	runs  *runner
-	host  *hostLink
-	ext   *extHost // the extension host (Options.Extensions); nil for none
-	info  *infoKeeper
-	bashJ bashJob
-	subs  subagentRegistry
-	files *sessionFiles     // writes pi session files; nil when none are kept
-	piAt  *sessions.PiPlace // where they are kept; fixed
+	st   *state
+	runs *runner
+	host *hostLink
+	ext  *extensions.Host // the extension host (Options.Extensions); nil for none
+	// extEvents hands the frames the extensions handle to the host, the
+	// session's state before them; extDialogs are their dialogs asked.
+	extEvents  *extPump
+	extDialogs extDialogs
+	// internal carries the bridge's own calls (internalCall) to the
+	// dispatcher, as the host's lines come.
+	internal chan inLine
+	info     *infoKeeper
+	bashJ    bashJob
+	subs     subagentRegistry
+	files    *sessionFiles     // writes pi session files; nil when none are kept
+	piAt     *sessions.PiPlace // where they are kept; fixed
 
 	order  order                // the dispatcher's: which calls wait for which
 	chunks rpcframe.Reassembler // the dispatcher's: rpc_chunk frames from the host
@@ -118,7 +131,8 @@ func newServer(ctx context.Context, opts Options, out io.Writer) (*server, error
 	if opts.query == nil {
 		opts.query = claudecli.Query
 	}
-	s := &server{opts: opts, log: opts.Log, cache: opts.InfoCache, startedAt: time.Now(), started: make(chan struct{})}
+	s := &server{opts: opts, log: opts.Log, cache: opts.InfoCache, startedAt: time.Now(), started: make(chan struct{}),
+		internal: make(chan inLine)}
 	s.ctx, s.stop = context.WithCancelCause(ctx)
 	s.plan = &plannedTransport{done: make(chan struct{}), name: opts.Transport, ask: opts.Ask}
 	s.cwd = opts.CLI.Dir
@@ -175,9 +189,7 @@ func newServer(ctx context.Context, opts Options, out io.Writer) (*server, error
 			s.makePlan(version) // may run the CLI for its version: after ready
 		}
 		s.warnExtensionTransport()
-		if s.ext != nil {
-			s.ext.loaded(s.ctx) // the pre-warmed process gets their tools
-		}
+		s.extLoaded(s.ctx) // the pre-warmed process gets their tools
 		<-s.prewarm()
 		close(s.started)
 		s.refreshInfo()
@@ -189,6 +201,8 @@ func newServer(ctx context.Context, opts Options, out io.Writer) (*server, error
 type inLine struct {
 	b   []byte
 	err error
+	// reply: the line is the bridge's own (internalCall), answered to it.
+	reply func(response)
 }
 
 // hostReader owns the host's stdin: one goroutine (read) reads its lines
@@ -287,22 +301,23 @@ func (s *server) dispatch(l inLine) {
 		line = frame
 	}
 	c, err := parseCall(line)
+	c.reply = l.reply
 	if err != nil {
 		// pi answers a line that is no JSON object without an id, and an
 		// object without a string type with its id (c.id; nil for the
 		// former), so a host waiting for that id is answered.
-		s.out.send(errResponse(c.id, "parse", "Failed to parse command: "+err.Error()))
+		s.respond(c, errResponse(c.id, "parse", "Failed to parse command: "+err.Error()))
 		return
 	}
 	c.def = commandsByName[c.typ]
 	if c.def == nil {
 		// With its id: pi 1.5's and omp's clients wait for it (pi 0.73.1
 		// answered without; its client ignores the id either way).
-		s.out.send(errResponse(c.id, c.typ, "Unknown command: "+c.typ))
+		s.respond(c, errResponse(c.id, c.typ, "Unknown command: "+c.typ))
 		return
 	}
 	if err := c.check(); err != nil {
-		s.out.send(errResponse(c.id, c.typ, err.Error()))
+		s.respond(c, errResponse(c.id, c.typ, err.Error()))
 		return
 	}
 	c.ctx = s.ctx
@@ -340,10 +355,20 @@ func (s *server) handle(c *call) {
 		if errors.As(err, &ce) {
 			r.Code = ce.code
 		}
-		s.out.send(r)
+		s.respond(c, r)
 	default:
-		s.out.send(okResponse(c.id, c.typ, data))
+		s.respond(c, okResponse(c.id, c.typ, data))
 	}
+}
+
+// respond writes c's response: to the host, or to the bridge itself for a
+// call it made (internalCall).
+func (s *server) respond(c *call, r response) {
+	if c.reply != nil {
+		c.reply(r)
+		return
+	}
+	s.out.send(r)
 }
 
 // codedError is a failure whose response carries a code.
@@ -500,7 +525,7 @@ func (s *server) negotiateProtocol(c *call) (any, error) {
 	v := c.raw.Get("protocolVersion")
 	switch {
 	case v.Type == gjson.Number && v.Num == 2:
-		s.out.sendThenChunk(okResponse(c.id, c.typ, negotiateData{ProtocolVersion: 2}))
+		s.out.sendThenChunk(okResponse(c.id, c.typ, negotiateData{ProtocolVersion: 2})) // never an internal call
 		return nil, errAnswered
 	case v.Type == gjson.Number && v.Num == 1:
 		return negotiateData{ProtocolVersion: 1}, nil

@@ -734,7 +734,7 @@ func (s *server) getState(c *call) (any, error) {
 		if info, ok := s.awaitInfo(ctx); ok {
 			d = s.st.withModel(d, info, choice)
 		}
-		s.out.send(okResponse(c.id, c.typ, d))
+		s.respond(c, okResponse(c.id, c.typ, d))
 	}) {
 		return d, nil // shutting down: as it is
 	}

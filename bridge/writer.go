@@ -65,6 +65,22 @@ type frameWriter struct {
 	// (run) never takes it, so the wait ends when the host reads.
 	mu     sync.Mutex
 	closed bool
+
+	// tap, once set, is handed a copy of each event frame written whose
+	// type it wants (the extension host's: extPump). Both run on the
+	// writer's goroutine and must not block.
+	tap atomic.Pointer[frameTap]
+}
+
+// frameTap is a reader of the events written besides the host.
+type frameTap struct {
+	wants func(typ string) bool
+	take  func(frame []byte)
+}
+
+// setTap sets the writer's tap (see frameWriter.tap).
+func (w *frameWriter) setTap(wants func(string) bool, take func([]byte)) {
+	w.tap.Store(&frameTap{wants: wants, take: take})
 }
 
 // item is one frame to write: an event, or a response already encoded.
@@ -185,6 +201,7 @@ type stages struct {
 	s      *sink
 	log    *slog.Logger
 	failed bool // stdout failed: every later item is dropped
+	tap    *atomic.Pointer[frameTap]
 }
 
 // run is the writer goroutine: it takes each item in turn and hands it
@@ -192,7 +209,7 @@ type stages struct {
 func (w *frameWriter) run() {
 	defer close(w.done)
 	p := &stages{q: orderQueue{ch: w.ch}, c: newCoalescer(w.coalesce),
-		f: newFrameEncoder(w.sink, w.delta, w.log), s: w.sink, log: w.log}
+		f: newFrameEncoder(w.sink, w.delta, w.log), s: w.sink, log: w.log, tap: &w.tap}
 	for {
 		it, ok := p.next()
 		switch {
@@ -282,6 +299,15 @@ func (p *stages) write(it *item) {
 		p.c.wrote(size)
 	}
 	p.s.note(it.read, it.held)
+	if t := p.tap.Load(); t != nil && it.frame == nil && t.wants(it.ev.Type) {
+		// Encoded again, whole (full message_update): what pi's handlers
+		// are given. Only for the types an extension handles.
+		var buf bytes.Buffer
+		enc := transform.NewEncoder(&buf)
+		if err := enc.Event(&it.ev); err == nil && enc.Flush() == nil {
+			t.take(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		}
+	}
 }
 
 // flush writes what the encoder holds to stdout, then reports the frames

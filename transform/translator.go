@@ -885,7 +885,7 @@ func (t *Translator) user(out []Event, v *object) []Event {
 			return out
 		}
 	}
-	text := userText(content)
+	text := ContentText(content)
 	switch {
 	case strings.HasPrefix(text, "<local-command-stdout>"), strings.HasPrefix(text, "<local-command-stderr>"):
 		// A slash command's output: show it as the assistant's answer.
@@ -992,8 +992,8 @@ func toolContent(c gjson.Result) []Content {
 	return out
 }
 
-// userText returns the text of a user message's content.
-func userText(c gjson.Result) string {
+// ContentText returns the text of a message's content: a string, or its text blocks joined by newlines.
+func ContentText(c gjson.Result) string {
 	if c.Type == gjson.String {
 		return c.String()
 	}

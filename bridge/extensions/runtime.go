@@ -252,21 +252,8 @@ var piPackages = []npmPackage{
 	},
 }
 
-// DefaultCache is the cache root scripts/install-pi15 and demo use:
-// ${CLAUDE_RPC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/claude-rpc}.
-func DefaultCache() string {
-	if d := os.Getenv("CLAUDE_RPC_CACHE"); d != "" {
-		return d
-	}
-	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
-		return filepath.Join(d, "claude-rpc")
-	}
-	home, _ := os.UserHomeDir() // "" leaves a relative path, which finds nothing
-	return filepath.Join(home, ".cache", "claude-rpc")
-}
-
 // PiPackage returns the folder of @earendil-works/pi-coding-agent 1.6.0
-// under cache ("" is DefaultCache()), whose dist/bundle/index.js the host
+// under cache ("" is DefaultCache(nil)), whose dist/bundle/index.js the host
 // imports, with jiti 2.7.0 beside it in the same node_modules. Found there
 // (installed by scripts/install-pi15 or by an earlier call), npm is not run.
 // Otherwise it fetches what is missing of the two with `npm pack` (npm: its
@@ -286,7 +273,7 @@ func PiPackage(ctx context.Context, cache, npm string, w io.Writer) (string, err
 // install is PiPackage for pkgs (tests give their own).
 func install(ctx context.Context, cache, npm string, w io.Writer, pkgs []npmPackage) (string, error) {
 	if cache == "" {
-		cache = DefaultCache()
+		cache = DefaultCache(nil)
 	}
 	dir := filepath.Join(cache, "pi-coding-agent-"+PiVersion)
 	piDir := filepath.Join(dir, "node_modules", filepath.FromSlash(pkgs[0].name))

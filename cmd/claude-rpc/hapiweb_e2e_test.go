@@ -96,8 +96,14 @@ func runHapiWeb(t *testing.T, target, transport string) *hapiRun {
 		}
 		env = append(env, "HOME="+home)
 	case "claude-rpc":
-		writeScript(t, piCmd, logArgs+fmt.Sprintf("exec %q --claude-path %q --transport %s --log-level debug \"$@\" 2>>%q\n",
-			binary(t), claudetest.CLI(t), transport, agentLog))
+		// hapi's title extension runs on pi's runtime, in the Node it needs.
+		nodeEnv := ""
+		for _, kv := range piNode(t) {
+			k, v, _ := strings.Cut(kv, "=")
+			nodeEnv += fmt.Sprintf("%s=%q ", k, v)
+		}
+		writeScript(t, piCmd, logArgs+fmt.Sprintf("%sexec %q --claude-path %q --transport %s --log-level debug \"$@\" 2>>%q\n",
+			nodeEnv, binary(t), claudetest.CLI(t), transport, agentLog))
 		env = srv.CLIEnv(home)
 	default:
 		t.Fatalf("unknown target %q", target)

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/claude-rpc/claude-rpc/bridge"
+	"github.com/claude-rpc/claude-rpc/bridge/extensions"
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/sessions"
 	"github.com/claude-rpc/claude-rpc/transform"
@@ -69,8 +70,8 @@ var ignoredPiFlags = []struct{ name, why string }{
 //   - --approve (trust the project's own files): the CLI in print mode
 //     skips its workspace trust dialog and loads the project's settings,
 //     CLAUDE.md, commands and skills (its --help on 2.1.328);
-//   - --no-extensions: claude-rpc discovers no pi extensions anyway (it
-//     loads only those --extension names, as pi does under it);
+//   - --no-extensions: read where extensions are found (pi's own places
+//     are not looked in);
 //   - --no-themes: there are no themes in --mode rpc.
 var quietPiFlags = []string{"approve", "no-extensions", "no-themes"}
 
@@ -97,7 +98,7 @@ func definePiFlags(fs *pflag.FlagSet) {
 	fs.Bool("no-prompt-templates", false, "with --no-skills: the CLI's --disable-slash-commands (-np)")
 	fs.StringArray("skill", nil, "load the skill in this folder (or SKILL.md file, or folder of skills) too (repeatable): given to the CLI with --add-dir")
 	fs.Bool("no-context-files", false, "leave out CLAUDE.md files (-nc): the CLI's CLAUDE_CODE_DISABLE_CLAUDE_MDS")
-	fs.StringArrayP("extension", "e", nil, "load this pi extension (a .ts or .js file) in a Node process on PATH (repeatable; README: what of pi's extension API it serves)")
+	fs.StringArrayP("extension", "e", nil, "load this pi extension (a .ts or .js file, or a pi package's folder) with pi 1.6.0's own extension runtime, in Node "+extensions.MinNodeVersion+" or later on PATH (repeatable; README: what of pi's extension API it serves)")
 	fs.Bool("no-approve", false, "ignore the project's own settings, CLAUDE.md, commands and skills (-na): the CLI's --setting-sources user")
 
 	// Accepted without effect (ignoredPiFlags says why) or without a word
@@ -348,6 +349,15 @@ func applyPiFlags(v *viper.Viper, opts *bridge.Options, log *slog.Logger) error 
 			e = abs
 		}
 		opts.Extensions = append(opts.Extensions, e)
+	}
+	// As pi: what it finds itself (its folders and settings) loads too,
+	// unless --no-extensions; no Node starts when there is nothing.
+	if !v.GetBool("no-extensions") {
+		dir := opts.CLI.Dir
+		if dir == "" {
+			dir, _ = os.Getwd()
+		}
+		opts.ExtensionsDiscover = extensions.Discoverable(dir, opts.CLI.Env)
 	}
 
 	for _, f := range ignoredPiFlags {

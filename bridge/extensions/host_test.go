@@ -1,0 +1,165 @@
+//go:build !windows
+
+package extensions
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+)
+
+// piEnv is an environment whose PATH starts with the pinned Node that
+// scripts/install-pi16 installs beside pi 1.6.0 (installed first when
+// missing), and the cache holding them.
+func piEnv(t *testing.T) ([]string, string) {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	require.NoError(t, err)
+	out, err := exec.Command("bash", filepath.Join(root, "scripts", "install-pi16")).Output()
+	claudetest.Need(t, err == nil, "scripts/install-pi16 installs pi 1.6.0 and its Node (npm)")
+	dir := strings.TrimSpace(string(out))
+	env := append(os.Environ(), "PATH="+filepath.Join(dir, "node_modules", ".bin")+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return env, filepath.Dir(dir)
+}
+
+// recorder keeps what the host calls back with.
+type recorder struct {
+	mu       sync.Mutex
+	tools    []Tool
+	commands []Command
+	ui       []UI
+	errors   []Error
+	actions  []Action
+	notices  []string
+}
+
+func (r *recorder) callbacks() Callbacks {
+	return Callbacks{
+		Tools:    func(t []Tool) { r.mu.Lock(); r.tools = t; r.mu.Unlock() },
+		Commands: func(c []Command) { r.mu.Lock(); r.commands = c; r.mu.Unlock() },
+		UI:       func(u UI) { r.mu.Lock(); r.ui = append(r.ui, u); r.mu.Unlock() },
+		Error:    func(e Error) { r.mu.Lock(); r.errors = append(r.errors, e); r.mu.Unlock() },
+		Action: func(a Action) {
+			r.mu.Lock()
+			r.actions = append(r.actions, a)
+			r.mu.Unlock()
+			a.Reply(map[string]any{"cancelled": false}, nil)
+		},
+		Notice: func(level, text string) { r.mu.Lock(); r.notices = append(r.notices, level+": "+text); r.mu.Unlock() },
+	}
+}
+
+// TestHostRunsPiExtensions: an extension in TypeScript pi's loader takes
+// and Node's type stripping does not (an enum, a parameter property, an
+// extensionless import of a .ts file, ./x.js for ./x.ts), importing what
+// pi gives extensions (truncateHead, formatSize, Type.Unsafe,
+// clampThinkingLevel), loads; its tool runs with its context (the theme,
+// ctx.sessionManager), its command runs and calls the command context
+// back (newSession), a throwing handler is an extension_error, and its
+// flag is given.
+func TestHostRunsPiExtensions(t *testing.T) {
+	env, cache := piEnv(t)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "util.ts"), []byte(`
+export enum Color { Red, Green }
+export class Box { constructor(private n: number) {} get(): number { return this.n; } }
+`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "more.ts"), []byte(`export const more: string = "more";`), 0o644))
+	ext := filepath.Join(dir, "ext.ts")
+	require.NoError(t, os.WriteFile(ext, []byte(`
+import { truncateHead, formatSize, type ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { Type } from "typebox";
+import { clampThinkingLevel } from "@mariozechner/pi-ai";
+import { Color, Box } from "./util";
+import { more } from "./more.js";
+export default function (pi: ExtensionAPI) {
+  pi.registerFlag("greeting", { type: "string", description: "what to say" });
+  pi.registerTool({
+    name: "probe", label: "Probe", description: "probes",
+    parameters: Type.Object({ a: Type.String(), u: Type.Unsafe<string>({ type: "string" }) }),
+    async execute(_id, params, _signal, _onUpdate, ctx) {
+      const text = [params.a, new Box(Color.Green).get(), typeof truncateHead, formatSize(2048), typeof clampThinkingLevel, more,
+        ctx.ui.theme.bold("b"), typeof ctx.sessionManager.getEntries, pi.getFlag("greeting")].join(" ");
+      return { content: [{ type: "text", text }], details: {} };
+    },
+  });
+  pi.registerCommand("again", { description: "starts over", handler: async (args, ctx) => {
+    ctx.ui.notify("again " + args, "info");
+    await ctx.newSession();
+  } });
+  pi.on("session_start", async () => { throw new Error("on purpose"); });
+}
+`), 0o644))
+	var r recorder
+	h := Start(Config{Paths: []string{ext}, NoExtensions: true, Dir: dir, Env: env, Cache: cache,
+		Flags: map[string]string{"greeting": "hello"}}, r.callbacks())
+	defer h.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.True(t, h.Loaded(ctx, 30*time.Second), "loaded: %v", r.notices)
+
+	r.mu.Lock()
+	require.Len(t, r.tools, 1)
+	assert.Equal(t, "probe", r.tools[0].Name)
+	assert.JSONEq(t, `{"type":"object","required":["a","u"],"properties":{"a":{"type":"string"},"u":{"type":"string"}}}`, string(r.tools[0].Parameters))
+	require.Len(t, r.commands, 1)
+	assert.Equal(t, "again", r.commands[0].Name)
+	assert.Equal(t, "extension", r.commands[0].Source)
+	assert.Contains(t, string(r.commands[0].SourceInfo), ext)
+	r.mu.Unlock()
+	assert.Equal(t, []string{"greeting"}, h.Flags())
+	assert.True(t, h.Handles("session_start"))
+
+	v, err := h.CallTool(ctx, "probe", "t1", json.RawMessage(`{"a":"x","u":"y"}`), nil)
+	require.NoError(t, err)
+	assert.Regexp(t, `^x 1 function 2\.0KB function more \S*b\S* function hello$`, v.Get("content.0.text").String())
+	assert.False(t, v.Get("isError").Bool())
+
+	handled, err := h.RunCommand(ctx, "again", "now")
+	require.NoError(t, err)
+	assert.True(t, handled)
+	handled, err = h.RunCommand(ctx, "nope", "")
+	require.NoError(t, err)
+	assert.False(t, handled)
+
+	h.Event(json.RawMessage(`{"type":"session_start","reason":"startup"}`))
+	require.Eventually(t, func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return len(r.errors) == 1
+	}, 10*time.Second, 20*time.Millisecond)
+	r.mu.Lock()
+	assert.Equal(t, Error{ExtensionPath: ext, Event: "session_start", Error: "on purpose"}, r.errors[0])
+	require.NotEmpty(t, r.ui)
+	assert.Equal(t, "notify", r.ui[0].Method)
+	assert.Equal(t, "again now", r.ui[0].Fields.Get("message").String())
+	require.Len(t, r.actions, 1)
+	assert.Equal(t, "newSession", r.actions[0].Name)
+	assert.True(t, r.actions[0].Awaited())
+	r.mu.Unlock()
+}
+
+// TestHostWithoutNode: no node on PATH is a notice naming the minimum,
+// and the host is gone at once.
+func TestHostWithoutNode(t *testing.T) {
+	var r recorder
+	h := Start(Config{Paths: []string{"x.ts"}, Env: []string{"PATH=" + t.TempDir()}, Cache: t.TempDir()}, r.callbacks())
+	defer h.Stop()
+	assert.False(t, h.Loaded(context.Background(), 10*time.Second))
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	require.Len(t, r.notices, 1)
+	assert.Contains(t, r.notices[0], "error: pi extensions are not loaded: no node on PATH")
+	assert.Contains(t, r.notices[0], MinNodeVersion)
+}

@@ -1,0 +1,32 @@
+// A pi extension whose commands call the API back: the session's name,
+// a prompt of its own, a new session; and a command that throws.
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+
+export default function (pi: ExtensionAPI) {
+  pi.registerCommand("name-it", {
+    description: "Names the session",
+    handler: async (args, ctx) => {
+      pi.setSessionName(args);
+      ctx.ui.notify(ctx.ui.theme.fg("accent", "named ") + args, "info");
+    },
+  });
+  pi.registerCommand("ask", {
+    description: "Asks the model",
+    handler: async (args) => {
+      pi.sendUserMessage(args);
+    },
+  });
+  pi.registerCommand("fresh", {
+    description: "Starts over",
+    handler: async (_args, ctx) => {
+      const r = await ctx.newSession();
+      ctx.ui.notify("fresh " + r.cancelled, "info");
+    },
+  });
+  pi.registerCommand("broken", {
+    description: "Throws",
+    handler: async () => {
+      throw new Error("broken on purpose");
+    },
+  });
+}
