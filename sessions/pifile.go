@@ -60,23 +60,9 @@ type PiPlace struct {
 // agent folder's settings.json), else sessions/--<cwd>-- in the agent
 // folder (PI_CODING_AGENT_DIR, default ~/.pi/agent). env is as os.Environ.
 func PiSessionPlace(env []string, cwd, given string) PiPlace {
-	home := lookupEnv(env, HomeVar())
-	if home == "" {
-		home, _ = os.UserHomeDir()
-	}
-	expand := func(p string) string {
-		if p == "~" {
-			return home
-		}
-		if strings.HasPrefix(p, "~/") || strings.HasPrefix(p, `~\`) {
-			return filepath.Join(home, p[2:])
-		}
-		return p
-	}
-	agent := expand(lookupEnv(env, PiAgentDirEnv))
-	if agent == "" {
-		agent = filepath.Join(home, ".pi", "agent")
-	}
+	home := piHome(env)
+	expand := func(p string) string { return expandHome(home, p) }
+	agent := PiAgentDir(env)
 	dir := given
 	if dir == "" {
 		dir = lookupEnv(env, PiSessionDirEnv)
@@ -95,6 +81,36 @@ func PiSessionPlace(env []string, cwd, given string) PiPlace {
 		return PiPlace{Dir: filepath.Clean(dir), Shared: true, Cwd: cwd}
 	}
 	return PiPlace{Dir: filepath.Join(agent, "sessions", piFolderName(cwd)), Cwd: cwd}
+}
+
+// PiAgentDir is pi's agent folder: PI_CODING_AGENT_DIR (a leading ~ is
+// the home folder), else ~/.pi/agent. env is as os.Environ.
+func PiAgentDir(env []string) string {
+	home := piHome(env)
+	if agent := expandHome(home, lookupEnv(env, PiAgentDirEnv)); agent != "" {
+		return agent
+	}
+	return filepath.Join(home, ".pi", "agent")
+}
+
+// piHome is the home folder pi uses: HomeVar in env, else the process's.
+func piHome(env []string) string {
+	if home := lookupEnv(env, HomeVar()); home != "" {
+		return home
+	}
+	home, _ := os.UserHomeDir()
+	return home
+}
+
+// expandHome expands a leading ~ in p to home, as pi does in its paths.
+func expandHome(home, p string) string {
+	if p == "~" {
+		return home
+	}
+	if strings.HasPrefix(p, "~/") || strings.HasPrefix(p, `~\`) {
+		return filepath.Join(home, p[2:])
+	}
+	return p
 }
 
 // piFolderName is pi's folder name for a working folder's sessions: the

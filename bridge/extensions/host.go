@@ -29,7 +29,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"sync"
 	"time"
 
@@ -37,6 +36,7 @@ import (
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/jsonl"
+	"github.com/claude-rpc/claude-rpc/sessions"
 )
 
 //go:embed host.mjs
@@ -762,16 +762,16 @@ func (h *Host) Stop() {
 // ${CLAUDE_RPC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/claude-rpc}, read
 // from env (nil: the process's).
 func DefaultCache(env []string) string {
-	get := getenv(env)
+	get := claudecli.Local(env).Getenv
 	if d := get("CLAUDE_RPC_CACHE"); d != "" {
 		return d
 	}
 	if d := get("XDG_CACHE_HOME"); d != "" {
 		return filepath.Join(d, "claude-rpc")
 	}
-	home := get("HOME")
+	home := get(sessions.HomeVar())
 	if home == "" {
-		home, _ = os.UserHomeDir()
+		home, _ = os.UserHomeDir() // "" leaves a relative path, which finds nothing
 	}
 	return filepath.Join(home, ".cache", "claude-rpc")
 }
@@ -782,16 +782,7 @@ func DefaultCache(env []string) string {
 // "packages" setting in either settings file. It reads a few folders and
 // two small files, so that a bridge with nothing to load starts no Node.
 func Discoverable(dir string, env []string) bool {
-	get := getenv(env)
-	agent := get("PI_CODING_AGENT_DIR")
-	if agent == "" {
-		home := get("HOME")
-		if home == "" {
-			home, _ = os.UserHomeDir()
-		}
-		agent = filepath.Join(home, ".pi", "agent")
-	}
-	for _, base := range []string{agent, filepath.Join(dir, ".pi")} {
+	for _, base := range []string{sessions.PiAgentDir(claudecli.Local(env).Env), filepath.Join(dir, ".pi")} {
 		if entries, err := os.ReadDir(filepath.Join(base, "extensions")); err == nil && len(entries) > 0 {
 			return true
 		}
@@ -803,20 +794,4 @@ func Discoverable(dir string, env []string) bool {
 		}
 	}
 	return false
-}
-
-// getenv reads env (nil: the process's environment), the last setting of
-// a name winning as in exec.Cmd.
-func getenv(env []string) func(string) string {
-	if env == nil {
-		return os.Getenv
-	}
-	return func(k string) string {
-		for i := len(env) - 1; i >= 0; i-- {
-			if name, v, ok := strings.Cut(env[i], "="); ok && name == k {
-				return v
-			}
-		}
-		return ""
-	}
 }

@@ -232,7 +232,7 @@ function ask(name, args) {
 }
 
 let runner;
-let shutdownAsked = false;
+let loaded = false; // the bridge was told what loaded: later changes are news
 function bind(r) {
   r.bindCore(
     {
@@ -272,10 +272,7 @@ function bind(r) {
       getSignal: () => undefined,
       abort: () => act("abort", {}),
       hasPendingMessages: () => state.pendingMessages > 0,
-      shutdown: () => {
-        shutdownAsked = true;
-        act("shutdown", {});
-      },
+      shutdown: () => act("shutdown", {}),
       getContextUsage: () => state.contextUsage,
       compact: (options) => {
         ask("compact", { customInstructions: options?.customInstructions }).then(
@@ -451,7 +448,6 @@ async function answer(m, f) {
   }
 }
 
-let loaded = false;
 const errors = loadedResult.errors.map((e) => ({ path: e.path, error: e.error }));
 loaded = true;
 send({
@@ -477,7 +473,7 @@ rl.on("line", (line) => {
   switch (m.type) {
     case "state": {
       const { type: _t, ...rest } = m;
-      if (rest.sessionFile !== state.sessionFile || rest.entries !== state.entries) sessionGen++;
+      if (rest.sessionFile !== state.sessionFile) sessionGen++;
       state = { ...state, ...rest };
       break;
     }

@@ -45,6 +45,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/sessions/filelock"
 )
 
@@ -120,7 +121,7 @@ func FindNode(env []string) (path, version string, err error) {
 	if env == nil {
 		env = os.Environ()
 	}
-	pathList := envPath(env)
+	pathList := claudecli.Local(env).Getenv("PATH")
 	path, ok := lookPath("node", pathList)
 	if !ok {
 		return "", "", fmt.Errorf("%w (PATH=%s): pi %s's extension runtime needs Node >= %s; install it (e.g. from https://nodejs.org) or put one first on PATH",
@@ -147,22 +148,6 @@ func FindNode(env []string) (path, version string, err error) {
 			ErrOldNode, path, version, PiVersion, MinNodeVersion, MinNodeVersion)
 	}
 	return path, version, nil
-}
-
-// envPath is the value of PATH in env (the last one wins, as in os/exec;
-// on Windows the name is matched without regard to case).
-func envPath(env []string) string {
-	if env == nil {
-		env = os.Environ()
-	}
-	path := ""
-	for _, kv := range env {
-		k, v, ok := strings.Cut(kv, "=")
-		if ok && (k == "PATH" || runtime.GOOS == "windows" && strings.EqualFold(k, "PATH")) {
-			path = v
-		}
-	}
-	return path
 }
 
 // lookPath finds the executable file name in the absolute folders of

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	"github.com/claude-rpc/claude-rpc/bridge/extensions"
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/sessions/filelock"
 )
@@ -50,17 +51,9 @@ func pinned() pinnedCLI {
 }
 
 // cacheDir is where scripts/install-cli installs CLIs:
-// ${CLAUDE_RPC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/claude-rpc}.
-func cacheDir() string {
-	if d := os.Getenv("CLAUDE_RPC_CACHE"); d != "" {
-		return d
-	}
-	if d := os.Getenv("XDG_CACHE_HOME"); d != "" {
-		return filepath.Join(d, "claude-rpc")
-	}
-	home, _ := os.UserHomeDir() // "" leaves a relative path, which finds nothing
-	return filepath.Join(home, ".cache", "claude-rpc")
-}
+// ${CLAUDE_RPC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/claude-rpc}, the
+// folder pi's extension runtime is kept in too.
+func cacheDir() string { return extensions.DefaultCache(nil) }
 
 // installed is the CLI's binary when the cache holds it, found as the
 // script finds it: the platform package's native binary, else npm's bin
