@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -265,4 +266,56 @@ func TestSlowReaderLosesNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3_000_000+5, len(out))
 	assert.True(t, strings.HasSuffix(string(out), "\nend\n"))
+}
+
+// TestPerTurnTakesOverlappingCallsInOrder: a Turn called while another is
+// still starting (a run aborted as its turn started, then the next prompt)
+// starts no process until the first call returned and its process ended,
+// so two processes never resume the session at once.
+func TestPerTurnTakesOverlappingCallsInOrder(t *testing.T) {
+	starting, release, secondStarts := make(chan struct{}), make(chan struct{}), make(chan bool, 1)
+	var first atomic.Pointer[cliProcess]
+	tr := &perTurn{cfg: fake(t, "relay"), name: TransportPipe, start: func(c Config, s Session, in []byte) (*cliProcess, error) {
+		if string(in) == "first\n" {
+			close(starting)
+			<-release
+			p, err := startTurn(c, s, in)
+			first.Store(p)
+			return p, err
+		}
+		ended := false
+		if p := first.Load(); p != nil {
+			select {
+			case <-p.Done():
+				ended = true
+			default:
+			}
+		}
+		secondStarts <- ended
+		return startTurn(c, s, in)
+	}}
+	turns := make(chan Turn, 2)
+	turn := func(in string) {
+		got, err := tr.Turn(Session{}, []byte(in+"\n"))
+		assert.NoError(t, err)
+		turns <- got
+	}
+	go turn("first")
+	<-starting
+	go turn("second")
+	select {
+	case <-secondStarts:
+		t.Fatal("the second call started its process while the first was starting")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	for range 2 {
+		got := <-turns
+		for {
+			if _, err := got.Next(); err != nil {
+				break
+			}
+		}
+	}
+	assert.True(t, <-secondStarts, "the first turn's process had ended")
 }

@@ -19,7 +19,9 @@ import (
 //
 // Turns are serial: [Transport.Turn] waits until the CLI is ready for a new
 // one (the previous per-turn process has written its transcript and exited,
-// or the persistent process has finished the previous turn).
+// or the persistent process has finished the previous turn). Calls may
+// overlap (a run aborted while its turn starts, then the next prompt): a
+// call waits for those before it, and its turn comes after theirs.
 type Transport interface {
 	// Name is the transport's --transport value, for logs and reports:
 	// what the transport can do is [Transport.Caps].
@@ -213,7 +215,9 @@ type perTurn struct {
 	name    string
 	start   func(Config, Session, []byte) (*cliProcess, error)
 
-	mu   sync.Mutex  // guards last and cfg
+	turns sync.Mutex // held through Turn: one call at a time, in order
+
+	mu   sync.Mutex  // guards last and cfg; never held while waiting
 	last *cliProcess // the newest process, maybe still writing its transcript
 }
 
@@ -240,6 +244,8 @@ func (t *perTurn) Quiesce() {
 }
 
 func (t *perTurn) Turn(session Session, input []byte) (Turn, error) {
+	t.turns.Lock()
+	defer t.turns.Unlock()
 	t.mu.Lock()
 	prev := t.last
 	t.mu.Unlock()

@@ -29,6 +29,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -69,6 +70,18 @@ type Config struct {
 	// Cache is the folder pi's runtime is installed in, or fetched into.
 	Cache string
 	Log   *slog.Logger
+}
+
+// what names the extensions cfg asks for, as a user gave them.
+func (cfg Config) what() string {
+	var parts []string
+	for _, p := range cfg.Paths {
+		parts = append(parts, "--extension "+p)
+	}
+	if !cfg.NoExtensions {
+		parts = append(parts, "those pi's settings and places name")
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Callbacks are how the host reaches the bridge. Each runs on the host's
@@ -200,7 +213,7 @@ func Start(cfg Config, cb Callbacks) *Host {
 	go func() {
 		if err := h.start(ctx, cfg); err != nil {
 			if ctx.Err() == nil { // not Stop's doing
-				h.notice("error", "pi extensions are not loaded: "+err.Error())
+				h.notice("error", "pi extensions are not loaded ("+cfg.what()+"): "+err.Error())
 			}
 			h.ended(err)
 			close(h.exited)

@@ -160,6 +160,6 @@ func TestHostWithoutNode(t *testing.T) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	require.Len(t, r.notices, 1)
-	assert.Contains(t, r.notices[0], "error: pi extensions are not loaded: no node on PATH")
+	assert.Contains(t, r.notices[0], "error: pi extensions are not loaded (--extension x.ts, those pi's settings and places name): no node on PATH")
 	assert.Contains(t, r.notices[0], MinNodeVersion)
 }

@@ -40,6 +40,8 @@ type Transport struct {
 	// previous CLI process taking its time to exit, or a slow start.
 	Hold <-chan struct{}
 
+	starting sync.Mutex // held through Turn: calls are taken in order, as the real ones
+
 	mu     sync.Mutex
 	n      int
 	cfg    claudecli.Config
@@ -109,6 +111,8 @@ func (f *Transport) LiveInfo(context.Context) (claudecli.Info, bool) {
 
 // Turn starts the next scenario once the previous turn is over.
 func (f *Transport) Turn(session claudecli.Session, input []byte) (claudecli.Turn, error) {
+	f.starting.Lock()
+	defer f.starting.Unlock()
 	f.mu.Lock()
 	prev := f.last
 	f.mu.Unlock()
