@@ -91,8 +91,9 @@ type Options struct {
 	// The host is started only when there is something to load.
 	ExtensionsDiscover bool
 	// ExtensionFlags are the extensions' own flags given on the command
-	// line (pi's registerFlag), by name without dashes.
-	ExtensionFlags map[string]string
+	// line (pi's registerFlag), by name without dashes: a string, or true
+	// for a bare flag (extensions.Config.Flags).
+	ExtensionFlags map[string]any
 	// ExtensionCache is where pi's runtime is installed or fetched to
 	// ("": the default cache, extensions.DefaultCache).
 	ExtensionCache string

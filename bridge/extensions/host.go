@@ -65,8 +65,10 @@ type Config struct {
 	// Env is the host's environment (nil: the bridge's own).
 	Env []string
 	// Flags are the extensions' flags given on the command line, by name
-	// without dashes ("true" for a bare boolean flag).
-	Flags map[string]string
+	// without dashes: a string, or true for a bare flag, as pi's parser
+	// gives them (a bare flag sets a boolean one; a string one then wants a
+	// value, and pi's runtime says so).
+	Flags map[string]any
 	// Cache is the folder pi's runtime is installed in, or fetched into.
 	Cache string
 	Log   *slog.Logger
@@ -375,6 +377,11 @@ func (h *Host) handle(m gjson.Result) {
 	case "loaded":
 		for _, w := range m.Get("warnings").Array() {
 			h.log.Warn("extensions: " + w.String())
+		}
+		// pi exits on these at startup; the bridge is serving already, so
+		// the host is told and the session goes on.
+		for _, p := range m.Get("problems").Array() {
+			h.notice("error", "extensions: "+p.String())
 		}
 		for _, e := range m.Get("errors").Array() {
 			h.notice("warning", fmt.Sprintf("the extension %s failed to load; going on without it: %s", e.Get("path").String(), e.Get("error").String()))

@@ -9,7 +9,9 @@
 // host's lines only.
 //
 // host → bridge:
-//   {type:"loaded", node, tools, commands, flags, handlers, errors, warnings}
+//   {type:"loaded", node, tools, commands, flags, handlers, errors, warnings, problems}
+//     (warnings and problems: pi's startup diagnostics, its warnings and its
+//     errors, such as an unknown or valueless flag, on which pi itself exits)
 //   {type:"tools", tools} | {type:"commands", commands}   changed after loading
 //   {type:"result", id, value} | {type:"result", id, error}
 //   {type:"update", id, partialResult}                   a tool's onUpdate
@@ -36,7 +38,7 @@ import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 import { format } from "node:util";
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 
 try {
   enableCompileCache?.(); // pi's bundle is ~10 MB of JavaScript: compiled once per machine
@@ -83,13 +85,24 @@ let state = {
 };
 
 // The session's entries, read with pi's own SessionManager from the pi file
-// the bridge writes; opened again when the bridge says the file changed.
+// the bridge writes; opened again when the session changed (sessionGen) or
+// the file did (its size or time: the bridge appends to it as a run goes).
 let sessionManager;
 let sessionManagerFile;
-let sessionManagerGen = -1;
+let sessionManagerKey;
 let sessionGen = 0;
+function sessionKey() {
+  if (!state.sessionFile) return `${sessionGen}`;
+  try {
+    const st = statSync(state.sessionFile);
+    return `${sessionGen}:${state.sessionFile}:${st.size}:${st.mtimeMs}`;
+  } catch {
+    return `${sessionGen}:${state.sessionFile}:none`;
+  }
+}
 function currentSessionManager() {
-  if (sessionManager && sessionManagerGen === sessionGen) return sessionManager;
+  const key = sessionKey();
+  if (sessionManager && sessionManagerKey === key) return sessionManager;
   try {
     if (state.sessionFile && existsSync(state.sessionFile)) {
       sessionManager = pi.SessionManager.open(state.sessionFile, undefined, cwd);
@@ -102,7 +115,7 @@ function currentSessionManager() {
     process.stderr.write(`claude-rpc extension host: reading the session file ${state.sessionFile}: ${e?.message || e}\n`);
     sessionManager ??= pi.SessionManager.inMemory(cwd);
   }
-  sessionManagerGen = sessionGen;
+  sessionManagerKey = key;
   return sessionManager;
 }
 // What extensions see as ctx.sessionManager: pi's reader over the session's
@@ -136,7 +149,8 @@ const services = await pi.createAgentSessionServices({
   },
 });
 const loadedResult = services.resourceLoader.getExtensions();
-const warnings = services.diagnostics.filter((d) => d.type !== "info").map((d) => d.message);
+const warnings = services.diagnostics.filter((d) => d.type === "warning").map((d) => d.message);
+const problems = services.diagnostics.filter((d) => d.type === "error").map((d) => d.message);
 
 // ctx.modelRegistry: pi's registry, its models the CLI's (as
 // get_available_models gives them).
@@ -459,6 +473,7 @@ send({
   handlers: handlerTypes(),
   errors,
   warnings,
+  problems,
 });
 
 const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });

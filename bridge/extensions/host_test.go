@@ -103,7 +103,7 @@ export default function (pi: ExtensionAPI) {
 `), 0o644))
 	var r recorder
 	h := Start(Config{Paths: []string{ext}, NoExtensions: true, Dir: dir, Env: env, Cache: cache,
-		Flags: map[string]string{"greeting": "hello"}}, r.callbacks())
+		Flags: map[string]any{"greeting": "hello", "nosuch": true}}, r.callbacks())
 	defer h.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -117,6 +117,7 @@ export default function (pi: ExtensionAPI) {
 	assert.Equal(t, "again", r.commands[0].Name)
 	assert.Equal(t, "extension", r.commands[0].Source)
 	assert.Contains(t, string(r.commands[0].SourceInfo), ext)
+	assert.Contains(t, r.notices, "error: extensions: Unknown option: --nosuch", "pi's diagnostic for a flag no extension registered")
 	r.mu.Unlock()
 	assert.Equal(t, []string{"greeting"}, h.Flags())
 	assert.True(t, h.Handles("session_start"))

@@ -153,7 +153,7 @@ func TestExtensionHostDies(t *testing.T) {
 func TestExtensionCommands(t *testing.T) {
 	t.Parallel()
 	ext := extensionFixture(t, "commands.ts")
-	b := startExtBridge(t, "-e", ext)
+	b := startExtBridge(t, "-e", ext, "--greeting", "howdy")
 
 	var cmds gjson.Result
 	require.Eventually(t, func() bool {
@@ -177,12 +177,22 @@ func TestExtensionCommands(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return b.call(map[string]any{"type": "get_state"}).Get("data.sessionName").String() == "Weather"
 	}, 10*time.Second, 50*time.Millisecond, "setSessionName named the session")
+	notify := b.until(10*time.Second, func(f gjson.Result) bool { return f.Get("method").String() == "notify" })
+	assert.Contains(t, notify[len(notify)-1].Get("message").String(), "Weather, howdy", "the extension's flag, from claude-rpc's command line")
+
+	count := func() string {
+		assert.Equal(t, "handled", b.call(map[string]any{"type": "prompt", "message": "/count"}).Get("data.disposition").String())
+		f := b.until(10*time.Second, func(f gjson.Result) bool { return strings.HasPrefix(f.Get("message").String(), "messages ") })
+		return f[len(f)-1].Get("message").String()
+	}
+	assert.Equal(t, "messages 0", count(), "ctx.sessionManager, before a prompt")
 
 	r = b.call(map[string]any{"type": "prompt", "message": "/ask hello [[say:hi there]]"})
 	assert.Equal(t, "handled", r.Get("data.disposition").String())
 	frames := b.until(60*time.Second, isType("agent_end"))
 	assert.Equal(t, "hi there", deltaText(frames), "sendUserMessage ran a turn")
 	assert.Contains(t, b.lastRequest().Get("messages").Raw, "hello")
+	assert.Equal(t, "messages 2", count(), "ctx.sessionManager reads the session as it is now")
 
 	r = b.call(map[string]any{"type": "prompt", "message": "/broken"})
 	assert.Equal(t, "handled", r.Get("data.disposition").String())

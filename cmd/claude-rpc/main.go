@@ -205,7 +205,8 @@ func loadConfig(args []string) (*viper.Viper, error) {
 	definePiFlags(fs) // piflags.go
 	fs.String("config", "", "config file (default: claude-rpc/config.{yaml,toml,json} in the user config folder)")
 	fs.BoolP("version", "v", false, "print the version and exit")
-	if err := fs.Parse(normalizeArgs(fs, args)); err != nil {
+	args, extFlags := takeExtensionFlags(fs, normalizeArgs(fs, args))
+	if err := fs.Parse(args); err != nil {
 		return nil, asked(err)
 	}
 
@@ -216,6 +217,7 @@ func loadConfig(args []string) (*viper.Viper, error) {
 	// Arguments that are no flags: pi takes them as prompts, and ignores
 	// them in --mode rpc; applyPiFlags warns.
 	v.Set("positional-args", fs.Args())
+	v.Set(extensionFlagsKey, extFlags)
 	// Only the command line asks for the list (not the environment or a
 	// config file, which would turn every start into a listing).
 	v.Set(listModelsGiven, fs.Changed("list-models"))

@@ -158,6 +158,45 @@ func normalizeArgs(fs *pflag.FlagSet, args []string) []string {
 	return out
 }
 
+// extensionFlagsKey holds, in the config, the long flags that are none of
+// claude-rpc's: the extensions' own (registerFlag), as takeExtensionFlags
+// found them.
+const extensionFlagsKey = "extension-flags"
+
+// takeExtensionFlags takes out of args the long flags fs does not define,
+// as pi 1.6.0 collects them for its extensions (cli/args.js): --name=value;
+// --name value when the next argument starts with neither "-" nor "@"; else
+// a bare --name (true). What follows "--" stays.
+func takeExtensionFlags(fs *pflag.FlagSet, args []string) ([]string, map[string]any) {
+	out := make([]string, 0, len(args))
+	flags := map[string]any{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i:]...), flags
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		if !strings.HasPrefix(a, "--") || name == "" || name == "help" || fs.Lookup(name) != nil {
+			out = append(out, a)
+			if takesNext(fs, a) && i+1 < len(args) {
+				i++
+				out = append(out, args[i])
+			}
+			continue
+		}
+		switch {
+		case hasValue:
+			flags[name] = value
+		case i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") && !strings.HasPrefix(args[i+1], "@"):
+			i++
+			flags[name] = args[i]
+		default:
+			flags[name] = true
+		}
+	}
+	return out, flags
+}
+
 // takesNext reports whether flag argument a takes the next argument as its
 // value.
 func takesNext(fs *pflag.FlagSet, a string) bool {
@@ -358,6 +397,15 @@ func applyPiFlags(v *viper.Viper, opts *bridge.Options, log *slog.Logger) error 
 			dir, _ = os.Getwd()
 		}
 		opts.ExtensionsDiscover = extensions.Discoverable(dir, opts.CLI.Env)
+	}
+	// An extension's flags (pi's registerFlag) go to the extensions, which
+	// say, once loaded, which of them none registered (pi's "Unknown
+	// option"). With no extension to take them they are unknown flags.
+	if flags, _ := v.Get(extensionFlagsKey).(map[string]any); len(flags) > 0 {
+		if len(opts.Extensions) == 0 && !opts.ExtensionsDiscover {
+			return fmt.Errorf("unknown flag: --%s (no extension is loaded that could take it)", slices.Sorted(maps.Keys(flags))[0])
+		}
+		opts.ExtensionFlags = flags
 	}
 
 	for _, f := range ignoredPiFlags {

@@ -273,13 +273,20 @@ func TestPiFlags(t *testing.T) {
 				require.NoError(t, err)
 				assert.Equal(t, []string{filepath.Join(wd, "a.ts"), filepath.Join(wd, "..", "b.ts")}, o.Extensions)
 			}},
+		{name: "an extension's flags, as pi 1.6.0 collects them: =value, a next argument that starts with neither - nor @, else bare",
+			args: []string{"-e", "a.ts", "--greeting", "hi", "--loud", "--mode", "rpc", "--plan=a=b", "--at", "-a", "--", "--late"},
+			warn: []string{"arg=--late"},
+			check: func(t *testing.T, o bridge.Options) {
+				assert.Equal(t, map[string]any{"greeting": "hi", "loud": true, "plan": "a=b", "at": true}, o.ExtensionFlags)
+			}},
 		{name: "a message argument is ignored, as pi does in --mode rpc",
 			args: []string{"hello", "world"}, warn: []string{"arg=hello", "arg=world"}},
 		{name: "after --, pi's short flags are arguments",
 			args: []string{"--", "-nt"}, warn: []string{"arg=-nt"},
 			check: func(t *testing.T, o bridge.Options) { assert.Empty(t, o.CLI.ExtraArgs) }},
 		{name: "an @file argument, as pi refuses it", args: []string{"@notes.md"}, errWant: "@file arguments are not supported", status: 2},
-		{name: "a flag pi does not know either", args: []string{"--plan"}, errWant: "unknown flag: --plan", status: 2},
+		{name: "a flag pi does not know either, with no extension to take it", args: []string{"--plan", "x"}, errWant: "unknown flag: --plan", status: 2},
+		{name: "an unknown short flag, as pi refuses it", args: []string{"-e", "a.ts", "-q"}, errWant: "unknown shorthand flag: 'q'", status: 2},
 		{name: "--system-prompt without its value", args: []string{"--system-prompt"}, errWant: "flag needs an argument: --system-prompt", status: 2},
 		{name: "--append-system-prompt without its value", args: []string{"--append-system-prompt"}, errWant: "flag needs an argument: --append-system-prompt", status: 2},
 		{name: "--skill without its value", args: []string{"--skill"}, errWant: "flag needs an argument: --skill", status: 2},

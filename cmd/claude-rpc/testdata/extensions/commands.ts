@@ -1,13 +1,22 @@
 // A pi extension whose commands call the API back: the session's name,
-// a prompt of its own, a new session; and a command that throws.
+// a prompt of its own, a new session; and a command that throws. Its flag
+// --greeting is given on claude-rpc's command line.
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
 export default function (pi: ExtensionAPI) {
+  pi.registerFlag("greeting", { type: "string", default: "hello", description: "what name-it says" });
   pi.registerCommand("name-it", {
     description: "Names the session",
     handler: async (args, ctx) => {
       pi.setSessionName(args);
-      ctx.ui.notify(ctx.ui.theme.fg("accent", "named ") + args, "info");
+      ctx.ui.notify(ctx.ui.theme.fg("accent", "named ") + args + ", " + pi.getFlag("greeting"), "info");
+    },
+  });
+  pi.registerCommand("count", {
+    description: "Counts the session's messages",
+    handler: async (_args, ctx) => {
+      const n = ctx.sessionManager.getEntries().filter((e) => e.type === "message").length;
+      ctx.ui.notify("messages " + n, "info");
     },
   });
   pi.registerCommand("ask", {
