@@ -26,8 +26,9 @@ import (
 
 // entryJSON is one of pi's session entries; Type says which fields it has.
 type entryJSON struct {
-	// Type is message, model_change, thinking_level_change, session_info
-	// or compaction.
+	// Type is message, model_change, thinking_level_change, session_info,
+	// compaction, custom (an extension's appendEntry) or label (its
+	// setLabel).
 	Type string `json:"type"`
 	// ID is the entry's id: 8 hex digits.
 	ID string `json:"id"`
@@ -48,6 +49,14 @@ type entryJSON struct {
 	Summary          string `json:"summary,omitempty"`
 	FirstKeptEntryID string `json:"firstKeptEntryId,omitempty"`
 	TokensBefore     int64  `json:"tokensBefore,omitempty"`
+	// CustomType and Data are a custom entry's: what an extension keeps in
+	// the session (pi's appendEntry), never sent to the model.
+	CustomType string          `json:"customType,omitempty"`
+	Data       json.RawMessage `json:"data,omitempty"`
+	// TargetID and Label are a label entry's: the entry it labels, and the
+	// label (none: the label is cleared).
+	TargetID string `json:"targetId,omitempty"`
+	Label    string `json:"label,omitempty"`
 	// ClaudeSessionID is the CLI session that holds the entry: the
 	// session's when the entry was made (claude-rpc's; in its pi file
 	// too). An entry read from a pi file without one was written by
@@ -140,6 +149,10 @@ type entriesData struct {
 type treeNode struct {
 	Entry    entryJSON  `json:"entry"`
 	Children []treeNode `json:"children"`
+	// Label and LabelTimestamp are the entry's label, the latest label
+	// entry's for it (pi's setLabel), and when it was set.
+	Label          string `json:"label,omitempty"`
+	LabelTimestamp string `json:"labelTimestamp,omitempty"`
 }
 
 // treeData is get_tree's data. Claude sessions do not branch in place
@@ -238,10 +251,19 @@ func (s *server) getTree(*call) (any, error) {
 		return d, nil
 	}
 	d.LeafID = all[len(all)-1].ID
+	labels := map[string]entryJSON{}
+	for _, e := range all {
+		if e.Type == "label" {
+			labels[e.TargetID] = e
+		}
+	}
 	// One chain: each entry the only child of the one before.
 	var node *treeNode
 	for i := len(all) - 1; i >= 0; i-- {
 		n := treeNode{Entry: all[i], Children: []treeNode{}}
+		if l, ok := labels[all[i].ID]; ok && l.Label != "" {
+			n.Label, n.LabelTimestamp = l.Label, l.Timestamp
+		}
 		if node != nil {
 			n.Children = append(n.Children, *node)
 		}

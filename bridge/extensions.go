@@ -404,7 +404,17 @@ func (s *server) doExtAction(a extensions.Action) (any, error) {
 			s.stop(errShutdown)
 		}()
 		return nil, nil
-	case "setActiveTools", "appendEntry", "setLabel", "sendMessage", "reload", "navigateTree":
+	case "appendEntry":
+		var data json.RawMessage
+		if d := args.Get("data"); d.Exists() {
+			data = json.RawMessage(d.Raw)
+		}
+		e := s.st.appendCustom(args.Get("customType").String(), data)
+		s.out.send(entryAppendedJSON{Type: "entry_appended", Entry: e})
+		return nil, nil
+	case "setLabel":
+		return nil, s.st.label(args.Get("entryId").String(), args.Get("label").String())
+	case "setActiveTools", "sendMessage", "reload", "navigateTree":
 		return nil, errNotYet(a.Name)
 	}
 	return nil, errNotYet(a.Name)

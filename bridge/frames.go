@@ -538,6 +538,13 @@ type extensionErrorJSON struct {
 	Error         string `json:"error"`
 }
 
+// entryAppendedJSON is pi's entry_appended: an extension appended a custom
+// entry to the session (appendEntry).
+type entryAppendedJSON struct {
+	Type  string    `json:"type"`
+	Entry entryJSON `json:"entry"`
+}
+
 // hostToolCallJSON asks the host to run one of its tools (xcsh's
 // host_tool_call); answer with host_tool_result (and, before it, any
 // host_tool_update).

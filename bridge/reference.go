@@ -81,6 +81,7 @@ var bridgeEvents = []struct {
 	{"tool_execution_update", "tool_execution_update", toolExecutionUpdateJSON{}, nil},
 	{"host_tool_call", "host_tool_call", hostToolCallJSON{}, nil},
 	{"extension_error", "extension_error", extensionErrorJSON{}, nil},
+	{"entry_appended", "entry_appended", entryAppendedJSON{}, nil},
 	{"host_tool_cancel", "host_tool_cancel", hostToolCancelJSON{}, nil},
 	{"host_uri_request", "host_uri_request", hostURIRequestJSON{}, nil},
 	{"host_uri_cancel", "host_uri_cancel", hostURICancelJSON{}, nil},

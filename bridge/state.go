@@ -453,6 +453,27 @@ func (st *state) rename(name string) (id string) {
 	return ls.sessionID
 }
 
+// appendCustom adds an extension's custom entry (pi's appendEntry) and
+// returns it.
+func (st *state) appendCustom(customType string, data json.RawMessage) entryJSON {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	ls.note(entryJSON{Type: "custom", CustomType: customType, Data: data})
+	return ls.entries[len(ls.entries)-1]
+}
+
+// label sets or clears (label "") the label of entry target (pi's
+// setLabel), refusing, in pi's words, a target the session lacks.
+func (st *state) label(target, label string) error {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	if !slices.ContainsFunc(ls.entries, func(e entryJSON) bool { return e.ID == target }) {
+		return fmt.Errorf("Entry %s not found", target)
+	}
+	ls.note(entryJSON{Type: "label", TargetID: target, Label: label})
+	return nil
+}
+
 // setInterrupt keeps omp's interrupt mode.
 func (st *state) setInterrupt(mode string) {
 	ls := st.lock()

@@ -31,6 +31,19 @@ func startExtBridge(t *testing.T, args ...string) *rpcProc {
 	return startBridgeWith(t, bridgeOpts{env: piNode(t)}, args...)
 }
 
+// findTreeNode is the first node of a get_tree tree that match takes.
+func findTreeNode(nodes gjson.Result, match func(gjson.Result) bool) gjson.Result {
+	for _, n := range nodes.Array() {
+		if match(n) {
+			return n
+		}
+		if f := findTreeNode(n.Get("children"), match); f.Exists() {
+			return f
+		}
+	}
+	return gjson.Result{}
+}
+
 // extensionFixture is the absolute path of testdata/extensions/name.
 func extensionFixture(t *testing.T, name string) string {
 	t.Helper()
@@ -194,6 +207,29 @@ func TestExtensionCommands(t *testing.T) {
 	assert.Contains(t, b.lastRequest().Get("messages").Raw, "hello")
 	assert.Equal(t, "messages 2", count(), "ctx.sessionManager reads the session as it is now")
 
+	// appendEntry: an entry in the session, and pi's entry_appended.
+	assert.Equal(t, "handled", b.call(map[string]any{"type": "prompt", "message": "/keep remember this"}).Get("data.disposition").String())
+	appended := b.until(10*time.Second, isType("entry_appended"))
+	entry := appended[len(appended)-1].Get("entry")
+	assert.Equal(t, "custom", entry.Get("type").String())
+	assert.Equal(t, "note", entry.Get("customType").String())
+	assert.JSONEq(t, `{"text":"remember this"}`, entry.Get("data").Raw)
+	entries := b.call(map[string]any{"type": "get_entries"}).Get("data.entries").Array()
+	require.NotEmpty(t, entries)
+	assert.Equal(t, entry.Get("id").String(), entries[len(entries)-1].Get("id").String(), "get_entries has it")
+	// setLabel: get_tree shows it on the entry; an unknown entry is
+	// extension_error, in pi's words.
+	assert.Equal(t, "handled", b.call(map[string]any{"type": "prompt", "message": "/mark start"}).Get("data.disposition").String())
+	var labelled gjson.Result
+	require.Eventually(t, func() bool {
+		tree := b.call(map[string]any{"type": "get_tree"}).Get("data.tree")
+		labelled = findTreeNode(tree, func(n gjson.Result) bool { return n.Get("label").Exists() })
+		return labelled.Exists()
+	}, 10*time.Second, 50*time.Millisecond, "get_tree shows the label")
+	assert.Equal(t, "start", labelled.Get("label").String())
+	assert.Equal(t, "message", labelled.Get("entry.type").String())
+	assert.Equal(t, "user", labelled.Get("entry.message.role").String())
+
 	r = b.call(map[string]any{"type": "prompt", "message": "/broken"})
 	assert.Equal(t, "handled", r.Get("data.disposition").String())
 	errFrame := b.until(10*time.Second, isType("extension_error"))
@@ -207,6 +243,12 @@ func TestExtensionCommands(t *testing.T) {
 	assert.Equal(t, "handled", r.Get("data.disposition").String())
 	assert.NotEqual(t, before, b.call(map[string]any{"type": "get_state"}).Get("data.sessionId").String(), "newSession started a new session")
 	assert.Equal(t, 0, int(b.call(map[string]any{"type": "get_messages"}).Get("data.messages.#").Int()))
+	assert.Equal(t, "handled", b.call(map[string]any{"type": "prompt", "message": "/mark nothing"}).Get("data.disposition").String())
+	errFrame = b.until(10*time.Second, func(f gjson.Result) bool {
+		return f.Get("type").String() == "extension_error" && f.Get("event").String() == "set_label"
+	})
+	assert.Equal(t, "<runtime>", errFrame[len(errFrame)-1].Get("extensionPath").String())
+	assert.Equal(t, "Entry none not found", errFrame[len(errFrame)-1].Get("error").String(), "setLabel on an entry the session lacks")
 
 	// A prompt naming no extension's command goes to the model.
 	frames = b.runPrompt("/nothing [[say:plain]]")

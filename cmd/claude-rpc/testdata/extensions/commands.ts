@@ -19,6 +19,19 @@ export default function (pi: ExtensionAPI) {
       ctx.ui.notify("messages " + n, "info");
     },
   });
+  pi.registerCommand("keep", {
+    description: "Keeps a note in the session",
+    handler: async (args) => {
+      pi.appendEntry("note", { text: args });
+    },
+  });
+  pi.registerCommand("mark", {
+    description: "Labels the session's first message",
+    handler: async (args, ctx) => {
+      const first = ctx.sessionManager.getEntries().find((e) => e.type === "message");
+      pi.setLabel(first?.id ?? "none", args);
+    },
+  });
   pi.registerCommand("ask", {
     description: "Asks the model",
     handler: async (args) => {
