@@ -95,7 +95,7 @@ func (s *server) bash(c *call) (any, error) {
 			return
 		}
 		if !c.raw.Get("excludeFromContext").Bool() {
-			s.st.addBashContext(bashContextText(cmdline, res))
+			s.st.addContext(bashContextText(cmdline, res))
 		}
 		s.respond(c, okResponse(c.id, c.typ, res))
 	})
@@ -214,19 +214,20 @@ func bashContextText(cmdline string, res bashResult) string {
 	return text
 }
 
-// takeBashContext returns the bash executions since the last prompt as
-// context for the CLI, and forgets them. Called with st.mu held.
-func (ls *lockedState) takeBashContext() string {
-	text := ls.bashContextText()
-	ls.bashContext = nil
+// takeContext returns what the model gets with the next prompt (the bash
+// executions and the extensions' messages since the last one) as context
+// for the CLI, and forgets it. Called with st.mu held.
+func (ls *lockedState) takeContext() string {
+	text := ls.contextText()
+	ls.context = nil
 	return text
 }
 
-// bashContextText is what [state.takeBashContext] returns, kept. Called
+// contextText is what [lockedState.takeContext] returns, kept. Called
 // with st.mu held.
-func (ls *lockedState) bashContextText() string {
-	if len(ls.bashContext) == 0 {
+func (ls *lockedState) contextText() string {
+	if len(ls.context) == 0 {
 		return ""
 	}
-	return strings.Join(ls.bashContext, "\n\n") + "\n\n"
+	return strings.Join(ls.context, "\n\n") + "\n\n"
 }

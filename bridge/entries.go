@@ -27,8 +27,8 @@ import (
 // entryJSON is one of pi's session entries; Type says which fields it has.
 type entryJSON struct {
 	// Type is message, model_change, thinking_level_change, session_info,
-	// compaction, custom (an extension's appendEntry) or label (its
-	// setLabel).
+	// compaction, custom (an extension's appendEntry), custom_message (its
+	// sendMessage) or label (its setLabel).
 	Type string `json:"type"`
 	// ID is the entry's id: 8 hex digits.
 	ID string `json:"id"`
@@ -49,10 +49,18 @@ type entryJSON struct {
 	Summary          string `json:"summary,omitempty"`
 	FirstKeptEntryID string `json:"firstKeptEntryId,omitempty"`
 	TokensBefore     int64  `json:"tokensBefore,omitempty"`
-	// CustomType and Data are a custom entry's: what an extension keeps in
-	// the session (pi's appendEntry), never sent to the model.
-	CustomType string          `json:"customType,omitempty"`
-	Data       json.RawMessage `json:"data,omitempty"`
+	// CustomType is a custom or custom_message entry's: the extension's
+	// kind of entry or message.
+	CustomType string `json:"customType,omitempty"`
+	// Data is a custom entry's: what an extension keeps in the session
+	// (pi's appendEntry), never sent to the model.
+	Data json.RawMessage `json:"data,omitempty"`
+	// Content, Display and Details are a custom_message's: an extension's
+	// message (pi's sendMessage), which the model gets as the user's, and
+	// whether a UI shows it.
+	Content json.RawMessage `json:"content,omitempty"`
+	Display *bool           `json:"display,omitempty"`
+	Details json.RawMessage `json:"details,omitempty"`
 	// TargetID and Label are a label entry's: the entry it labels, and the
 	// label (none: the label is cleared).
 	TargetID string `json:"targetId,omitempty"`
@@ -76,6 +84,22 @@ func (e entryJSON) MarshalJSON() ([]byte, error) {
 	}
 	type fields entryJSON // without this method
 	return json.Marshal(fields(e))
+}
+
+// customMessageOf is the message of a custom_message entry of a pi file.
+func customMessageOf(raw []byte) (transform.Message, bool) {
+	v := gjson.ParseBytes(raw)
+	if v.Get("type").String() != "custom_message" {
+		return transform.Message{}, false
+	}
+	m, err := customFromJSON(v)
+	if err != nil {
+		return transform.Message{}, false
+	}
+	if t, err := time.Parse(time.RFC3339Nano, v.Get("timestamp").String()); err == nil {
+		m.Timestamp = t.UnixMilli()
+	}
+	return m, true
 }
 
 // appendEntry appends e's line in its pi file to dst (no line end): an
@@ -212,6 +236,18 @@ func (ls *lockedState) addMessageEntries(msgs []transform.Message) {
 		at := m.Timestamp
 		if at == 0 {
 			at = nowMillis()
+		}
+		if m.Role == transform.RoleCustom { // as pi keeps an extension's message
+			content := json.RawMessage("[]")
+			if len(m.Content) > 0 {
+				b, err := json.Marshal(m.Content)
+				if err != nil {
+					continue // no content that the encoder refuses reaches the session
+				}
+				content = b
+			}
+			ls.addEntry(entryJSON{Type: "custom_message", CustomType: m.CustomType, Content: content, Display: m.Display, Details: m.Details}, at)
+			continue
 		}
 		ls.addEntry(entryJSON{Type: "message", Message: &m}, at)
 	}

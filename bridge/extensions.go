@@ -85,11 +85,12 @@ func (s *server) warnExtensionTransport() {
 
 // extBeforeStart calls the extensions' before_agent_start handlers before
 // a prompt's run and appends the system prompt they leave to the CLI's
-// (a change takes effect as other settings do: applySettings). Off the
-// runner's loop.
-func (s *server) extBeforeStart(prompt string) {
+// (a change takes effect as other settings do: applySettings). It returns
+// the messages they add, which pi puts into the run after the prompt's.
+// Off the runner's loop.
+func (s *server) extBeforeStart(prompt string) (added []message) {
 	if !s.extLoaded(s.ctx) || !s.ext.Handles("before_agent_start") {
-		return
+		return nil
 	}
 	s.extEvents.flushState()
 	ctx, cancel := context.WithTimeoutCause(s.ctx, extensions.CallWait, errors.New("before_agent_start took too long"))
@@ -97,19 +98,21 @@ func (s *server) extBeforeStart(prompt string) {
 	text, msgs, err := s.ext.BeforeAgentStart(ctx, prompt, "")
 	if err != nil {
 		s.log.Warn("--extension: before_agent_start failed; the system prompt stays as it was", "err", err)
-		return
+		return nil
 	}
 	for _, m := range msgs {
-		// pi puts them in the model's context as custom messages: here
-		// they go with the system prompt, the one place before the turn.
-		if c := transform.ContentText(m.Get("content")); c != "" {
-			text += "\n\n" + c
+		cm, err := customMessage(m)
+		if err != nil {
+			s.extError(extensions.Error{ExtensionPath: "<runtime>", Event: "before_agent_start", Error: err.Error()})
+			continue
 		}
+		added = append(added, cm)
 	}
 	text = strings.TrimSpace(text)
 	if set, _ := s.st.currentSettings(); set.extPrompt != text {
 		s.applySettings(func(st *cliSettings) { st.extPrompt = text })
 	}
+	return added
 }
 
 // extCommand runs the extension command a prompt names ("/name args"),
@@ -414,10 +417,31 @@ func (s *server) doExtAction(a extensions.Action) (any, error) {
 		return nil, nil
 	case "setLabel":
 		return nil, s.st.label(args.Get("entryId").String(), args.Get("label").String())
-	case "setActiveTools", "sendMessage", "reload", "navigateTree":
+	case "sendMessage":
+		m, err := customMessage(args.Get("message"))
+		if err != nil {
+			return nil, err
+		}
+		if !s.runs.do(func() { s.runs.sendCustom(m, args.Get("options.deliverAs").String(), args.Get("options.triggerTurn")) }) {
+			return nil, errClosed
+		}
+		return nil, nil
+	case "setActiveTools", "reload", "navigateTree":
 		return nil, errNotYet(a.Name)
 	}
 	return nil, errNotYet(a.Name)
+}
+
+// customMessage is an extension's sendMessage argument as a message: its
+// content (a string or pi's blocks; none: empty, as pi normalizes it)
+// shown to hosts as it is, its text for the model.
+func customMessage(v gjson.Result) (message, error) {
+	m, err := customFromJSON(v)
+	if err != nil {
+		return message{}, fmt.Errorf("sendMessage: %w", err)
+	}
+	m.Timestamp = nowMillis()
+	return message{text: m.Text(), custom: &m}, nil
 }
 
 // waitIdle returns once no run is going (or the server ends).

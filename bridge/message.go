@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"strings"
@@ -20,10 +21,18 @@ type message struct {
 	// handed is the uuid it was last handed to the CLI with, when a run
 	// that ended before the CLI started it queued it again.
 	handed string
+	// custom is an extension's message (sendMessage), which hosts see as
+	// it is; the model gets its text as the user's.
+	custom *transform.Message
 }
 
-// userMessage is the message in pi's shape: its text, then its images.
+// userMessage is the message in pi's shape: its text, then its images; an
+// extension's message as the extension gave it.
 func (m message) userMessage() transform.Message {
+	if m.custom != nil {
+		c := m.custom.Clone()
+		return c
+	}
 	content := make([]transform.Content, 0, 1+len(m.images))
 	if m.text != "" || len(m.images) == 0 {
 		content = append(content, transform.TextContent(m.text))
@@ -37,6 +46,29 @@ func (m message) userMessage() transform.Message {
 		content = append(content, transform.Content{Type: "image", Data: im.Data, MimeType: im.MimeType})
 	}
 	return transform.UserMessage(content, nowMillis())
+}
+
+// customFromJSON is an extension's message as pi keeps it (sendMessage's
+// argument, a custom_message entry): customType; content, a string or
+// pi's blocks (none: empty, as pi normalizes it); display and details
+// when given. Its timestamp is the caller's to set.
+func customFromJSON(v gjson.Result) (transform.Message, error) {
+	m := transform.Message{Role: transform.RoleCustom, CustomType: v.Get("customType").String()}
+	switch c := v.Get("content"); {
+	case c.Type == gjson.String:
+		m.Content = []transform.Content{transform.TextContent(c.String())}
+	case c.IsArray():
+		if err := json.Unmarshal([]byte(c.Raw), &m.Content); err != nil {
+			return m, fmt.Errorf("content: %w", err)
+		}
+	}
+	if d := v.Get("display"); d.IsBool() {
+		m.Display = new(d.Bool())
+	}
+	if d := v.Get("details"); d.Exists() && d.Type != gjson.Null {
+		m.Details = json.RawMessage(d.Raw)
+	}
+	return m, nil
 }
 
 // readMessage reads a command's "message" and optional "images".

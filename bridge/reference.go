@@ -245,7 +245,7 @@ func referenceFrom(docs schema.Docs) (*schema.Schema, schema.Docs, error) {
 
 	// Events, and the types inside them.
 	unions := map[string]string{"message": "AgentMessage", "content": "Content", "assistantMessageEvent": "AssistantMessageEvent"}
-	names := map[string]string{"user": "UserMessage", "assistant": "AssistantMessage", "toolResult": "ToolResultMessage",
+	names := map[string]string{"user": "UserMessage", "assistant": "AssistantMessage", "toolResult": "ToolResultMessage", "custom": "CustomMessage",
 		"text": "TextContent", "thinking": "ThinkingContent", "toolCall": "ToolCall", "image": "ImageContent"}
 	for _, sh := range transform.Shapes() {
 		s := g.Object(reflect.TypeOf(sh.Go))
@@ -296,7 +296,7 @@ func referenceFrom(docs schema.Docs) (*schema.Schema, schema.Docs, error) {
 		}
 		u.OneOf = append(u.OneOf, schema.RefTo(name))
 	}
-	g.Defs["AgentMessage"].Description = "pi's AgentMessage: a user, assistant or toolResult message, told apart by role."
+	g.Defs["AgentMessage"].Description = "pi's AgentMessage: a user, assistant, toolResult or custom (a pi extension's) message, told apart by role."
 	g.Defs["Content"].Description = "A content block, told apart by type: text, thinking and toolCall in assistant messages; text and image in user messages and tool results."
 	g.Defs["AssistantMessageEvent"].Description = "pi's AssistantMessageEvent: what changed in a streaming assistant message. pi's start, done and error never come through message_update (in pi either): the message's end shows in message_end."
 	for _, e := range bridgeEvents {

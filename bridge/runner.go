@@ -46,8 +46,12 @@ type runner struct {
 	// began: they wait on for the next prompt (as while idle), and go back
 	// to the front of the queues when that run ends.
 	heldSteer, heldFollow []message
-	steering              string // steering mode
-	followUp              string // follow-up mode
+	// nextTurn are the extensions' messages for the next prompt's run
+	// (sendMessage with deliverAs nextTurn); after, the end of the run
+	// that goes on (sendMessage without triggerTurn while it does).
+	nextTurn, after []message
+	steering        string // steering mode
+	followUp        string // follow-up mode
 	// quiet is the CLI's own turn read while idle, before it is a run;
 	// offered is one the CLI began while a run was under way (it waits
 	// for the bridge to be idle, unless a turn of that run takes its lines
@@ -732,12 +736,13 @@ func (o *runner) runPrompt(r *run, m message) {
 	o.onLoop()
 	r.tr = o.translator()
 	o.emit(r, r.tr.Start(m.userMessage()))
-	// Steering messages that waited while idle go to the model with the
-	// prompt, in the same model call (pi 1.5's order: the prompt, then
-	// each of them).
-	var with []message
+	// The extensions' messages for this turn, then steering messages that
+	// waited while idle go to the model with the prompt, in the same model
+	// call (pi's order: the prompt, then each of them).
+	with := o.nextTurn
+	o.nextTurn = nil
 	if len(o.steerQ) > 0 {
-		with = o.take(&o.steerQ, o.steering)
+		with = append(with, o.take(&o.steerQ, o.steering)...)
 		o.queueChanged()
 	}
 	for _, w := range with {
@@ -906,10 +911,15 @@ func (o *runner) startTurn(r *run, m message) {
 	r.begun, r.starting = true, true
 	o.restEnded() // the turn starts the process it needs
 	o.offLoop(func() func() {
+		var added []message
 		if first && s.ext != nil {
 			// As pi, before the run's first model call: what the
-			// extensions add to the system prompt goes into its config.
-			s.extBeforeStart(m.text)
+			// extensions add to the system prompt goes into its config,
+			// the messages they add into the run, after the prompt's.
+			added = s.extBeforeStart(m.text)
+			if len(added) > 0 {
+				text = joined(append([]message{{text: text}}, added...)).text
+			}
 		}
 		session, _ := s.cliSession()
 		t := s.transport()
@@ -923,7 +933,14 @@ func (o *runner) startTurn(r *run, m message) {
 			input, id = claudecli.UserLineID(text, m.images, uuid), uuid
 		}
 		turn, err := t.Turn(session, input)
-		return func() { o.turnStarted(r, turn, err, id, session) }
+		return func() {
+			for _, a := range added {
+				if !r.tr.Ended() {
+					o.emit(r, r.tr.With(a.userMessage()))
+				}
+			}
+			o.turnStarted(r, turn, err, id, session)
+		}
 	})
 }
 
@@ -1170,11 +1187,11 @@ func (o *runner) handOver(r *run) {
 			return // the CLI let it go: delivered as a turn of its own
 		}
 		id := sessions.NewID()
-		text := s.st.pendingBashContext() + m.text
+		text := s.st.pendingContext() + m.text
 		if !st.Steer(id, claudecli.UserLineID(text, m.images, id)) {
 			return // the turn is over: the run delivers the queue as its next turn
 		}
-		s.st.dropBashContext()
+		s.st.dropContext()
 		r.handed = append(r.handed, handedMsg{uuid: id, m: m})
 		r.outstanding[id] = true
 		o.steerQ = o.steerQ[1:]
@@ -1279,6 +1296,12 @@ func (o *runner) ended(r *run, msgs []transform.Message) {
 			o.heldSteer, o.heldFollow = nil, nil
 		}
 	}
+	// The extensions' messages sent without a turn while r ran join the
+	// session now (pi: after the turn they came in).
+	for _, m := range o.after {
+		o.appendCustom(m)
+	}
+	o.after = nil
 	if r.compaction == nil && (next == nil || r.then != nil) {
 		status, failure := promptStatus(msgs)
 		for _, c := range r.prompts {
@@ -1305,6 +1328,36 @@ func (o *runner) ended(r *run, msgs []transform.Message) {
 		}
 	}
 	o.idle()
+}
+
+// appendCustom adds an extension's message to the session outside a run,
+// with pi's message_start and message_end for it. On the loop.
+func (o *runner) appendCustom(m message) {
+	o.onLoop()
+	msg := m.userMessage()
+	o.s.st.appendCustomMessage(msg)
+	o.s.out.events([]transform.Event{{Type: transform.EventMessageStart, Message: msg}, {Type: transform.EventMessageEnd, Message: msg}})
+}
+
+// sendCustom carries out an extension's sendMessage as pi's AgentSession
+// does: deliverAs nextTurn waits for the next prompt's run; while a run
+// goes on it is steered (the default) or a follow-up unless triggerTurn
+// is false, when it joins the session after the run; idle, triggerTurn
+// starts a run with it, else it joins the session at once. On the loop.
+func (o *runner) sendCustom(m message, deliverAs string, trigger gjson.Result) {
+	o.onLoop()
+	switch {
+	case deliverAs == "nextTurn":
+		o.nextTurn = append(o.nextTurn, m)
+	case o.cur != nil && trigger.Type != gjson.False:
+		o.queue(m, deliverAs != "followUp")
+	case o.cur != nil:
+		o.after = append(o.after, m)
+	case trigger.Bool():
+		o.launch(m)
+	default:
+		o.appendCustom(m)
+	}
 }
 
 // promptStatus is a prompt_result's status from the run's messages: its

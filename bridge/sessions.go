@@ -165,6 +165,10 @@ func (s *server) loadPi(ctx context.Context, pf *sessions.PiFile) (*loaded, erro
 	var newest *sessions.PiEntry
 	branch := pf.Branch()
 	for i, pe := range branch {
+		if m, ok := customMessageOf(pe.Raw); ok {
+			l.messages = append(l.messages, m) // an extension's: the transcript has it as the user's
+			continue
+		}
 		if pe.Type != "message" {
 			continue
 		}

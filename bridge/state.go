@@ -74,7 +74,7 @@ type lockedState struct {
 	settingsRev uint64
 	interrupt   string      // omp's interrupt mode: stored and reported
 	todos       todoState   // the todo list (todoPhases)
-	bashContext []string    // bash executions for the next prompt's context
+	context     []string    // for the next prompt's context: bash executions, extensions' messages
 	entries     []entryJSON // pi's session entries (entries.go)
 	// pi is the session's pi file (pifiles.go), nil when none is kept;
 	// unwritten are the entries made for pi files and not yet taken by
@@ -275,7 +275,7 @@ func (ls *lockedState) use(l *loaded) {
 	ls.sessionID, ls.sessionFile, ls.sessionName = l.id, l.path, l.name
 	ls.messages = l.messages
 	ls.fork, ls.todos = nil, todoState{}
-	ls.bashContext = nil
+	ls.context = nil
 	ls.pi = l.pi
 	if ls.pi == nil {
 		ls.pi = ls.newPiLog(l.id, l.id, l.parent)
@@ -451,6 +451,19 @@ func (st *state) rename(name string) (id string) {
 	ls.sessionName = name
 	ls.note(entryJSON{Type: "session_info", Name: name})
 	return ls.sessionID
+}
+
+// appendCustomMessage adds an extension's message to the session outside a
+// run (pi's sendMessage without a turn): to its messages and entries; its
+// text goes to the model with the next prompt.
+func (st *state) appendCustomMessage(m transform.Message) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	ls.messages = append(ls.messages, m)
+	ls.addMessageEntries([]transform.Message{m})
+	if t := m.Text(); t != "" {
+		ls.context = append(ls.context, t)
+	}
 }
 
 // appendCustom adds an extension's custom entry (pi's appendEntry) and
@@ -629,36 +642,36 @@ func (st *state) observeTodos(evs []transform.Event) {
 	}
 }
 
-// addBashContext keeps a bash execution for the next prompt's context.
-func (st *state) addBashContext(text string) {
+// addContext keeps text for the next prompt's context: a bash execution,
+// an extension's message.
+func (st *state) addContext(text string) {
 	ls := st.lock()
 	defer st.mu.Unlock()
-	ls.bashContext = append(ls.bashContext, text)
+	ls.context = append(ls.context, text)
 }
 
-// takePromptContext is a prompt's text as the CLI gets it: the bash
-// executions since the last prompt before it, the todo list after it
+// takePromptContext is a prompt's text as the CLI gets it: the context (bash
+// executions, extensions' messages) since the last prompt before it, the todo list after it
 // when the host set it; both are then forgotten.
 func (st *state) takePromptContext(text string) string {
 	ls := st.lock()
 	defer st.mu.Unlock()
-	return ls.takeBashContext() + text + ls.takeTodoContext()
+	return ls.takeContext() + text + ls.takeTodoContext()
 }
 
-// pendingBashContext is the bash executions for the next message, kept
-// until dropBashContext.
-func (st *state) pendingBashContext() string {
+// pendingContext is the context for the next message, kept until
+// dropContext.
+func (st *state) pendingContext() string {
 	ls := st.lock()
 	defer st.mu.Unlock()
-	return ls.bashContextText()
+	return ls.contextText()
 }
 
-// dropBashContext forgets the bash executions: the message they went
-// with is handed.
-func (st *state) dropBashContext() {
+// dropContext forgets the context: the message it went with is handed.
+func (st *state) dropContext() {
 	ls := st.lock()
 	defer st.mu.Unlock()
-	ls.takeBashContext()
+	ls.takeContext()
 }
 
 // stateData is get_state's answer as far as the state tells it: all but

@@ -578,6 +578,21 @@ func (e *Encoder) message(m *Message) {
 		}
 		e.key(`,"timestamp":`)
 		e.int(m.Timestamp)
+	case RoleCustom:
+		e.key(`,"customType":`)
+		e.str(m.CustomType)
+		e.key(`,"content":`)
+		e.contents(m.Content, true)
+		if m.Display != nil {
+			e.key(`,"display":`)
+			e.bool(*m.Display)
+		}
+		if len(m.Details) > 0 {
+			e.key(`,"details":`)
+			e.rawJSON(m.Details, "null")
+		}
+		e.key(`,"timestamp":`)
+		e.int(m.Timestamp)
 	default:
 		e.key(`,"content":`)
 		e.contents(m.Content, true)

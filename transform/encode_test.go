@@ -227,6 +227,8 @@ func TestEncoderEventsNotRecorded(t *testing.T) {
 		{Type: EventToolExecutionEnd, ToolCallID: "t", ToolName: "Read", Result: &ToolResult{Details: json.RawMessage(` {"a": 1} `)}},
 		{Type: EventMessageEnd, Message: Message{Role: RoleToolResult, Content: []Content{{Type: "image", Data: "AAAA", MimeType: "image/png"}}, IsError: &isErr, Details: json.RawMessage(`{"x":[1, 2]}`)}},
 		{Type: EventMessageEnd, Message: Message{Role: RoleAssistant, Usage: Usage{Cost: Cost{Input: 1e-7, Total: 0.25}}, ErrorMessage: "boom"}},
+		{Type: EventMessageStart, Message: Message{Role: RoleCustom, CustomType: "note", Content: []Content{TextContent("a <b>")}, Timestamp: 7}},
+		{Type: EventMessageEnd, Message: Message{Role: RoleCustom, CustomType: "note", Display: new(false), Details: json.RawMessage(`{"k": [1]}`), Timestamp: 7}},
 	} {
 		assert.Equal(t, string(refFrame(t, e)), string(encFrame(t, e)), "%s", e.Type)
 	}

@@ -14,6 +14,9 @@ const (
 	RoleUser       = "user"
 	RoleAssistant  = "assistant"
 	RoleToolResult = "toolResult"
+	// RoleCustom is a pi extension's message (sendMessage, or what its
+	// before_agent_start adds): the model gets its content as the user's.
+	RoleCustom = "custom"
 )
 
 // Stop reasons of pi's AssistantMessage.
@@ -149,6 +152,12 @@ type Message struct {
 	Details    json.RawMessage `json:"details,omitempty"`
 	IsError    *bool           `json:"isError,omitempty"`
 
+	// CustomType and Display are a custom message's: the extension's kind
+	// of message, and whether a UI shows it (nil: not said). Its Details
+	// are the extension's too.
+	CustomType string `json:"customType,omitempty"`
+	Display    *bool  `json:"display,omitempty"`
+
 	// Timestamp is Unix milliseconds.
 	Timestamp int64 `json:"timestamp"`
 }
@@ -167,6 +176,8 @@ func (m Message) MarshalJSON() ([]byte, error) {
 	case RoleToolResult:
 		isError := m.IsError != nil && *m.IsError
 		return marshalNoEscape(toolResultJSON{m.Role, m.ToolCallID, m.ToolName, content, m.Details, isError, m.DurationMs, m.Timestamp})
+	case RoleCustom:
+		return marshalNoEscape(customJSON{m.Role, m.CustomType, content, m.Display, m.Details, m.Timestamp})
 	default:
 		return marshalNoEscape(userJSON{m.Role, content, m.Timestamp})
 	}
@@ -224,9 +235,9 @@ func marshalNoEscape(v any) ([]byte, error) {
 }
 
 // MessageFromPi reads a message as pi writes it in its session files and
-// frames: a user, assistant or toolResult message whose content is an
-// array of blocks or, for a user message, a string (one text block).
-// ok is false for other roles (pi's custom, bashExecution, system,
+// frames: a user, assistant, toolResult or custom message whose content is
+// an array of blocks or, for a user or custom message, a string (one text
+// block). ok is false for other roles (pi's bashExecution, system,
 // compactionSummary, branchSummary: no Message of claude-rpc's) and for
 // what is no message at all.
 func MessageFromPi(raw []byte) (m Message, ok bool) {
@@ -238,7 +249,7 @@ func MessageFromPi(raw []byte) (m Message, ok bool) {
 		return Message{}, false
 	}
 	switch v.Role {
-	case RoleUser, RoleAssistant, RoleToolResult:
+	case RoleUser, RoleAssistant, RoleToolResult, RoleCustom:
 	default:
 		return Message{}, false
 	}

@@ -261,6 +261,23 @@ type userJSON struct {
 	Timestamp int64 `json:"timestamp"`
 }
 
+// customJSON is a pi extension's message (its sendMessage, or what its
+// before_agent_start adds to a run): the model gets its content as the
+// user's.
+type customJSON struct {
+	Role string `json:"role"`
+	// CustomType is the extension's kind of message.
+	CustomType string    `json:"customType"`
+	Content    []Content `json:"content"`
+	// Display is whether a UI shows it; absent when the extension did not
+	// say.
+	Display *bool `json:"display,omitempty"`
+	// Details are the extension's, as it gave them.
+	Details json.RawMessage `json:"details,omitempty"`
+	// Timestamp is Unix milliseconds.
+	Timestamp int64 `json:"timestamp"`
+}
+
 // textJSON is a text block.
 type textJSON struct {
 	Type string `json:"type"`
@@ -329,6 +346,7 @@ func Shapes() []Shape {
 		{"message", RoleUser, userJSON{}},
 		{"message", RoleAssistant, assistantJSON{}},
 		{"message", RoleToolResult, toolResultJSON{}},
+		{"message", RoleCustom, customJSON{}},
 		{"content", "text", textJSON{}},
 		{"content", "thinking", thinkingJSON{}},
 		{"content", "toolCall", toolCallJSON{}},

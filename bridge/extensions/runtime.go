@@ -131,14 +131,15 @@ func FindNode(env []string) (path, version string, err error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, "--version")
 	cmd.Env = env
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = time.Second
-	out, err := cmd.Output()
-	if err != nil {
+	// Through the reaper, which would take a child it does not know for an
+	// orphan and reap it before Wait ("waitid: no child processes").
+	if err := claudecli.RunCommand(cmd, claudecli.EndOrphans); err != nil {
 		return "", "", fmt.Errorf("running %s --version: %w%s", path, err, tail(stderr.Bytes()))
 	}
-	version = strings.TrimSpace(string(out))
+	version = strings.TrimSpace(stdout.String())
 	got, ok := parseVersion(version)
 	if !ok {
 		return "", "", fmt.Errorf("%s --version printed %q, no Node version (vX.Y.Z)", path, limit(version, 100))
@@ -393,7 +394,7 @@ func fetch(ctx context.Context, npm string, p npmPackage, packDir, dest string) 
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr // stdout: the tarball's name, which the folder tells
 	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Run(); err != nil {
+	if err := claudecli.RunCommand(cmd, claudecli.EndOrphans); err != nil { // through the reaper, as FindNode's
 		return fmt.Errorf("npm pack %s: %w%s", p.spec(), err, tail(stderr.Bytes()))
 	}
 	// The folder was empty: the tarball is the one file npm put there.

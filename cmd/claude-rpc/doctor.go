@@ -152,7 +152,7 @@ func (d *doctorReport) cliVersion(cli claudecli.Command) claudecli.Version {
 	cmd.Env = (&claudecli.Config{}).Environ()
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
+	if err := claudecli.RunCommand(cmd, claudecli.EndOrphans); err != nil {
 		msg := fmt.Sprintf("`%s --version` failed (%v)", cli, err)
 		if tail := lastLines(errOut.String(), 3); tail != "" {
 			msg += ": " + tail

@@ -123,10 +123,11 @@ func TestExtension(t *testing.T) {
 // and the bridge serves as without it.
 func TestExtensionWithoutNode(t *testing.T) {
 	t.Parallel()
-	b := startBridgeWith(t, bridgeOpts{env: []string{"PATH=" + t.TempDir()}}, "-e", extensionFixture(t, "title.ts"))
+	ext := extensionFixture(t, "title.ts")
+	b := startBridgeWith(t, bridgeOpts{env: []string{"PATH=" + t.TempDir()}}, "-e", ext)
 	frames := b.runPrompt("hello [[say:hi]]")
 	assert.Equal(t, "hi", deltaText(frames))
-	assert.Contains(t, b.stderr.String(), "pi extensions are not loaded: no node on PATH")
+	assert.Contains(t, b.stderr.String(), "pi extensions are not loaded (--extension "+ext+"): no node on PATH")
 	assert.NotContains(t, b.lastRequest().Get("system").Raw, "name_chat")
 }
 
@@ -206,6 +207,53 @@ func TestExtensionCommands(t *testing.T) {
 	assert.Equal(t, "hi there", deltaText(frames), "sendUserMessage ran a turn")
 	assert.Contains(t, b.lastRequest().Get("messages").Raw, "hello")
 	assert.Equal(t, "messages 2", count(), "ctx.sessionManager reads the session as it is now")
+
+	// sendMessage, idle without a turn: a custom message in the session
+	// (message_start and message_end, get_messages), which the model gets
+	// with the next prompt.
+	custom := func(f gjson.Result) bool {
+		return f.Get("type").String() == "message_end" && f.Get("message.role").String() == "custom"
+	}
+	assert.Equal(t, "handled", b.call(map[string]any{"type": "prompt", "message": "/note now keep it short"}).Get("data.disposition").String())
+	ends := b.until(10*time.Second, custom)
+	m := ends[len(ends)-1].Get("message")
+	assert.Equal(t, "note", m.Get("customType").String())
+	assert.Equal(t, "keep it short", m.Get("content.0.text").String())
+	assert.True(t, m.Get("display").Bool())
+	assert.JSONEq(t, `{"how":"now"}`, m.Get("details").Raw)
+	msgs := b.call(map[string]any{"type": "get_messages"}).Get("data.messages").Array()
+	require.NotEmpty(t, msgs)
+	assert.Equal(t, "custom", msgs[len(msgs)-1].Get("role").String(), "get_messages has it")
+	frames = b.runPrompt("go on [[say:ok]]")
+	assert.Contains(t, b.lastRequest().Get("messages").Raw, "keep it short", "the model got it with the next prompt")
+	// deliverAs nextTurn: in the next prompt's run, after its message.
+	assert.Equal(t, "handled", b.call(map[string]any{"type": "prompt", "message": "/note next mind the tests"}).Get("data.disposition").String())
+	frames = b.runPrompt("next [[say:done]]")
+	var roles []string
+	for _, f := range frames {
+		if f.Get("type").String() == "message_start" {
+			roles = append(roles, f.Get("message.role").String())
+		}
+	}
+	assert.Equal(t, []string{"user", "custom", "assistant"}, roles, "nextTurn: after the prompt, in its run")
+	assert.Contains(t, b.lastRequest().Get("messages").Raw, "mind the tests")
+	// before_agent_start's message: in the run after the prompt's, and to
+	// the model.
+	frames = b.runPrompt("remind me [[say:sure]]")
+	roles = nil
+	for _, f := range frames {
+		if f.Get("type").String() == "message_end" {
+			roles = append(roles, f.Get("message.role").String()+":"+f.Get("message.customType").String())
+		}
+	}
+	assert.Equal(t, []string{"user:", "custom:reminder", "assistant:"}, roles)
+	assert.Contains(t, b.lastRequest().Get("messages").Raw, "buy milk")
+	// triggerTurn: a run of its own, the custom message first.
+	assert.Equal(t, "handled", b.call(map[string]any{"type": "prompt", "message": "/note turn [[say:noted]]"}).Get("data.disposition").String())
+	frames = b.until(60*time.Second, isType("agent_end"))
+	assert.Equal(t, "noted", deltaText(frames), "triggerTurn ran a turn")
+	end := frames[len(frames)-1]
+	assert.Equal(t, "custom", end.Get("messages.0.role").String())
 
 	// appendEntry: an entry in the session, and pi's entry_appended.
 	assert.Equal(t, "handled", b.call(map[string]any{"type": "prompt", "message": "/keep remember this"}).Get("data.disposition").String())

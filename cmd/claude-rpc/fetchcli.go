@@ -110,7 +110,7 @@ func (p pinnedCLI) fetch(w io.Writer) (string, error) {
 	npm := exec.Command(p.npm, "install", "--prefix", p.dir, "--no-save", "--no-audit", "--no-fund", "--loglevel=error", pkg)
 	npm.Env = append(os.Environ(), "NPM_CONFIG_UPDATE_NOTIFIER=false") // npm's own news is not the demo's
 	npm.Stdout, npm.Stderr = w, w
-	if err := npm.Run(); err != nil {
+	if err := claudecli.RunCommand(npm, claudecli.EndOrphans); err != nil {
 		return "", fmt.Errorf("npm install %s into %s: %w", pkg, p.dir, err)
 	}
 	bin, ok := p.installed()

@@ -32,6 +32,18 @@ export default function (pi: ExtensionAPI) {
       pi.setLabel(first?.id ?? "none", args);
     },
   });
+  // sendMessage: args "<how> <text>", how one of now (idle: into the
+  // session), turn (triggerTurn), next (deliverAs nextTurn).
+  pi.registerCommand("note", {
+    description: "Sends a custom message",
+    handler: async (args) => {
+      const [how, ...rest] = args.split(" ");
+      const message = { customType: "note", content: rest.join(" "), display: true, details: { how } };
+      if (how === "turn") pi.sendMessage(message, { triggerTurn: true });
+      else if (how === "next") pi.sendMessage(message, { deliverAs: "nextTurn" });
+      else pi.sendMessage(message);
+    },
+  });
   pi.registerCommand("ask", {
     description: "Asks the model",
     handler: async (args) => {
@@ -45,6 +57,11 @@ export default function (pi: ExtensionAPI) {
       ctx.ui.notify("fresh " + r.cancelled, "info");
     },
   });
+  // before_agent_start's message: a prompt that asks for it gets a
+  // reminder, which pi puts into the run after the prompt's message.
+  pi.on("before_agent_start", async (event) =>
+    event.prompt.includes("remind me") ? { message: { customType: "reminder", content: "buy milk", display: false } } : undefined,
+  );
   pi.registerCommand("broken", {
     description: "Throws",
     handler: async () => {
