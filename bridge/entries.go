@@ -257,6 +257,15 @@ func (ls *lockedState) addMessageEntries(msgs []transform.Message) {
 // held.
 func (ls *lockedState) note(e entryJSON) { ls.addEntry(e, nowMillis()) }
 
+// leafID is the id of the session's newest entry ("" when it has none).
+func (s *server) leafID() string {
+	all := s.st.allEntries()
+	if len(all) == 0 {
+		return ""
+	}
+	return all[len(all)-1].ID
+}
+
 func (s *server) getEntries(c *call) (any, error) {
 	all := s.st.allEntries()
 	d := entriesData{Entries: []entryJSON{}}

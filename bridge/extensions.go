@@ -115,6 +115,49 @@ func (s *server) extBeforeStart(prompt string) (added []message) {
 	return added
 }
 
+// extSessionBefore asks the extensions' session_before_switch or
+// session_before_fork handlers (event), as pi does before the session
+// changes; true when one cancels. On the slow command's goroutine.
+func (s *server) extSessionBefore(c *call, event map[string]any) (cancel bool) {
+	typ, _ := event["type"].(string)
+	if !s.extLoaded(c.Context()) || !s.ext.Handles(typ) {
+		return false
+	}
+	s.extEvents.flushState()
+	ctx, stop := context.WithTimeoutCause(c.Context(), extensions.CallWait, errors.New(typ+" took too long"))
+	defer stop()
+	v, err := s.ext.Emit(ctx, event)
+	if err != nil {
+		s.log.Warn("--extension: "+typ+" failed; the session changes", "err", err)
+		return false
+	}
+	return v.Get("cancel").Bool()
+}
+
+// extSessionChanged tells the extensions the session changed (reason:
+// new, resume or fork), as pi does: session_shutdown to the old one's,
+// then session_start to the new one's (the host makes them anew, as pi
+// binds its extensions again). Never blocks; before the extensions
+// loaded, there is no one to tell (their startup comes after).
+func (s *server) extSessionChanged(reason, previous string) {
+	if s.ext == nil || s.extEvents.handled.Load() == nil {
+		return
+	}
+	target := s.sessionFileNow()
+	shutdown, _ := json.Marshal(map[string]any{"type": "session_shutdown", "reason": reason, "targetSessionFile": target})
+	s.ext.Event(shutdown)
+	s.extEvents.flushState()
+	start, _ := json.Marshal(map[string]any{"type": "session_start", "reason": reason, "previousSessionFile": previous})
+	s.ext.Event(start)
+}
+
+// sessionFileNow is the session file get_state reports now.
+func (s *server) sessionFileNow() string {
+	info, known := s.knownInfo()
+	d, _, _ := s.st.stateData(info, known)
+	return d.SessionFile
+}
+
 // extCommand runs the extension command a prompt names ("/name args"),
 // and answers the prompt as pi does once the handler returned
 // (disposition "handled"). ok is false when no extension has the command.

@@ -215,13 +215,16 @@ func raws(entries []sessions.Entry) [][]byte {
 // the old one, if any, to end: the dispatcher lets calls that only touch
 // the session go as soon as it switched (c.settle). The old run is
 // detached: it ends as an abort, its queue is dropped, and what it learns
-// stays out of the new session (state.gen).
-func (s *server) switchTo(c *call, l *loaded, f *fork) {
+// stays out of the new session (state.gen). The extensions hear why
+// (reason: pi's new, resume or fork).
+func (s *server) switchTo(c *call, l *loaded, f *fork, reason string) {
+	previous := s.sessionFileNow()
 	done, _ := s.runs.detach(func() {
 		s.st.useSession(l, f)
 		s.subs.reset()
 	})
 	c.settle()
+	s.extSessionChanged(reason, previous)
 	if done != nil {
 		<-done // its end calls Options.Idle when nothing runs then
 	}
@@ -237,7 +240,10 @@ func (s *server) idleNow() {
 func (s *server) newSession(c *call) (any, error) {
 	// pi records parentSession in the new session's file header; so does
 	// claude-rpc (the CLI keeps no such link).
-	s.switchTo(c, &loaded{id: sessions.NewID(), parent: c.str("parentSession")}, nil)
+	if s.extSessionBefore(c, map[string]any{"type": "session_before_switch", "reason": "new"}) {
+		return cancelledData{Cancelled: true}, nil
+	}
+	s.switchTo(c, &loaded{id: sessions.NewID(), parent: c.str("parentSession")}, nil, "new")
 	return cancelledData{Cancelled: false}, nil
 }
 
@@ -263,13 +269,13 @@ func (s *server) openSession(c *call) (any, error) {
 	latest := s.latest()
 	switch {
 	case latest == "": // none yet: a new one
-		s.switchTo(c, &loaded{id: sessions.NewID()}, nil)
+		s.switchTo(c, &loaded{id: sessions.NewID()}, nil, "new")
 	case latest != current && latest != file:
 		l, err := s.loadSession(c.Context(), latest)
 		if err != nil {
 			return nil, fmt.Errorf("open_session: %w", err)
 		}
-		s.switchTo(c, l, nil)
+		s.switchTo(c, l, nil, "resume")
 	default:
 		c.settle()
 	}
@@ -278,11 +284,14 @@ func (s *server) openSession(c *call) (any, error) {
 }
 
 func (s *server) switchSession(c *call) (any, error) {
+	if s.extSessionBefore(c, map[string]any{"type": "session_before_switch", "reason": "resume", "targetSessionFile": c.str("sessionPath")}) {
+		return cancelledData{Cancelled: true}, nil
+	}
 	l, err := s.loadSession(c.Context(), c.str("sessionPath"))
 	if err != nil {
 		return nil, fmt.Errorf("switch_session: %w", err)
 	}
-	s.switchTo(c, l, nil)
+	s.switchTo(c, l, nil, "resume")
 	return cancelledData{Cancelled: false}, nil
 }
 
@@ -340,6 +349,9 @@ func (s *server) getForkMessages(*call) (any, error) {
 // and with restoreFiles what [server.restoreFiles] did (rewind.go).
 func (s *server) fork(c *call) (any, error) {
 	entryID := c.str("entryId")
+	if s.extSessionBefore(c, map[string]any{"type": "session_before_fork", "entryId": entryID, "position": "before"}) {
+		return forkData{Cancelled: true}, nil
+	}
 	conv, source, err := s.history()
 	if err == nil {
 		err = c.stopped()
@@ -382,7 +394,7 @@ func (s *server) fork(c *call) (any, error) {
 		return nil, err
 	}
 	_, parent := s.st.where() // its pi file (none is begun when none is kept)
-	s.switchTo(c, &loaded{id: sessions.NewID(), messages: msgs, parent: parent}, f)
+	s.switchTo(c, &loaded{id: sessions.NewID(), messages: msgs, parent: parent}, f, "fork")
 	return forkData{Text: text, Cancelled: false, RestoredFiles: restored}, nil
 }
 
@@ -399,11 +411,15 @@ func (s *server) clone(c *call) (any, error) {
 	if len(conv) == 0 {
 		return nil, errors.New("clone: the session has no messages yet")
 	}
+	// pi's clone is a fork at the leaf.
+	if s.extSessionBefore(c, map[string]any{"type": "session_before_fork", "entryId": s.leafID(), "position": "at"}) {
+		return cloneData{Cancelled: true}, nil
+	}
 	s.runs.stop() // its messages are part of what is cloned
 	msgs, _, name := s.st.conversation()
 	id := sessions.NewID()
 	_, parent := s.st.where()
-	s.switchTo(c, &loaded{id: id, messages: msgs, name: name, parent: parent}, &fork{from: source, at: conv[len(conv)-1].UUID})
+	s.switchTo(c, &loaded{id: id, messages: msgs, name: name, parent: parent}, &fork{from: source, at: conv[len(conv)-1].UUID}, "fork")
 	return cloneData{Cancelled: false, SessionID: id}, nil
 }
 

@@ -135,7 +135,7 @@ const readOnlySessionManager = new Proxy(
   },
 );
 
-const services = await pi.createAgentSessionServices({
+const serviceOptions = {
   cwd,
   agentDir: cfg.agentDir || undefined,
   extensionFlagValues: new Map(Object.entries(cfg.flags || {})),
@@ -147,8 +147,9 @@ const services = await pi.createAgentSessionServices({
     noThemes: true,
     noContextFiles: true,
   },
-});
-const loadedResult = services.resourceLoader.getExtensions();
+};
+let services = await pi.createAgentSessionServices(serviceOptions);
+let loadedResult = services.resourceLoader.getExtensions();
 const warnings = services.diagnostics.filter((d) => d.type === "warning").map((d) => d.message);
 const problems = services.diagnostics.filter((d) => d.type === "error").map((d) => d.message);
 
@@ -299,10 +300,10 @@ function bind(r) {
   );
   r.bindCommandContext({
     waitForIdle: () => ask("waitForIdle", {}).then(() => undefined),
-    newSession: (options) => ask("newSession", { parentSession: options?.parentSession }).then(cancelled),
-    fork: (entryId, options) => ask("fork", { entryId, position: options?.position }).then(cancelled),
+    newSession: (options) => ask("newSession", { parentSession: options?.parentSession }).then(cancelled).then((r) => replaced(r, options)),
+    fork: (entryId, options) => ask("fork", { entryId, position: options?.position }).then(cancelled).then((r) => replaced(r, options)),
     navigateTree: (targetId, options) => ask("navigateTree", { targetId, ...options }).then(cancelled),
-    switchSession: (sessionPath) => ask("switchSession", { sessionPath }).then(cancelled),
+    switchSession: (sessionPath, options) => ask("switchSession", { sessionPath }).then(cancelled).then((r) => replaced(r, options)),
     reload: () => ask("reload", {}).then(() => undefined),
   });
   r.setUIContext(ui, "rpc");
@@ -335,6 +336,31 @@ function toolList() {
 }
 function reportTools() {
   if (loaded) send({ type: "tools", tools: toolList() });
+}
+
+// reload loads the extensions again, as pi makes a session's runtime anew
+// when the session is replaced (new, resume, fork): their factories run
+// again with a new pi object, and the old ones' pi and ctx are stale.
+async function reload() {
+  services = await pi.createAgentSessionServices(serviceOptions);
+  loadedResult = services.resourceLoader.getExtensions();
+  for (const e of loadedResult.errors) send({ type: "error", extensionPath: e.path, event: "load", error: String(e.error) });
+  newRunner();
+  reportTools();
+  send({ type: "commands", commands: commandList() });
+}
+
+// replaced runs a session change's withSession (pi's newSession, fork and
+// switchSession options) once the new session's extensions are bound,
+// with their context, as pi's createReplacedSessionContext gives it.
+async function replaced(result, options) {
+  if (result.cancelled || typeof options?.withSession !== "function") return result;
+  await inOrder(() => undefined); // the session_start, and its reload, before it
+  const ctx = Object.defineProperties({}, Object.getOwnPropertyDescriptors(runner.createCommandContext()));
+  ctx.sendMessage = (message, opts) => act("sendMessage", { message, options: opts });
+  ctx.sendUserMessage = (content, opts) => act("sendUserMessage", { content, options: opts });
+  await options.withSession(ctx);
+  return result;
 }
 function commandList() {
   return runner.getRegisteredCommands().map((c) => ({
@@ -446,7 +472,7 @@ async function emit(event) {
       return runner.emitBoundary(event, () => ({ messages: [], canContinue: false }));
     case "session_start":
       sessionGen++;
-      if (event.reason !== "startup") newRunner();
+      if (event.reason !== "startup") await reload();
       return runner.emit(event);
     default:
       if (!runner.hasHandlers(event?.type)) return undefined;

@@ -191,7 +191,7 @@ func TestExtensionCommands(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return b.call(map[string]any{"type": "get_state"}).Get("data.sessionName").String() == "Weather"
 	}, 10*time.Second, 50*time.Millisecond, "setSessionName named the session")
-	notify := b.until(10*time.Second, func(f gjson.Result) bool { return f.Get("method").String() == "notify" })
+	notify := b.until(10*time.Second, func(f gjson.Result) bool { return strings.Contains(f.Get("message").String(), "named") })
 	assert.Contains(t, notify[len(notify)-1].Get("message").String(), "Weather, howdy", "the extension's flag, from claude-rpc's command line")
 
 	count := func() string {
@@ -290,6 +290,8 @@ func TestExtensionCommands(t *testing.T) {
 	r = b.call(map[string]any{"type": "prompt", "message": "/fresh"})
 	assert.Equal(t, "handled", r.Get("data.disposition").String())
 	assert.NotEqual(t, before, b.call(map[string]any{"type": "get_state"}).Get("data.sessionId").String(), "newSession started a new session")
+	fresh := b.until(10*time.Second, func(f gjson.Result) bool { return strings.HasPrefix(f.Get("message").String(), "fresh ") })
+	assert.Regexp(t, `^fresh \d+$`, fresh[len(fresh)-1].Get("message").String(), "withSession ran with the new session's ctx")
 	assert.Equal(t, 0, int(b.call(map[string]any{"type": "get_messages"}).Get("data.messages.#").Int()))
 	assert.Equal(t, "handled", b.call(map[string]any{"type": "prompt", "message": "/mark nothing"}).Get("data.disposition").String())
 	errFrame = b.until(10*time.Second, func(f gjson.Result) bool {
@@ -297,6 +299,22 @@ func TestExtensionCommands(t *testing.T) {
 	})
 	assert.Equal(t, "<runtime>", errFrame[len(errFrame)-1].Get("extensionPath").String())
 	assert.Equal(t, "Entry none not found", errFrame[len(errFrame)-1].Get("error").String(), "setLabel on an entry the session lacks")
+
+	// session_before_switch can cancel a new session; shutdown and start
+	// are told, with the files.
+	notified := func(prefix string) string {
+		f := b.until(10*time.Second, func(f gjson.Result) bool { return strings.HasPrefix(f.Get("message").String(), prefix) })
+		return f[len(f)-1].Get("message").String()
+	}
+	before = b.call(map[string]any{"type": "get_state"}).Get("data.sessionId").String()
+	assert.Equal(t, "handled", b.call(map[string]any{"type": "prompt", "message": "/block"}).Get("data.disposition").String())
+	r = b.call(map[string]any{"type": "new_session"})
+	assert.True(t, r.Get("data.cancelled").Bool(), "session_before_switch cancelled it: %s", r.Raw)
+	assert.Equal(t, before, b.call(map[string]any{"type": "get_state"}).Get("data.sessionId").String())
+	r = b.call(map[string]any{"type": "new_session"})
+	assert.False(t, r.Get("data.cancelled").Bool(), r.Raw)
+	assert.Equal(t, "shutdown new to file", notified("shutdown "))
+	assert.Equal(t, "start new from file", notified("start "))
 
 	// A prompt naming no extension's command goes to the model.
 	frames = b.runPrompt("/nothing [[say:plain]]")

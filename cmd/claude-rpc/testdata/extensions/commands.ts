@@ -53,8 +53,9 @@ export default function (pi: ExtensionAPI) {
   pi.registerCommand("fresh", {
     description: "Starts over",
     handler: async (_args, ctx) => {
-      const r = await ctx.newSession();
-      ctx.ui.notify("fresh " + r.cancelled, "info");
+      // After the change the old ctx is stale (as in pi): what comes
+      // after goes into withSession, with the new session's.
+      await ctx.newSession({ withSession: async (c) => c.ui.notify("fresh " + c.sessionManager.getEntries().length, "info") });
     },
   });
   // before_agent_start's message: a prompt that asks for it gets a
@@ -62,6 +63,18 @@ export default function (pi: ExtensionAPI) {
   pi.on("before_agent_start", async (event) =>
     event.prompt.includes("remind me") ? { message: { customType: "reminder", content: "buy milk", display: false } } : undefined,
   );
+  // Session changes: /block makes the next new session cancelled; each
+  // start and shutdown is told.
+  let block = false;
+  pi.registerCommand("block", { description: "Cancels the next new session", handler: async () => { block = true; } });
+  pi.on("session_before_switch", async (event) => {
+    if (event.reason === "new" && block) {
+      block = false;
+      return { cancel: true };
+    }
+  });
+  pi.on("session_shutdown", async (event, ctx) => ctx.ui.notify(`shutdown ${event.reason} to ${event.targetSessionFile ? "file" : "none"}`, "info"));
+  pi.on("session_start", async (event, ctx) => ctx.ui.notify(`start ${event.reason} from ${event.previousSessionFile ? "file" : "none"}`, "info"));
   pi.registerCommand("broken", {
     description: "Throws",
     handler: async () => {
