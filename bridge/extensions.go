@@ -151,6 +151,23 @@ func (s *server) extSessionChanged(reason, previous string) {
 	s.ext.Event(start)
 }
 
+// extEvent gives the extensions that handle it an event of the bridge's
+// own (no frame carries it: model_select, thinking_level_select), after
+// the state it follows. Never blocks.
+func (s *server) extEvent(typ string, fields map[string]any) {
+	if s.ext == nil || !s.extEvents.wants(typ) {
+		return
+	}
+	fields["type"] = typ
+	b, err := json.Marshal(fields)
+	if err != nil {
+		s.log.Warn("extensions: encoding "+typ, "err", err)
+		return
+	}
+	s.extEvents.flushState()
+	s.ext.Event(b)
+}
+
 // sessionFileNow is the session file get_state reports now.
 func (s *server) sessionFileNow() string {
 	info, known := s.knownInfo()

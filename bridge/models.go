@@ -56,6 +56,7 @@ func (s *server) setLevel(level string) {
 	if level != before {
 		s.st.noteLevelChange(level)
 		s.out.send(thinkingLevelChangedJSON{Type: "thinking_level_changed", Level: level})
+		s.extEvent("thinking_level_select", map[string]any{"level": level, "previousLevel": before})
 	}
 }
 
@@ -384,17 +385,22 @@ func (s *server) setModel(c *call) (any, error) {
 		}
 		return nil, fmt.Errorf("Model not found: %s/%s (known: %s)", provider, id, strings.Join(known, ", "))
 	}
-	return s.switchModel(info, m), nil
+	return s.switchModel(info, m, "set"), nil
 }
 
-// switchModel makes m the model of the next turns and describes it.
-func (s *server) switchModel(info claudecli.Info, m claudecli.ModelInfo) modelInfo {
+// switchModel makes m the model of the next turns and describes it; the
+// extensions hear it (model_select, source: pi's set or cycle).
+func (s *server) switchModel(info claudecli.Info, m claudecli.ModelInfo, source string) modelInfo {
 	id := m.ResolvedModel
 	if id == "" {
 		id = m.Value
 	}
 	s.applySettings(func(st *cliSettings) { st.model = m.Value })
-	return s.st.useModel(info, id)
+	now, previous := s.st.useModel(info, id)
+	if previous == nil || previous.ID != now.ID {
+		s.extEvent("model_select", map[string]any{"model": now, "previousModel": previous, "source": source})
+	}
+	return now
 }
 
 // modelByID is model id as get_available_models lists it (display name,
@@ -422,7 +428,7 @@ func (s *server) cycleModel(c *call) (any, error) {
 	cur := s.st.cliModel()
 	i := slices.IndexFunc(models, func(m modelInfo) bool { return m.ID == cur })
 	next, _ := findModel(info, models[(i+1)%len(models)].ID)
-	mi := s.switchModel(info, next)
+	mi := s.switchModel(info, next, "cycle")
 	level := s.st.thinkingLevel()
 	return cycleModelData{Model: mi, ThinkingLevel: level, IsScoped: false}, nil
 }

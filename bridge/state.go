@@ -571,12 +571,16 @@ func (st *state) models(info claudecli.Info) []modelInfo {
 
 // useModel makes id the model the CLI runs, noting it as an entry, and
 // describes it as get_available_models lists it (modelByID).
-func (st *state) useModel(info claudecli.Info, id string) modelInfo {
+func (st *state) useModel(info claudecli.Info, id string) (now modelInfo, previous *modelInfo) {
 	ls := st.lock()
 	defer st.mu.Unlock()
+	if ls.model != "" {
+		p := ls.modelByID(info, ls.model)
+		previous = &p
+	}
 	ls.model = id
 	ls.note(entryJSON{Type: "model_change", Provider: transform.Provider, ModelID: id})
-	return ls.modelByID(info, id)
+	return ls.modelByID(info, id), previous
 }
 
 // addLimits keeps limits (the info cache's) for the models whose limits

@@ -5,6 +5,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -315,6 +316,20 @@ func TestExtensionCommands(t *testing.T) {
 	assert.False(t, r.Get("data.cancelled").Bool(), r.Raw)
 	assert.Equal(t, "shutdown new to file", notified("shutdown "))
 	assert.Equal(t, "start new from file", notified("start "))
+
+	// model_select and thinking_level_select.
+	level := b.call(map[string]any{"type": "get_state"}).Get("data.thinkingLevel").String()
+	require.True(t, b.call(map[string]any{"type": "set_thinking_level", "level": "high"}).Get("success").Bool())
+	assert.Equal(t, "level "+level+" -> high", notified("level "))
+	models := b.call(map[string]any{"type": "get_available_models"}).Get("data.models").Array()
+	require.GreaterOrEqual(t, len(models), 2)
+	cur := b.call(map[string]any{"type": "get_state"}).Get("data.model.id").String()
+	other := models[0].Get("id").String()
+	if other == cur {
+		other = models[1].Get("id").String()
+	}
+	require.True(t, b.call(map[string]any{"type": "set_model", "provider": "anthropic", "modelId": other}).Get("success").Bool())
+	assert.Regexp(t, ` -> `+regexp.QuoteMeta(other)+` \(set\)$`, notified("model "))
 
 	// A prompt naming no extension's command goes to the model.
 	frames = b.runPrompt("/nothing [[say:plain]]")

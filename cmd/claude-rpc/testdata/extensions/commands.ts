@@ -75,6 +75,8 @@ export default function (pi: ExtensionAPI) {
   });
   pi.on("session_shutdown", async (event, ctx) => ctx.ui.notify(`shutdown ${event.reason} to ${event.targetSessionFile ? "file" : "none"}`, "info"));
   pi.on("session_start", async (event, ctx) => ctx.ui.notify(`start ${event.reason} from ${event.previousSessionFile ? "file" : "none"}`, "info"));
+  pi.on("model_select", async (event, ctx) => ctx.ui.notify(`model ${event.previousModel?.id} -> ${event.model.id} (${event.source})`, "info"));
+  pi.on("thinking_level_select", async (event, ctx) => ctx.ui.notify(`level ${event.previousLevel} -> ${event.level}`, "info"));
   pi.registerCommand("broken", {
     description: "Throws",
     handler: async () => {
