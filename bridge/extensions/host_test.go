@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -163,4 +164,100 @@ func TestHostWithoutNode(t *testing.T) {
 	require.Len(t, r.notices, 1)
 	assert.Contains(t, r.notices[0], "error: pi extensions are not loaded (--extension x.ts, those pi's settings and places name): no node on PATH")
 	assert.Contains(t, r.notices[0], MinNodeVersion)
+}
+
+// TestHostSurvivesBadExtensions: an extension that writes to stdout (at
+// load and in a command), floods the host with notices and output, hangs
+// in a tool and in a command, and ends its host: the host's lines stay
+// whole, a hung call ends with its context (a tool's signal aborted) while
+// other calls are answered, a flood is delivered whole, and when the host
+// ends every call fails at once with ErrNotRunning, the bridge is told,
+// and no node process is left in the extension's folder.
+func TestHostSurvivesBadExtensions(t *testing.T) {
+	env, cache := piEnv(t)
+	dir := t.TempDir()
+	ext := filepath.Join(dir, "bad.ts")
+	require.NoError(t, os.WriteFile(ext, []byte(`
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { Type } from "typebox";
+console.log("stdout at load: {\"type\":\"result\",\"id\":1}");
+process.stdout.write("no line end");
+export default function (pi: ExtensionAPI) {
+  pi.registerTool({ name: "echo", label: "Echo", description: "echoes", parameters: Type.Object({ s: Type.String() }),
+    async execute(_id, p) { return { content: [{ type: "text", text: p.s }], details: {} }; } });
+  pi.registerTool({ name: "hang", label: "Hang", description: "hangs until aborted", parameters: Type.Object({}),
+    execute: (_id, _p, signal) => new Promise((_resolve, reject) => signal?.addEventListener("abort", () => reject(new Error("aborted"))) ) });
+  pi.registerCommand("hang", { description: "never returns", handler: () => new Promise(() => {}) });
+  pi.registerCommand("flood", { description: "floods", handler: async (_args, ctx) => {
+    for (let i = 0; i < 20000; i++) ctx.ui.notify("n" + i, "info");
+    process.stdout.write("x".repeat(4 << 20) + "\n");
+  } });
+  pi.registerCommand("exit", { description: "ends its host", handler: async () => { process.exit(3); } });
+}
+`), 0o644))
+	var r recorder
+	h := Start(Config{Paths: []string{ext}, NoExtensions: true, Dir: dir, Env: env, Cache: cache}, r.callbacks())
+	defer h.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	require.True(t, h.Loaded(ctx, 30*time.Second), "loaded despite its stdout: %v", r.notices)
+	echo := func() string {
+		v, err := h.CallTool(ctx, "echo", "e", json.RawMessage(`{"s":"still here"}`), nil)
+		require.NoError(t, err)
+		return v.Get("content.0.text").String()
+	}
+	assert.Equal(t, "still here", echo())
+
+	// Hung: the call ends with its context; the others go on meanwhile.
+	hung, stop := context.WithCancel(ctx)
+	toolDone, cmdDone := make(chan error, 1), make(chan error, 1)
+	go func() { _, err := h.CallTool(hung, "hang", "h", json.RawMessage(`{}`), nil); toolDone <- err }()
+	go func() { _, err := h.RunCommand(hung, "hang", ""); cmdDone <- err }()
+	assert.Equal(t, "still here", echo(), "answered while two calls hang")
+	stop()
+	assert.Error(t, <-toolDone)
+	assert.Error(t, <-cmdDone)
+
+	// Flooded: every notice arrives, the output goes to the log, and the
+	// host's lines stay whole.
+	handled, err := h.RunCommand(ctx, "flood", "")
+	require.NoError(t, err)
+	assert.True(t, handled)
+	require.Eventually(t, func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return len(r.ui) >= 20000
+	}, 30*time.Second, 50*time.Millisecond)
+	r.mu.Lock()
+	assert.Equal(t, "n19999", r.ui[len(r.ui)-1].Fields.Get("message").String())
+	r.mu.Unlock()
+	assert.Equal(t, "still here", echo())
+
+	// Its host ends: calls fail at once, the bridge hears it, nothing is
+	// left running.
+	_, err = h.RunCommand(ctx, "exit", "")
+	assert.ErrorIs(t, err, ErrNotRunning)
+	_, err = h.CallTool(ctx, "echo", "e2", json.RawMessage(`{"s":"x"}`), nil)
+	assert.ErrorIs(t, err, ErrNotRunning)
+	r.mu.Lock()
+	assert.Contains(t, strings.Join(r.notices, "\n"), "the extension host ended")
+	r.mu.Unlock()
+	if runtime.GOOS == "linux" {
+		assert.Empty(t, processesIn(t, dir), "no process left with the extension's folder as its cwd")
+	}
+}
+
+// processesIn lists the pids of the processes whose working folder is dir
+// (Linux: /proc).
+func processesIn(t *testing.T, dir string) []string {
+	t.Helper()
+	var pids []string
+	entries, err := os.ReadDir("/proc")
+	require.NoError(t, err)
+	for _, e := range entries {
+		if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil && cwd == dir {
+			pids = append(pids, e.Name())
+		}
+	}
+	return pids
 }
