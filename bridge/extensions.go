@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -168,6 +169,45 @@ func (s *server) extEvent(typ string, fields map[string]any) {
 	s.ext.Event(b)
 }
 
+// extTools are the tools as pi's getAllTools and getActiveTools give them:
+// the CLI's own that pi has, under the names hosts see, then the
+// extensions'; active are those not turned off.
+func (s *server) extTools() (all []map[string]any, active []string) {
+	set, _ := s.st.currentSettings()
+	add := func(name, description string, parameters json.RawMessage, source string) {
+		t := map[string]any{"name": name, "description": description, "sourceInfo": map[string]string{"path": "<" + source + ">", "source": source}}
+		if parameters != nil {
+			t["parameters"] = parameters
+		}
+		all = append(all, t)
+		if !slices.Contains(set.inactive, name) {
+			active = append(active, name)
+		}
+	}
+	for _, cli := range transform.PiTools() {
+		add(s.opts.ToolNames.Name(cli), "The Claude CLI's "+cli+" tool", nil, "builtin")
+	}
+	for _, t := range set.extTools {
+		add(t.Name, t.Description, t.Parameters, "extension")
+	}
+	return all, active
+}
+
+// setActiveTools turns off the tools not in active (pi's setActiveTools;
+// names it does not know are ignored, as pi's): the CLI's own by
+// disallowing them (its next process), the extensions' by not listing
+// them.
+func (s *server) setActiveTools(active []string) {
+	all, _ := s.extTools()
+	var inactive []string
+	for _, t := range all {
+		if name := t["name"].(string); !slices.Contains(active, name) {
+			inactive = append(inactive, name)
+		}
+	}
+	s.applySettings(func(st *cliSettings) { st.inactive = inactive })
+}
+
 // sessionFileNow is the session file get_state reports now.
 func (s *server) sessionFileNow() string {
 	info, known := s.knownInfo()
@@ -185,23 +225,39 @@ func (s *server) extCommand(c *call) (data any, ok bool) {
 		return nil, false
 	}
 	name, args, _ := strings.Cut(text[1:], " ")
-	// Not waited for (the dispatcher may be the caller): until the
-	// extensions loaded, none of their commands is known.
+	if !s.ext.Ready() {
+		// Still loading: pi loads its extensions before it reads a
+		// command, so the prompt waits for them, on a goroutine of its
+		// own (nothing else waits), and then goes on as it would have.
+		return nil, s.goes.start(func() {
+			s.extLoaded(c.Context())
+			if s.ext.Command(name) {
+				s.runExtCommand(c, name, args)
+				return
+			}
+			data, err := s.promptNow(c, c.str("streamingBehavior"))
+			s.reply(c, data, err)
+		})
+	}
 	if !s.ext.Command(name) {
 		return nil, false
 	}
-	if !s.goes.start(func() {
-		s.extEvents.flushState()
-		_, err := s.ext.RunCommand(c.Context(), name, args)
-		if err != nil {
-			s.respond(c, errResponse(c.id, c.typ, "/"+name+": "+err.Error()))
-			return
-		}
-		s.respond(c, okResponse(c.id, c.typ, dispositionData{Disposition: "handled"}))
-	}) {
-		return nil, false
+	return nil, s.goes.start(func() { s.runExtCommand(c, name, args) })
+}
+
+// runExtCommand runs extension command name and answers c as pi does once
+// its handler returned. The shutdown an extension asks for waits for it
+// (extCmds), so that the command that asked is answered first.
+func (s *server) runExtCommand(c *call, name, args string) {
+	s.extCmds.Add(1)
+	defer s.extCmds.Add(-1)
+	s.extEvents.flushState()
+	_, err := s.ext.RunCommand(c.Context(), name, args)
+	if err != nil {
+		s.respond(c, errResponse(c.id, c.typ, "/"+name+": "+err.Error()))
+		return
 	}
-	return nil, true
+	s.respond(c, okResponse(c.id, c.typ, dispositionData{Disposition: "handled"}))
 }
 
 // extCommands is the extensions' commands for get_commands.
@@ -330,6 +386,17 @@ func (s *server) callExtTool(ctx context.Context, p gjson.Result) map[string]any
 	content := json.RawMessage(v.Get("content").Raw)
 	if !v.Get("content").IsArray() {
 		content = json.RawMessage(`[]`)
+	}
+	if d := v.Get("details"); toolCallID != "" && d.Exists() && d.Type != gjson.Null {
+		// The CLI passes an MCP result's content only: the run's
+		// translator gets the details before the CLI's result line,
+		// which comes after this answer.
+		details := json.RawMessage(d.Raw)
+		s.runs.do(func() {
+			if r := s.runs.cur; r != nil && r.tr != nil {
+				r.tr.ToolDetails(toolCallID, details)
+			}
+		})
 	}
 	return map[string]any{"content": content, "isError": v.Get("isError").Bool()}
 }
@@ -461,9 +528,13 @@ func (s *server) doExtAction(a extensions.Action) (any, error) {
 		_, err := s.internalCall(cmd)
 		return nil, err
 	case "shutdown":
-		// pi's RPC mode exits once idle; claude-rpc ends as at stdin's end.
+		// pi's RPC mode exits once idle, after answering the command that
+		// asked; claude-rpc ends as at stdin's end.
 		go func() {
 			s.waitIdle()
+			for wait := time.Now().Add(shutdownWaitsForCommands); s.extCmds.Load() > 0 && time.Now().Before(wait) && s.ctx.Err() == nil; {
+				time.Sleep(20 * time.Millisecond)
+			}
 			s.stop(errShutdown)
 		}()
 		return nil, nil
@@ -486,7 +557,14 @@ func (s *server) doExtAction(a extensions.Action) (any, error) {
 			return nil, errClosed
 		}
 		return nil, nil
-	case "setActiveTools", "reload", "navigateTree":
+	case "setActiveTools":
+		var active []string
+		for _, n := range args.Get("toolNames").Array() {
+			active = append(active, n.String())
+		}
+		s.setActiveTools(active)
+		return nil, nil
+	case "reload", "navigateTree":
 		return nil, errNotYet(a.Name)
 	}
 	return nil, errNotYet(a.Name)
@@ -503,6 +581,11 @@ func customMessage(v gjson.Result) (message, error) {
 	m.Timestamp = nowMillis()
 	return message{text: m.Text(), custom: &m}, nil
 }
+
+// shutdownWaitsForCommands bounds how long an extension's shutdown waits
+// for the extension commands that run (the one that asked among them) to
+// be answered.
+const shutdownWaitsForCommands = 5 * time.Second
 
 // waitIdle returns once no run is going (or the server ends).
 func (s *server) waitIdle() {
@@ -665,5 +748,6 @@ func (s *server) extState() map[string]any {
 	if d.Model != nil {
 		m["model"] = d.Model
 	}
+	m["allTools"], m["activeTools"] = s.extTools()
 	return m
 }

@@ -406,7 +406,7 @@ func (s *server) mcpMessage(ctx context.Context, server string, m gjson.Result) 
 			"capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]string{"name": "claude-rpc host tools", "version": "1"}})
 	case method == "tools/list" && server == extServer:
 		set, _ := s.st.currentSettings()
-		return result(map[string]any{"tools": mcpTools(set.extTools)})
+		return result(map[string]any{"tools": mcpTools(set.offeredExtTools())})
 	case method == "tools/call" && server == extServer:
 		return result(s.callExtTool(ctx, m.Get("params")))
 	case method == "tools/list":

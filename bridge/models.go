@@ -442,7 +442,9 @@ func (s *server) getCommands(c *call) (any, error) {
 		return nil, err
 	}
 	where := s.commandFiles() // sources.go
-	// The extensions' first, as pi lists them.
+	// The extensions' first, as pi lists them: once loaded (pi loads them
+	// before it reads a command).
+	s.extLoaded(c.Context())
 	cmds := append(make([]slashCommand, 0, len(info.Commands)), s.extCommands()...)
 	for _, ci := range info.Commands {
 		si, source := where.of(ci)

@@ -372,6 +372,11 @@ func (s *server) prompt(c *call) (any, error) {
 	if _, ok := s.extCommand(c); ok {
 		return nil, errAnswered
 	}
+	return s.promptNow(c, behavior)
+}
+
+// promptNow runs or queues a prompt that names no extension's command.
+func (s *server) promptNow(c *call, behavior string) (any, error) {
 	return s.withMessage(c, func(o *runner, m message) (any, error) {
 		if behavior == "" {
 			return nil, errors.New("Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message.")

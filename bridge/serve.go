@@ -2,18 +2,19 @@ package bridge
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
-
 	"context"
+	"encoding/json"
 	"errors"
-	"github.com/tidwall/gjson"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
+
+	"github.com/tidwall/gjson"
 
 	"github.com/claude-rpc/claude-rpc/bridge/extensions"
 	"github.com/claude-rpc/claude-rpc/bridge/rpcframe"
@@ -92,6 +93,7 @@ type server struct {
 	// extEvents hands the frames the extensions handle to the host, the
 	// session's state before them; extDialogs are their dialogs asked.
 	extEvents  *extPump
+	extCmds    atomic.Int32 // extension commands running (runExtCommand)
 	extDialogs extDialogs
 	// internal carries the bridge's own calls (internalCall) to the
 	// dispatcher, as the host's lines come.
@@ -347,6 +349,12 @@ func (s *server) dispatch(l inLine) {
 // handle runs c's handler and writes its answer.
 func (s *server) handle(c *call) {
 	data, err := c.def.handle(s, c)
+	s.reply(c, data, err)
+}
+
+// reply writes c's answer from what its handler returned: none for
+// errAnswered (the handler answered, or will).
+func (s *server) reply(c *call, data any, err error) {
 	switch {
 	case errors.Is(err, errAnswered):
 	case err != nil:

@@ -124,6 +124,19 @@ type cliSettings struct {
 	hostURIs       []hostURIScheme // set_host_uri_schemes (hosturis.go)
 	extTools       []hostTool      // the extensions' tools (extensions.go)
 	extPrompt      string          // what before_agent_start appended to the system prompt
+	// inactive are the tools an extension turned off (setActiveTools),
+	// by the names hosts see: the CLI's own are disallowed, the
+	// extensions' not listed.
+	inactive []string
+}
+
+// offeredExtTools are the extensions' tools the model is offered: those
+// not turned off.
+func (set *cliSettings) offeredExtTools() []hostTool {
+	if len(set.inactive) == 0 {
+		return set.extTools
+	}
+	return slices.DeleteFunc(slices.Clone(set.extTools), func(t hostTool) bool { return slices.Contains(set.inactive, t.Name) })
 }
 
 // cliConfig is the CLI's config with the host's settings, and the
@@ -150,9 +163,18 @@ func (s *server) cliConfig() (claudecli.Config, uint64) {
 	if len(set.extTools) > 0 {
 		cfg.SDKServers = append(cfg.SDKServers, extServer)
 	}
+	var disallowed []string
+	for _, name := range set.inactive {
+		if cli := s.opts.ToolNames.CLIName(name); slices.Contains(transform.PiTools(), cli) {
+			disallowed = append(disallowed, cli)
+		}
+	}
+	if len(disallowed) > 0 {
+		cfg.ExtraArgs = append(slices.Clip(cfg.ExtraArgs), "--disallowedTools", strings.Join(disallowed, ","))
+	}
 	// Both, also while not served: a running process that has a server
 	// the host emptied is told to list its tools (none) again.
-	cfg.SDKTools = map[string]string{hostServer: fingerprint(hostToolList(set.hostTools, set.hostURIs)), extServer: fingerprint(mcpTools(set.extTools))}
+	cfg.SDKTools = map[string]string{hostServer: fingerprint(hostToolList(set.hostTools, set.hostURIs)), extServer: fingerprint(mcpTools(set.offeredExtTools()))}
 	switch {
 	case set.extPrompt == "":
 	case cfg.AppendSystemPrompt == "":

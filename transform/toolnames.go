@@ -70,6 +70,16 @@ var piTools = []piTool{
 	{CLI: "LS", Pi: "ls"},
 }
 
+// PiTools are the CLI's names of its tools that pi has (piTools), in
+// pi's order.
+func PiTools() []string {
+	names := make([]string, len(piTools))
+	for i, t := range piTools {
+		names[i] = t.CLI
+	}
+	return names
+}
+
 var byCLI, byPi = func() (map[string]*piTool, map[string]*piTool) {
 	c, p := map[string]*piTool{}, map[string]*piTool{}
 	for i := range piTools {

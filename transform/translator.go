@@ -122,6 +122,10 @@ type Translator struct {
 	// conversation during the run, at message resetAt; commands: the last commands_changed's
 	// list, until taken (notices.go).
 	denied   map[string]denial
+	// details are tool results' details the CLI does not carry (a tool
+	// the bridge served over MCP: an extension's), by call id, until its
+	// result comes.
+	details  map[string]json.RawMessage
 	wasReset bool
 	resetAt  int
 	commands json.RawMessage
@@ -241,6 +245,17 @@ func NewTranslator(now func() int64) *Translator {
 // SetToolNames sets the names and argument shapes tool calls are shown
 // with (default [toolNamesPi]); call it before the first line.
 func (t *Translator) SetToolNames(n ToolNames) { t.names = n }
+
+// ToolDetails gives the details of call id's result when the CLI's line
+// will not carry them: a tool the bridge served itself (an extension's,
+// over MCP), whose result's details only the bridge has. Call it before
+// the result's line.
+func (t *Translator) ToolDetails(id string, details json.RawMessage) {
+	if t.details == nil {
+		t.details = map[string]json.RawMessage{}
+	}
+	t.details[id] = details
+}
 
 // SetThinkingLevel names the thinking level the run's model calls are made
 // with, for its assistant messages (pi's level names).
@@ -940,6 +955,12 @@ func (t *Translator) toolResult(out []Event, r toolResultLine) []Event {
 	delete(t.running, id)
 	cli := t.names.CLIName(call.Name)
 	details := t.names.Details(cli, r.details)
+	if d, ok := t.details[id]; ok {
+		delete(t.details, id)
+		if len(details) == 0 {
+			details = d
+		}
+	}
 	content := toolContent(r.block.Get("content"))
 	isError := r.block.Get("is_error").Bool()
 	if d, ok := t.denied[id]; ok {

@@ -534,6 +534,18 @@ func (h *Host) Loaded(ctx context.Context, wait time.Duration) bool {
 	return h.gone == nil
 }
 
+// Ready reports, without waiting, whether the host has said what it
+// loaded (or is gone): from then on [Host.Command] and [Host.Commands]
+// are the whole answer.
+func (h *Host) Ready() bool {
+	select {
+	case <-h.loads:
+		return true
+	default:
+		return false
+	}
+}
+
 // Handles reports whether an extension handles events of type typ.
 func (h *Host) Handles(typ string) bool {
 	h.mu.Lock()

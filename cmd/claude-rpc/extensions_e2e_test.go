@@ -331,6 +331,18 @@ func TestExtensionCommands(t *testing.T) {
 	require.True(t, b.call(map[string]any{"type": "set_model", "provider": "anthropic", "modelId": other}).Get("success").Bool())
 	assert.Regexp(t, ` -> `+regexp.QuoteMeta(other)+` \(set\)$`, notified("model "))
 
+	// setActiveTools: the CLI's write tool off, the others kept.
+	assert.Equal(t, "handled", b.call(map[string]any{"type": "prompt", "message": "/no-write"}).Get("data.disposition").String())
+	assert.Equal(t, "all read,write,edit,bash,grep,find,ls", notified("all "))
+	b.runPrompt("tools? [[say:fine]]")
+	var offered []string
+	for _, tool := range b.lastRequest().Get("tools.#.name").Array() {
+		offered = append(offered, tool.String())
+	}
+	assert.NotContains(t, offered, "Write", "setActiveTools turned it off")
+	assert.Contains(t, offered, "Read")
+	assert.Contains(t, offered, "Bash")
+
 	// A prompt naming no extension's command goes to the model.
 	frames = b.runPrompt("/nothing [[say:plain]]")
 	assert.Equal(t, "plain", deltaText(frames))

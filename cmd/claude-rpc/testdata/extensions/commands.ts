@@ -77,6 +77,14 @@ export default function (pi: ExtensionAPI) {
   pi.on("session_start", async (event, ctx) => ctx.ui.notify(`start ${event.reason} from ${event.previousSessionFile ? "file" : "none"}`, "info"));
   pi.on("model_select", async (event, ctx) => ctx.ui.notify(`model ${event.previousModel?.id} -> ${event.model.id} (${event.source})`, "info"));
   pi.on("thinking_level_select", async (event, ctx) => ctx.ui.notify(`level ${event.previousLevel} -> ${event.level}`, "info"));
+  // /no-write turns the write tool off and says what is active.
+  pi.registerCommand("no-write", {
+    description: "Turns write off",
+    handler: async (_args, ctx) => {
+      pi.setActiveTools(pi.getActiveTools().filter((n) => n !== "write"));
+      ctx.ui.notify("all " + pi.getAllTools().map((t) => t.name).join(","), "info");
+    },
+  });
   pi.registerCommand("broken", {
     description: "Throws",
     handler: async () => {
