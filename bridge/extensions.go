@@ -748,6 +748,9 @@ func (s *server) extState() map[string]any {
 	if d.Model != nil {
 		m["model"] = d.Model
 	}
+	if known {
+		m["models"] = s.st.models(info) // ctx.modelRegistry's lists
+	}
 	m["allTools"], m["activeTools"] = s.extTools()
 	return m
 }

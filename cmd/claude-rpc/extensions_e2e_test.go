@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -333,7 +334,7 @@ func TestExtensionCommands(t *testing.T) {
 
 	// setActiveTools: the CLI's write tool off, the others kept.
 	assert.Equal(t, "handled", b.call(map[string]any{"type": "prompt", "message": "/no-write"}).Get("data.disposition").String())
-	assert.Equal(t, "all read,write,edit,bash,grep,find,ls", notified("all "))
+	assert.Equal(t, fmt.Sprintf("all read,write,edit,bash,grep,find,ls; models %d", len(models)), notified("all "), "the CLI's tools and models")
 	b.runPrompt("tools? [[say:fine]]")
 	var offered []string
 	for _, tool := range b.lastRequest().Get("tools.#.name").Array() {

@@ -82,7 +82,7 @@ export default function (pi: ExtensionAPI) {
     description: "Turns write off",
     handler: async (_args, ctx) => {
       pi.setActiveTools(pi.getActiveTools().filter((n) => n !== "write"));
-      ctx.ui.notify("all " + pi.getAllTools().map((t) => t.name).join(","), "info");
+      ctx.ui.notify("all " + pi.getAllTools().map((t) => t.name).join(",") + "; models " + ctx.modelRegistry.getAvailable().length, "info");
     },
   });
   pi.registerCommand("broken", {
