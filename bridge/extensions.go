@@ -245,6 +245,65 @@ func (s *server) extCommand(c *call) (data any, ok bool) {
 	return nil, s.goes.start(func() { s.runExtCommand(c, name, args) })
 }
 
+// extInput gives a prompt to the extensions' input handlers first, as pi
+// does: they let it through, change its text and images, or handle it
+// (answered {disposition:"handled"}, no run). It reports whether it took
+// c, which it then answers itself, from a goroutine of its own (nothing
+// else waits); false when no extension handles input. While the
+// extensions load, the prompt waits for them, as under pi.
+func (s *server) extInput(c *call, behavior string) bool {
+	if s.ext == nil || s.ext.Ready() && !s.ext.Handles("input") {
+		return false
+	}
+	return s.goes.start(func() {
+		if s.extLoaded(c.Context()) && s.ext.Handles("input") {
+			if handled := s.runInput(c, behavior); handled {
+				s.reply(c, dispositionData{Disposition: "handled"}, nil)
+				return
+			}
+		}
+		data, err := s.promptNow(c, behavior)
+		s.reply(c, data, err)
+	})
+}
+
+// runInput emits pi's input event for c's message and applies what the
+// handlers decided: true when they handled it; a transform rewrites c's
+// message and images. A failure lets the prompt through as it was.
+func (s *server) runInput(c *call, behavior string) (handled bool) {
+	ev := map[string]any{"type": "input", "text": c.str("message"), "source": "rpc"}
+	if im := c.raw.Get("images"); im.IsArray() {
+		ev["images"] = json.RawMessage(im.Raw)
+	}
+	if behavior != "" && s.runs.status().streaming {
+		ev["streamingBehavior"] = behavior
+	}
+	s.extEvents.flushState()
+	ctx, stop := context.WithTimeoutCause(c.Context(), extensions.CallWait, errors.New("input took too long"))
+	defer stop()
+	v, err := s.ext.Emit(ctx, ev)
+	if err != nil {
+		s.log.Warn("--extension: input failed; the prompt goes on as it was", "err", err)
+		return false
+	}
+	switch v.Get("action").String() {
+	case "handled":
+		return true
+	case "transform":
+		var cmd map[string]any
+		if json.Unmarshal([]byte(c.raw.Raw), &cmd) == nil {
+			cmd["message"] = v.Get("text").String()
+			if im := v.Get("images"); im.IsArray() {
+				cmd["images"] = json.RawMessage(im.Raw)
+			}
+			if b, err := json.Marshal(cmd); err == nil {
+				c.raw = gjson.ParseBytes(b)
+			}
+		}
+	}
+	return false
+}
+
 // runExtCommand runs extension command name and answers c as pi does once
 // its handler returned. The shutdown an extension asks for waits for it
 // (extCmds), so that the command that asked is answered first.

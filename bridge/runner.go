@@ -372,6 +372,9 @@ func (s *server) prompt(c *call) (any, error) {
 	if _, ok := s.extCommand(c); ok {
 		return nil, errAnswered
 	}
+	if s.extInput(c, behavior) {
+		return nil, errAnswered
+	}
 	return s.promptNow(c, behavior)
 }
 

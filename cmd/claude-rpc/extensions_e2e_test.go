@@ -332,6 +332,16 @@ func TestExtensionCommands(t *testing.T) {
 	require.True(t, b.call(map[string]any{"type": "set_model", "provider": "anthropic", "modelId": other}).Get("success").Bool())
 	assert.Regexp(t, ` -> `+regexp.QuoteMeta(other)+` \(set\)$`, notified("model "))
 
+	// input: transformed, or handled with no run.
+	frames = b.runPrompt("please transformed")
+	assert.Equal(t, "transformed", deltaText(frames), "the input handler changed the prompt")
+	reqs := b.srv.MessagesRequests()
+	require.NotEmpty(t, reqs)
+	assert.Contains(t, reqs[len(reqs)-1].LastUserText(), "[[say:transformed]]")
+	r = b.call(map[string]any{"type": "prompt", "message": "swallow"})
+	assert.Equal(t, "handled", r.Get("data.disposition").String(), r.Raw)
+	assert.False(t, b.call(map[string]any{"type": "get_state"}).Get("data.isStreaming").Bool(), "no run")
+
 	// setActiveTools: the CLI's write tool off, the others kept.
 	assert.Equal(t, "handled", b.call(map[string]any{"type": "prompt", "message": "/no-write"}).Get("data.disposition").String())
 	assert.Equal(t, fmt.Sprintf("all read,write,edit,bash,grep,find,ls; models %d", len(models)), notified("all "), "the CLI's tools and models")

@@ -85,6 +85,13 @@ export default function (pi: ExtensionAPI) {
       ctx.ui.notify("all " + pi.getAllTools().map((t) => t.name).join(",") + "; models " + ctx.modelRegistry.getAvailable().length, "info");
     },
   });
+  // input: "please …" becomes a reply of the fake API's, "swallow" is
+  // handled here, anything else goes on.
+  pi.on("input", async (event) => {
+    if (event.text.startsWith("please ")) return { action: "transform", text: "[[say:" + event.text.slice(7) + "]]" };
+    if (event.text === "swallow") return { action: "handled" };
+    return { action: "continue" };
+  });
   pi.registerCommand("broken", {
     description: "Throws",
     handler: async () => {
