@@ -69,7 +69,8 @@ func (j *bashJob) stop() {
 	}
 }
 
-// bash handles bash: the command runs in the session's folder with the
+// bash handles bash: the extensions' user_bash handlers may give its result
+// (as in pi); else the command runs in the session's folder with the
 // user's shell, on a goroutine of its own; its result answers the command
 // and, as in pi, goes into the next prompt's context. It is stopped (its
 // process group) by abort_bash or the shutdown (the call's context), and
@@ -87,7 +88,11 @@ func (s *server) bash(c *call) (any, error) {
 	}
 	started := s.goes.start(func() {
 		defer close(b.done)
-		res, err := s.execBash(ctx, cmdline, &bashUpdates{out: s.out, id: c.id})
+		res, given := s.extUserBash(ctx, cmdline, c.raw.Get("excludeFromContext").Bool())
+		var err error
+		if !given {
+			res, err = s.execBash(ctx, cmdline, &bashUpdates{out: s.out, id: c.id})
+		}
 		cancel()
 		s.bashJ.ended()
 		if err != nil {

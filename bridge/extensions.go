@@ -304,6 +304,29 @@ func (s *server) runInput(c *call, behavior string) (handled bool) {
 	return false
 }
 
+// extUserBash fires pi's user_bash for the host's bash command; given is
+// true when a handler gave the result, which then stands for running it
+// (pi's {result}). Its operations (pi's way to run it elsewhere) are not
+// taken: the command runs here.
+func (s *server) extUserBash(ctx context.Context, cmdline string, exclude bool) (res bashResult, given bool) {
+	if s.ext == nil || !s.extLoaded(ctx) || !s.ext.Handles("user_bash") {
+		return res, false
+	}
+	s.extEvents.flushState()
+	ctx, stop := context.WithTimeoutCause(ctx, extensions.CallWait, errors.New("user_bash took too long"))
+	defer stop()
+	v, err := s.ext.Emit(ctx, map[string]any{"type": "user_bash", "command": cmdline, "excludeFromContext": exclude, "cwd": s.cwd})
+	if err != nil {
+		s.log.Warn("--extension: user_bash failed; the command runs", "err", err)
+		return res, false
+	}
+	r := v.Get("result")
+	if !r.IsObject() || json.Unmarshal([]byte(r.Raw), &res) != nil {
+		return bashResult{}, false
+	}
+	return res, true
+}
+
 // runExtCommand runs extension command name and answers c as pi does once
 // its handler returned. The shutdown an extension asks for waits for it
 // (extCmds), so that the command that asked is answered first.

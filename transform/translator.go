@@ -121,7 +121,7 @@ type Translator struct {
 	// (permission_denied), by id; wasReset: the CLI cleared the
 	// conversation during the run, at message resetAt; commands: the last commands_changed's
 	// list, until taken (notices.go).
-	denied   map[string]denial
+	denied map[string]denial
 	// details are tool results' details the CLI does not carry (a tool
 	// the bridge served over MCP: an extension's), by call id, until its
 	// result comes.

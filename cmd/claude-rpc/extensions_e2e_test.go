@@ -342,6 +342,12 @@ func TestExtensionCommands(t *testing.T) {
 	assert.Equal(t, "handled", r.Get("data.disposition").String(), r.Raw)
 	assert.False(t, b.call(map[string]any{"type": "get_state"}).Get("data.isStreaming").Bool(), "no run")
 
+	// user_bash: a handler's result stands for running the command.
+	r = b.call(map[string]any{"type": "bash", "command": "fake ls"})
+	assert.Equal(t, "faked ls", r.Get("data.output").String(), r.Raw)
+	r = b.call(map[string]any{"type": "bash", "command": "echo real"})
+	assert.Equal(t, "real\n", r.Get("data.output").String(), r.Raw)
+
 	// setActiveTools: the CLI's write tool off, the others kept.
 	assert.Equal(t, "handled", b.call(map[string]any{"type": "prompt", "message": "/no-write"}).Get("data.disposition").String())
 	assert.Equal(t, fmt.Sprintf("all read,write,edit,bash,grep,find,ls; models %d", len(models)), notified("all "), "the CLI's tools and models")

@@ -92,6 +92,10 @@ export default function (pi: ExtensionAPI) {
     if (event.text === "swallow") return { action: "handled" };
     return { action: "continue" };
   });
+  // user_bash: "fake …" is answered here, the rest runs.
+  pi.on("user_bash", async (event) =>
+    event.command.startsWith("fake ") ? { result: { output: "faked " + event.command.slice(5), exitCode: 0, cancelled: false, truncated: false } } : undefined,
+  );
   pi.registerCommand("broken", {
     description: "Throws",
     handler: async () => {
