@@ -51,7 +51,7 @@ func installPiACP(t *testing.T) string {
 // runInstaller runs scripts/NAME with args, an installer into the cache
 // outside the repository, and returns the folder it prints; a failure fails
 // the test with the script's stderr.
-func runInstaller(t *testing.T, name string, args ...string) string {
+func runInstaller(t testing.TB, name string, args ...string) string {
 	t.Helper()
 	root, err := filepath.Abs("../..")
 	require.NoError(t, err)

@@ -20,7 +20,7 @@ import (
 // starting with the pinned Node 22 that scripts/install-pi16 installs
 // beside pi 1.6.0 (the extension host needs Node 22.19 or later), and the
 // cache holding pi's runtime.
-func piNode(t *testing.T) []string {
+func piNode(t testing.TB) []string {
 	t.Helper()
 	dir := runInstaller(t, "install-pi16")
 	return []string{"PATH=" + filepath.Join(dir, "node_modules", ".bin") + string(os.PathListSeparator) + os.Getenv("PATH"),
