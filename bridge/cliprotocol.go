@@ -215,7 +215,7 @@ var cliRows = []cliRow{
 	{cpRequest, "get_task_output", mapped, toCLI, "get_task_output (claude-rpc's command): a background Bash task's output (a sub-agent's is its transcript: get_subagent_messages)", "bridge/tasks.go (server.getTaskOutput), claudecli/stream.go (stream.Control)"},
 	{cpRequest, "get_usage", leftOut, toCLI, "the account's plan usage and limits: pi has no counterpart (get_session_stats is the session's)", ""},
 	{cpRequest, "get_workspace_diff", leftOut, unchecked, whyInternal, ""},
-	{cpRequest, "hook_callback", leftOut, fromCLI, "claude-rpc registers no hooks (initialize's hooks is null), so the CLI never asks", ""},
+	{cpRequest, "hook_callback", mapped, fromCLI, "with pi extensions running, PreToolUse and PostToolUse for every tool (initialize's hooks): the extensions' tool_call (block, change the input: permissionDecision deny, updatedInput) and tool_result (updatedToolOutput) for the CLI's own tools; without, no hooks are registered and the CLI never asks", "bridge/extensions.go (server.toolHook), claudecli/stream.go (toolHooks)"},
 	{cpRequest, "host_auth_token_refresh", leftOut, unchecked, whyInternal, ""},
 	{cpRequest, "initialize", mapped, toCLI, "sent first to each process: the models and commands get_available_models and get_commands answer; perTaskStopAffordance is not declared, so abort during a run stops the background tasks too, as pi's abort stops everything (stop_task stops one; bridge/tasks.go)", "claudecli/stream.go (stream.startProc), claudecli/info.go, claudecli/rename.go"},
 	{cpRequest, "interrupt", mapped, toCLI, "abort (with cancel_queued: steers not yet started go too)", "claudecli/stream.go (streamTurn.Interrupt)"},

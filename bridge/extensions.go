@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/claude-rpc/claude-rpc/bridge/extensions"
+	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/transform"
 )
 
@@ -325,6 +327,111 @@ func (s *server) extUserBash(ctx context.Context, cmdline string, exclude bool) 
 		return bashResult{}, false
 	}
 	return res, true
+}
+
+// toolHook answers the CLI's PreToolUse and PostToolUse hooks
+// (claudecli.Config.ToolHooks) with what the extensions' tool_call and
+// tool_result handlers decide for one of the CLI's own tools, as pi fires
+// them for its own: tool_call may block the call (its reason goes to the
+// model) or change its input; tool_result may change the text the model
+// gets. The extensions' tools are left to pi's wrapper, which fires both
+// itself; other MCP servers' tools are none of pi's. {} changes nothing.
+func (s *server) toolHook(ctx context.Context, r gjson.Result) any {
+	in := r.Get("input")
+	cli := in.Get("tool_name").String()
+	if s.ext == nil || strings.HasPrefix(cli, "mcp__") {
+		return map[string]any{}
+	}
+	name, id := s.opts.ToolNames.Name(cli), in.Get("tool_use_id").String()
+	args := s.opts.ToolNames.Args(cli, json.RawMessage(in.Get("tool_input").Raw))
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	switch r.Get("callback_id").String() {
+	case claudecli.HookPreTool:
+		if !s.extLoaded(ctx) || !s.ext.Handles("tool_call") {
+			return map[string]any{}
+		}
+		s.extEvents.flushState()
+		v, err := s.ext.Emit(ctx, map[string]any{"type": "tool_call", "toolCallId": id, "toolName": name, "input": args})
+		if err != nil {
+			s.log.Warn("--extension: tool_call failed; the tool runs", "tool", name, "err", err)
+			return map[string]any{}
+		}
+		out := map[string]any{"hookEventName": "PreToolUse"}
+		switch {
+		case v.Get("block").Bool():
+			reason := v.Get("reason").String()
+			if reason == "" {
+				reason = "Blocked by an extension"
+			}
+			out["permissionDecision"], out["permissionDecisionReason"] = "deny", reason
+		case v.Get("input").IsObject() && !jsonEqual(v.Get("input").Raw, string(args)):
+			changed, ok := s.opts.ToolNames.CLIArgs(cli, json.RawMessage(v.Get("input").Raw))
+			if !ok {
+				s.log.Warn("--extension: tool_call changed the input in a way the CLI's tool cannot take; it runs as it was", "tool", name)
+				return map[string]any{}
+			}
+			out["updatedInput"] = changed
+		default:
+			return map[string]any{}
+		}
+		return map[string]any{"hookSpecificOutput": out}
+	case claudecli.HookPostTool:
+		if !s.extLoaded(ctx) || !s.ext.Handles("tool_result") {
+			return map[string]any{}
+		}
+		resp := in.Get("tool_response")
+		text, update := toolOutputText(resp)
+		s.extEvents.flushState()
+		v, err := s.ext.Emit(ctx, map[string]any{"type": "tool_result", "toolCallId": id, "toolName": name, "input": args,
+			"content": []map[string]string{{"type": "text", "text": text}}, "isError": false})
+		if err != nil || !v.Get("content").Exists() {
+			return map[string]any{}
+		}
+		if update == nil {
+			s.log.Warn("--extension: tool_result changed the result of a tool whose output claude-rpc cannot rewrite; the model gets it as it was", "tool", name)
+			return map[string]any{}
+		}
+		return map[string]any{"hookSpecificOutput": map[string]any{"hookEventName": "PostToolUse",
+			"updatedToolOutput": update(transform.ContentText(v.Get("content")))}}
+	}
+	return map[string]any{}
+}
+
+// toolOutputText is the text of a CLI tool's output (a PostToolUse hook's
+// tool_response) as the model gets it, and how to put a changed text back
+// in the tool's own shape (the CLI validates updatedToolOutput against
+// it): a string as it is; Bash's {stdout, stderr, …}, the text in stdout;
+// nil for the other shapes.
+func toolOutputText(resp gjson.Result) (string, func(string) any) {
+	switch {
+	case resp.Type == gjson.String:
+		return resp.String(), func(t string) any { return t }
+	case resp.IsObject() && resp.Get("stdout").Exists():
+		text := resp.Get("stdout").String()
+		if e := resp.Get("stderr").String(); e != "" {
+			text += "\n" + e
+		}
+		return text, func(t string) any {
+			var out map[string]any
+			if json.Unmarshal([]byte(resp.Raw), &out) != nil {
+				return t
+			}
+			out["stdout"], out["stderr"] = t, ""
+			return out
+		}
+	}
+	return resp.Raw, nil
+}
+
+// jsonEqual reports whether two JSON texts hold the same value.
+func jsonEqual(a, b string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }
 
 // runExtCommand runs extension command name and answers c as pi does once

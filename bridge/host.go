@@ -127,6 +127,8 @@ func (s *server) hostRequest(ctx context.Context, req claudecli.ControlRequest) 
 		return s.elicitation(ctx, req.Request), nil
 	case "request_user_dialog":
 		return s.userDialog(ctx, req.Request)
+	case "hook_callback":
+		return s.toolHook(ctx, req.Request), nil
 	case "mcp_message":
 		name := req.Request.Get("server_name").String()
 		if name != hostServer && name != extServer {

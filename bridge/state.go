@@ -157,6 +157,10 @@ func (s *server) cliConfig() (claudecli.Config, uint64) {
 		cfg.DialogKinds = dialogKinds()
 	}
 	cfg.HookEvents = s.plan.hookEvents()
+	// The extensions' tool_call and tool_result for the CLI's own tools
+	// (toolHook): registered whenever extensions run, so that their
+	// loading does not restart the CLI.
+	cfg.ToolHooks = s.ext != nil
 	if len(set.hostTools) > 0 || len(set.hostURIs) > 0 {
 		cfg.SDKServers = []string{hostServer}
 	}

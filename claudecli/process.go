@@ -70,6 +70,12 @@ type Config struct {
 	// in initialize (supportedDialogKinds): the CLI sends no other kind,
 	// and none without it (stream transport).
 	DialogKinds []string
+	// ToolHooks registers the host's PreToolUse and PostToolUse hooks in
+	// initialize (stream transport): before and after each tool call the
+	// CLI asks Host (hook_callback, callback_id HookPreTool or
+	// HookPostTool), which may block the call, change its input, or
+	// change its output.
+	ToolHooks bool
 	// NoPersistence keeps the CLI from writing transcripts
 	// (--no-session-persistence): sessions cannot be resumed.
 	NoPersistence bool

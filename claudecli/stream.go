@@ -172,9 +172,21 @@ func (s *stream) queueLive(req map[string]any) {
 	s.live = append(s.live, req)
 }
 
+// The callback ids of Config.ToolHooks' hooks, and initialize's hooks
+// registering them for every tool.
+const (
+	HookPreTool  = "claude-rpc:pre-tool"
+	HookPostTool = "claude-rpc:post-tool"
+)
+
+var toolHooks = map[string]any{
+	"PreToolUse":  []map[string]any{{"hookCallbackIds": []string{HookPreTool}}},
+	"PostToolUse": []map[string]any{{"hookCallbackIds": []string{HookPostTool}}},
+}
+
 // sameConfig reports whether two configs start the same process.
 func sameConfig(a, b Config) bool {
-	return a.Path == b.Path && a.Dir == b.Dir && a.Model == b.Model && a.Effort == b.Effort && a.FastMode == b.FastMode &&
+	return a.ToolHooks == b.ToolHooks && a.Path == b.Path && a.Dir == b.Dir && a.Model == b.Model && a.Effort == b.Effort && a.FastMode == b.FastMode &&
 		a.PermissionMode == b.PermissionMode && a.AskPermissions == b.AskPermissions && a.AppendSystemPrompt == b.AppendSystemPrompt &&
 		slices.Equal(a.SDKServers, b.SDKServers) && slices.Equal(a.DialogKinds, b.DialogKinds) && slices.Equal(a.Env, b.Env) && slices.Equal(a.ExtraArgs, b.ExtraArgs) &&
 		reflect.DeepEqual(a.Settings, b.Settings)
@@ -604,6 +616,9 @@ func (s *stream) startProc(cfg Config, session Session, warm bool) (*streamProc,
 	}
 	go sp.read(s.maxLine)
 	init := map[string]any{"subtype": "initialize", "hooks": nil}
+	if cfg.ToolHooks {
+		init["hooks"] = toolHooks
+	}
 	if len(s.cfg.DialogKinds) > 0 {
 		init["supportedDialogKinds"] = s.cfg.DialogKinds
 	}

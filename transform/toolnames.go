@@ -147,6 +147,54 @@ func (n ToolNames) Args(cli string, args json.RawMessage) json.RawMessage {
 	return p.args(in)
 }
 
+// CLIArgs maps arguments in the shape tool cli is shown with back to the
+// CLI's (the inverse of [ToolNames.Args]): an extension's tool_call
+// handler changed them. ok is false when they cannot be (an edit with
+// other than one oldText/newText pair, which the CLI's Edit takes one
+// of; not a JSON object).
+func (n ToolNames) CLIArgs(cli string, args json.RawMessage) (json.RawMessage, bool) {
+	in := gjson.ParseBytes(args)
+	if !in.IsObject() {
+		return nil, false
+	}
+	p := n.tool(cli)
+	if p == nil {
+		return args, true
+	}
+	back := map[string]string{}
+	for k, v := range p.Keys {
+		back[v] = k
+	}
+	out := map[string]json.RawMessage{}
+	ok := true
+	in.ForEach(func(k, v gjson.Result) bool {
+		key := k.String()
+		switch {
+		case p.Edit && key == "edits":
+			e := v.Array()
+			if len(e) != 1 {
+				ok = false
+				return false
+			}
+			out["old_string"] = json.RawMessage(e[0].Get("oldText").Raw)
+			out["new_string"] = json.RawMessage(e[0].Get("newText").Raw)
+		case key == p.Seconds && v.Type == gjson.Number:
+			out[key] = json.RawMessage(strconv.FormatFloat(v.Float()*1000, 'f', -1, 64))
+		default:
+			if r, found := back[key]; found {
+				key = r
+			}
+			out[key] = json.RawMessage(v.Raw)
+		}
+		return true
+	})
+	if !ok {
+		return nil, false
+	}
+	b, err := json.Marshal(out)
+	return b, err == nil
+}
+
 // changes reports whether in (a JSON object) has a member p changes.
 func (p *piTool) changes(in gjson.Result) bool {
 	if p.Edit {

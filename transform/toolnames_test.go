@@ -200,3 +200,26 @@ func TestExtensionToolNames(t *testing.T) {
 		}
 	}
 }
+
+// TestCLIArgsUndoArgs: what Args shows, CLIArgs takes back to the CLI's
+// arguments, for each of pi's tools; an edit of two pairs cannot be.
+func TestCLIArgsUndoArgs(t *testing.T) {
+	for _, tc := range []struct{ cli, args string }{
+		{"Read", `{"file_path":"/a","offset":2,"limit":3}`},
+		{"Write", `{"file_path":"/a","content":"x"}`},
+		{"Edit", `{"file_path":"/a","old_string":"o","new_string":"n"}`},
+		{"Bash", `{"command":"ls","timeout":1500}`},
+		{"Grep", `{"pattern":"p","-i":true,"-C":2,"head_limit":5}`},
+		{"Glob", `{"pattern":"*.go"}`},
+		{"mcp__other__x", `{"a":1}`},
+	} {
+		shown := toolNamesPi.Args(tc.cli, json.RawMessage(tc.args))
+		back, ok := toolNamesPi.CLIArgs(tc.cli, shown)
+		require.True(t, ok, tc.cli)
+		assert.JSONEq(t, tc.args, string(back), "%s: shown as %s", tc.cli, shown)
+	}
+	_, ok := toolNamesPi.CLIArgs("Edit", json.RawMessage(`{"path":"/a","edits":[{"oldText":"a","newText":"b"},{"oldText":"c","newText":"d"}]}`))
+	assert.False(t, ok)
+	_, ok = toolNamesPi.CLIArgs("Read", json.RawMessage(`[1]`))
+	assert.False(t, ok)
+}

@@ -458,8 +458,12 @@ function inOrder(f) {
 }
 async function emit(event) {
   switch (event?.type) {
-    case "tool_call":
-      return runner.emitToolCall(event);
+    case "tool_call": {
+      // Handlers block (the result) or change event.input in place: both
+      // go back to the bridge.
+      const r = await runner.emitToolCall(event);
+      return { ...(r || {}), input: event.input };
+    }
     case "tool_result":
       return runner.emitToolResult(event);
     case "user_bash":

@@ -364,3 +364,31 @@ func TestExtensionCommands(t *testing.T) {
 	frames = b.runPrompt("/nothing [[say:plain]]")
 	assert.Equal(t, "plain", deltaText(frames))
 }
+
+// TestExtensionToolHooks: the extensions' tool_call and tool_result
+// handlers apply to the CLI's own tools (through the CLI's PreToolUse and
+// PostToolUse hooks), as pi fires them for its own: a bash call blocked
+// with a reason, one whose command a handler changed, and its output
+// changed before the model gets it.
+func TestExtensionToolHooks(t *testing.T) {
+	t.Parallel()
+	b := startExtBridge(t, "-e", extensionFixture(t, "commands.ts"), "--permission-mode", "acceptEdits")
+	resultOf := func(frames []gjson.Result) gjson.Result {
+		for _, f := range frames {
+			if f.Get("type").String() == "tool_execution_end" {
+				return f
+			}
+		}
+		t.Fatalf("no tool_execution_end")
+		return gjson.Result{}
+	}
+	end := resultOf(b.runPrompt(`[[tool:Bash:{"command":"rm -f nothing.txt","description":"remove"}]]`))
+	assert.True(t, end.Get("isError").Bool(), end.Raw)
+	assert.Contains(t, end.Get("result.content.0.text").String(), "no rm here", "blocked, the reason to the model")
+
+	end = resultOf(b.runPrompt(`[[tool:Bash:{"command":"echo secret","description":"say"}]]`))
+	assert.False(t, end.Get("isError").Bool(), end.Raw)
+	assert.Contains(t, end.Get("result.content.0.text").String(), "public", "the changed command ran")
+	assert.NotContains(t, end.Get("result.content.0.text").String(), "secret")
+	assert.Contains(t, b.lastRequest().Get("messages").Raw, "[checked] public", "tool_result changed what the model got")
+}

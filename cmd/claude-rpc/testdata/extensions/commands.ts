@@ -96,6 +96,19 @@ export default function (pi: ExtensionAPI) {
   pi.on("user_bash", async (event) =>
     event.command.startsWith("fake ") ? { result: { output: "faked " + event.command.slice(5), exitCode: 0, cancelled: false, truncated: false } } : undefined,
   );
+  // tool_call and tool_result for the CLI's own tools: bash "rm …" is
+  // blocked, "echo secret" becomes "echo public", and what a bash call
+  // printed reaches the model marked.
+  pi.on("tool_call", async (event) => {
+    if (event.toolName !== "bash") return undefined;
+    const input = event.input as { command: string };
+    if (input.command.startsWith("rm ")) return { block: true, reason: "no rm here" };
+    if (input.command === "echo secret") input.command = "echo public";
+    return undefined;
+  });
+  pi.on("tool_result", async (event) =>
+    event.toolName === "bash" ? { content: [{ type: "text", text: "[checked] " + event.content.map((c: { text?: string }) => c.text ?? "").join("") }] } : undefined,
+  );
   pi.registerCommand("broken", {
     description: "Throws",
     handler: async () => {
