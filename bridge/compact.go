@@ -17,8 +17,29 @@ import (
 // the answer is pi's CompactionResult. Like pi, it shows no agent events;
 // a prompt meanwhile is refused as while streaming, and abort stops it.
 func (s *server) compact(c *call) (any, error) {
-	return s.startCompact(c, c.str("customInstructions"), "Agent is busy: wait for agent_end, or abort, before compacting",
-		func(res *transform.Compaction) any { return res })
+	instructions := c.str("customInstructions")
+	start := func() (any, error) {
+		return s.startCompact(c, instructions, "Agent is busy: wait for agent_end, or abort, before compacting",
+			func(res *transform.Compaction) any { return res })
+	}
+	if !s.extHandlesNow("session_before_compact") {
+		return start()
+	}
+	// The extensions may cancel it (pi's session_before_compact): asked on
+	// a goroutine of its own, as pi asks them before compacting.
+	if !s.goes.start(func() {
+		if s.extCompactCancelled(c, instructions) {
+			s.out.events([]transform.Event{{Type: transform.EventCompactionStart, Reason: "manual"},
+				{Type: transform.EventCompactionEnd, Reason: "manual", Aborted: true}})
+			s.reply(c, nil, errors.New("Compaction cancelled")) // pi's words
+			return
+		}
+		data, err := start()
+		s.reply(c, data, err)
+	}) {
+		return nil, errClosed
+	}
+	return nil, errAnswered
 }
 
 // handoffInstructions make the CLI's compaction summary omp's handoff
@@ -150,7 +171,10 @@ func (o *runner) compactDone(r *run) {
 	if err != nil {
 		s.respond(c, errResponse(c.id, c.typ, err.Error()))
 	} else {
-		s.st.noteCompaction(entryJSON{Type: "compaction", Summary: res.Summary, FirstKeptEntryID: res.FirstKeptEntryID, TokensBefore: res.TokensBefore})
+		e := s.st.noteCompaction(entryJSON{Type: "compaction", Summary: res.Summary, FirstKeptEntryID: res.FirstKeptEntryID, TokensBefore: res.TokensBefore})
+		s.goes.start(func() { // extEvent asks the loop for the state: not on it
+			s.extEvent("session_compact", map[string]any{"compactionEntry": e, "fromExtension": false, "reason": "manual", "willRetry": false})
+		})
 		s.respond(c, okResponse(c.id, c.typ, comp.answer(res)))
 	}
 	o.ended(r, nil)

@@ -210,6 +210,28 @@ func (s *server) setActiveTools(active []string) {
 	s.applySettings(func(st *cliSettings) { st.inactive = inactive })
 }
 
+// extHandlesNow reports, without waiting, whether the loaded extensions
+// handle events of type typ.
+func (s *server) extHandlesNow(typ string) bool {
+	return s.ext != nil && s.ext.Ready() && s.ext.Handles(typ)
+}
+
+// extCompactCancelled asks the extensions' session_before_compact handlers
+// about a manual compaction, as pi does: true when one cancels. A custom
+// compaction they return is not taken (the CLI compacts its own context).
+func (s *server) extCompactCancelled(c *call, instructions string) bool {
+	msgs, _, _ := s.st.conversation()
+	all := s.st.allEntries()
+	preparation := map[string]any{"firstKeptEntryId": "", "messagesToSummarize": msgs, "turnPrefixMessages": []any{},
+		"isSplitTurn": false, "tokensBefore": 0, "fileOps": map[string]any{"read": []string{}, "edited": []string{}}}
+	event := map[string]any{"type": "session_before_compact", "preparation": preparation, "branchEntries": all,
+		"reason": "manual", "willRetry": false}
+	if instructions != "" {
+		event["customInstructions"] = instructions
+	}
+	return s.extSessionBefore(c, event)
+}
+
 // sessionFileNow is the session file get_state reports now.
 func (s *server) sessionFileNow() string {
 	info, known := s.knownInfo()

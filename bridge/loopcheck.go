@@ -33,6 +33,17 @@ func (l *loopID) check() {
 	}
 }
 
+// checkOff panics if the calling goroutine is the loop: a call that waits
+// for the loop (runner.do), made on it, waits forever.
+func (l *loopID) checkOff() {
+	if checkLoop && goroutineID() == l.id.Load() {
+		panic(errOnLoop)
+	}
+}
+
+// errOnLoop is checkOff's panic.
+const errOnLoop = "bridge: a call that waits for the runner's loop was made on the loop (it would wait forever)"
+
 // errOffLoop is check's panic.
 const errOffLoop = "bridge: a runner method that must run on its loop was called from another goroutine"
 

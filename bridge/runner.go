@@ -163,6 +163,7 @@ func (o *runner) send(m loopMsg) bool {
 // loop ended is never run: do does not wait for it (done is closed before
 // exited when f ran).
 func (o *runner) do(f func()) bool {
+	o.loopG.checkOff()
 	done := make(chan struct{})
 	if !o.send(loopMsg{f: f, done: done}) {
 		return false

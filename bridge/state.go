@@ -522,11 +522,12 @@ func (st *state) setInterrupt(mode string) {
 
 // noteCompaction notes that the context was compacted: its size is unknown
 // until the next run tells it.
-func (st *state) noteCompaction(e entryJSON) {
+func (st *state) noteCompaction(e entryJSON) entryJSON {
 	ls := st.lock()
 	defer st.mu.Unlock()
 	ls.compacted = true
 	ls.note(e)
+	return ls.entries[len(ls.entries)-1]
 }
 
 // allEntries are the session's entries. The slice is the state's, only

@@ -392,3 +392,26 @@ func TestExtensionToolHooks(t *testing.T) {
 	assert.NotContains(t, end.Get("result.content.0.text").String(), "secret")
 	assert.Contains(t, b.lastRequest().Get("messages").Raw, "[checked] public", "tool_result changed what the model got")
 }
+
+// TestExtensionCompaction: session_before_compact can cancel a manual
+// compaction (pi's frames: compaction_start, compaction_end aborted, the
+// command failing "Compaction cancelled"); session_compact tells of one
+// that happened, with its entry.
+func TestExtensionCompaction(t *testing.T) {
+	t.Parallel()
+	b := startExtBridge(t, "-e", extensionFixture(t, "commands.ts"))
+	b.runPrompt("hello [[say:hi]]")
+	assert.Equal(t, "handled", b.call(map[string]any{"type": "prompt", "message": "/no-compact"}).Get("data.disposition").String())
+	r := b.call(map[string]any{"type": "compact"})
+	assert.False(t, r.Get("success").Bool(), r.Raw)
+	assert.Equal(t, "Compaction cancelled", r.Get("error").String())
+	end := b.until(10*time.Second, isType("compaction_end"))
+	assert.True(t, end[len(end)-1].Get("aborted").Bool(), end[len(end)-1].Raw)
+
+	b.runPrompt("second [[say:two]]")
+	b.sendJSON(map[string]any{"type": "compact", "id": "c2"})
+	done := b.until(60*time.Second, isResponse("compact"))
+	require.True(t, done[len(done)-1].Get("success").Bool(), done[len(done)-1].Raw)
+	told := b.until(30*time.Second, func(f gjson.Result) bool { return strings.HasPrefix(f.Get("message").String(), "compacted ") })
+	assert.Equal(t, "compacted compaction with summary", told[len(told)-1].Get("message").String())
+}

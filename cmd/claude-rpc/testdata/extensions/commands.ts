@@ -109,6 +109,17 @@ export default function (pi: ExtensionAPI) {
   pi.on("tool_result", async (event) =>
     event.toolName === "bash" ? { content: [{ type: "text", text: "[checked] " + event.content.map((c: { text?: string }) => c.text ?? "").join("") }] } : undefined,
   );
+  // Compaction: /no-compact cancels the next one; one that happens is told.
+  let noCompact = false;
+  pi.registerCommand("no-compact", { description: "Cancels the next compaction", handler: async () => { noCompact = true; } });
+  pi.on("session_before_compact", async (event) => {
+    if (noCompact) {
+      noCompact = false;
+      return { cancel: true };
+    }
+    if (!Array.isArray(event.branchEntries)) throw new Error("no branchEntries");
+  });
+  pi.on("session_compact", async (event, ctx) => ctx.ui.notify("compacted " + event.compactionEntry.type + " " + (event.compactionEntry.summary ? "with" : "without") + " summary", "info"));
   pi.registerCommand("broken", {
     description: "Throws",
     handler: async () => {
