@@ -44,6 +44,12 @@ func BenchmarkExtensions(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// One bridge first, untimed: the CLI's info cache (models, commands)
+	// filled, so that neither side pays for it.
+	warm := startGoalBridge(b, bin, cli, dir, env, 4096)
+	warm.send(`{"type":"get_available_models","id":"up"}`)
+	warm.until(b, 2*time.Minute, func(f goalFrame) bool { return f.get("id") == "up" }, nil)
+	warm.close()
 	figures := map[string][]float64{}
 	add := func(k string, v float64) { figures[k] = append(figures[k], v) }
 	sides := []string{"none", "ext"}
