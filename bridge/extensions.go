@@ -775,8 +775,8 @@ func (s *server) doExtAction(a extensions.Action) (any, error) {
 		}
 		s.setActiveTools(active)
 		return nil, nil
-	case "reload", "navigateTree":
-		return nil, errNotYet(a.Name)
+	case "navigateTree":
+		return nil, errors.New("navigateTree is not supported by claude-rpc: a Claude session does not branch in place (fork starts a new session from an entry)")
 	}
 	return nil, errNotYet(a.Name)
 }

@@ -304,7 +304,16 @@ function bind(r) {
     fork: (entryId, options) => ask("fork", { entryId, position: options?.position }).then(cancelled).then((r) => replaced(r, options)),
     navigateTree: (targetId, options) => ask("navigateTree", { targetId, ...options }).then(cancelled),
     switchSession: (sessionPath, options) => ask("switchSession", { sessionPath }).then(cancelled).then((r) => replaced(r, options)),
-    reload: () => ask("reload", {}).then(() => undefined),
+    // As pi's reload: session_shutdown (reload) to the extensions as they
+    // are, the extensions loaded again, session_start (reload) to the new
+    // ones; the caller's ctx is stale afterwards, as in pi. In order with
+    // the events, which wait meanwhile.
+    reload: () =>
+      inOrder(async () => {
+        await runner.emit({ type: "session_shutdown", reason: "reload" });
+        await reload();
+        await runner.emit({ type: "session_start", reason: "reload" });
+      }),
   });
   r.setUIContext(ui, "rpc");
   r.onError((e) => send({ type: "error", extensionPath: e.extensionPath, event: e.event, error: e.error }));

@@ -318,6 +318,13 @@ func TestExtensionCommands(t *testing.T) {
 	assert.Equal(t, "shutdown new to file", notified("shutdown "))
 	assert.Equal(t, "start new from file", notified("start "))
 
+	// ctx.reload: shutdown and start (reload), the extensions loaded again
+	// (their commands still there).
+	assert.Equal(t, "handled", b.call(map[string]any{"type": "prompt", "message": "/reload-me"}).Get("data.disposition").String())
+	assert.Equal(t, "shutdown reload to none", notified("shutdown "))
+	assert.Equal(t, "start reload from none", notified("start "))
+	assert.Contains(t, b.call(map[string]any{"type": "get_commands"}).Raw, "reload-me")
+
 	// model_select and thinking_level_select.
 	level := b.call(map[string]any{"type": "get_state"}).Get("data.thinkingLevel").String()
 	require.True(t, b.call(map[string]any{"type": "set_thinking_level", "level": "high"}).Get("success").Bool())

@@ -120,6 +120,7 @@ export default function (pi: ExtensionAPI) {
     if (!Array.isArray(event.branchEntries)) throw new Error("no branchEntries");
   });
   pi.on("session_compact", async (event, ctx) => ctx.ui.notify("compacted " + event.compactionEntry.type + " " + (event.compactionEntry.summary ? "with" : "without") + " summary", "info"));
+  pi.registerCommand("reload-me", { description: "Reloads the extensions", handler: async (_args, ctx) => { await ctx.reload(); } });
   pi.registerCommand("broken", {
     description: "Throws",
     handler: async () => {
