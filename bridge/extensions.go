@@ -68,12 +68,15 @@ func (s *server) startExtensions() {
 	s.out.setTap(s.extEvents.wants, s.extEvents.tap)
 }
 
-// extLoaded waits for the extensions to load; false when there are none.
+// extLoaded waits for the extensions to load and their startup
+// session_start handlers to return (what pi does before it reads a
+// command: those handlers may register commands and tools); false when
+// there are none.
 func (s *server) extLoaded(ctx context.Context) bool {
 	if s.ext == nil || !s.ext.Loaded(ctx, extensions.LoadWait) {
 		return false
 	}
-	s.extEvents.loaded()
+	s.extEvents.loaded(ctx)
 	return true
 }
 
@@ -850,12 +853,13 @@ type extPump struct {
 	mu      sync.Mutex
 	q       [][]byte
 	started bool
+	startup chan struct{} // closed once the startup session_start's handlers returned
 	wake    chan struct{}
 	done    chan struct{}
 }
 
 func newExtPump(s *server) *extPump {
-	return &extPump{s: s, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	return &extPump{s: s, startup: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 // stateBefore are the frames after which the session's state changed:
@@ -885,20 +889,31 @@ func (p *extPump) tap(frame []byte) {
 }
 
 // loaded starts the hand-over once the extensions loaded: the state, then
-// session_start (reason startup) as pi fires it when it binds them.
-func (p *extPump) loaded() {
+// session_start (reason startup) as pi fires it when it binds them, whose
+// handlers it waits for (ctx); then the frames, in order.
+func (p *extPump) loaded(ctx context.Context) {
 	p.mu.Lock()
-	if p.started {
-		p.mu.Unlock()
-		return
-	}
+	first := !p.started
 	p.started = true
 	p.mu.Unlock()
-	h := p.s.ext.HandledEvents()
-	p.handled.Store(&h)
-	p.flushState()
-	p.s.ext.Event(json.RawMessage(`{"type":"session_start","reason":"startup"}`))
-	go p.run()
+	if first {
+		h := p.s.ext.HandledEvents()
+		p.handled.Store(&h)
+		p.flushState()
+		go func() {
+			wait, cancel := context.WithTimeoutCause(p.s.ctx, extensions.CallWait, errors.New("session_start took too long"))
+			if _, err := p.s.ext.Emit(wait, json.RawMessage(`{"type":"session_start","reason":"startup"}`)); err != nil {
+				p.s.log.Warn("extensions: session_start", "err", err)
+			}
+			cancel()
+			close(p.startup)
+			p.run()
+		}()
+	}
+	select {
+	case <-p.startup:
+	case <-ctx.Done():
+	}
 }
 
 // flushState tells the host the session's state as it is now. Off the

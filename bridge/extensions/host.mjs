@@ -344,7 +344,27 @@ function toolList() {
   }));
 }
 function reportTools() {
-  if (loaded) send({ type: "tools", tools: toolList() });
+  lastTools = undefined;
+  reportChanges();
+}
+// reportChanges tells the bridge the tools and commands when they changed
+// since it was last told: an extension may register them at any time (in
+// a session_start handler, a command, ...), as pi lists them as they are.
+let lastTools, lastCommands;
+function reportChanges() {
+  if (!loaded) return;
+  const tools = toolList();
+  const t = JSON.stringify(tools);
+  if (t !== lastTools) {
+    lastTools = t;
+    send({ type: "tools", tools });
+  }
+  const commands = commandList();
+  const c = JSON.stringify(commands);
+  if (c !== lastCommands) {
+    lastCommands = c;
+    send({ type: "commands", commands });
+  }
 }
 
 // reload loads the extensions again, as pi makes a session's runtime anew
@@ -355,8 +375,7 @@ async function reload() {
   loadedResult = services.resourceLoader.getExtensions();
   for (const e of loadedResult.errors) send({ type: "error", extensionPath: e.path, event: "load", error: String(e.error) });
   newRunner();
-  reportTools();
-  send({ type: "commands", commands: commandList() });
+  reportChanges();
 }
 
 // replaced runs a session change's withSession (pi's newSession, fork and
@@ -495,14 +514,19 @@ async function emit(event) {
 
 async function answer(m, f) {
   try {
-    send({ type: "result", id: m.id, value: (await f(m)) ?? null });
+    const value = (await f(m)) ?? null;
+    reportChanges(); // what the call registered, before its answer
+    send({ type: "result", id: m.id, value });
   } catch (e) {
+    reportChanges();
     send({ type: "result", id: m.id, error: String(e?.message || e) });
   }
 }
 
 const errors = loadedResult.errors.map((e) => ({ path: e.path, error: e.error }));
 loaded = true;
+lastTools = JSON.stringify(toolList());
+lastCommands = JSON.stringify(commandList());
 send({
   type: "loaded",
   node: process.version,
@@ -532,7 +556,9 @@ rl.on("line", (line) => {
       break;
     }
     case "event":
-      inOrder(() => emit(m.event)).catch((e) => process.stderr.write(`claude-rpc extension host: ${m.event?.type}: ${e?.stack || e}\n`));
+      inOrder(() => emit(m.event))
+        .then(reportChanges)
+        .catch((e) => process.stderr.write(`claude-rpc extension host: ${m.event?.type}: ${e?.stack || e}\n`));
       break;
     case "emit":
       answer(m, () => inOrder(() => emit(m.event)));
