@@ -33,11 +33,13 @@ const (
 	lingerEnv  = "CLAUDE_RPC_TEST_LINGER"
 )
 
-// lingerSpec is lingerEnv's value, JSON.
+// lingerSpec is lingerEnv's value, JSON. A turn's process lingers until
+// the file Release exists, or Linger has passed.
 type lingerSpec struct {
-	CLI    string
-	Linger time.Duration
-	Log    string
+	CLI     string
+	Linger  time.Duration
+	Log     string
+	Release string
 }
 
 // runAsLingeringCLI runs the lingering CLI and exits, when this process
@@ -70,13 +72,25 @@ func runAsLingeringCLI() {
 			}
 		}
 		note("lingers")
-		time.Sleep(spec.Linger)
+		for end := time.Now().Add(spec.Linger); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat(spec.Release); err == nil {
+				break
+			}
+		}
 		note("exits")
 	}
 	os.Exit(code)
 }
 
-// lingeringCLI makes a lingering CLI running cli that lingers for linger:
+// releaseLingering lets the lingering CLIs whose log is log exit (at once,
+// from now on).
+func releaseLingering(t *testing.T, log string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(log), "release"), nil, 0o644))
+}
+
+// lingeringCLI makes a lingering CLI running cli that lingers for linger
+// (or until releaseLingering):
 // its path (the bridge's --claude-path), the environment entry the bridge
 // needs (it hands the CLI its own), and its log.
 func lingeringCLI(t *testing.T, cli string, linger time.Duration) (path, env, log string) {
@@ -93,7 +107,7 @@ func lingeringCLI(t *testing.T, cli string, linger time.Duration) (path, env, lo
 	_, err = io.Copy(out, in)
 	require.NoError(t, errors.Join(err, out.Close()))
 	log = filepath.Join(dir, "linger.log")
-	spec, err := json.Marshal(lingerSpec{CLI: cli, Linger: linger, Log: log})
+	spec, err := json.Marshal(lingerSpec{CLI: cli, Linger: linger, Log: log, Release: filepath.Join(dir, "release")})
 	require.NoError(t, err)
 	return path, lingerEnv + "=" + string(spec), log
 }
@@ -106,8 +120,10 @@ type swapHost struct {
 	prompt func(msg string) []gjson.Result // a prompt's frames through agent_end
 }
 
-// swapLinger is how long the lingering CLI of the swap tests takes to exit.
-const swapLinger = 5 * time.Second
+// swapLinger is the longest the lingering CLI of the swap tests takes to
+// exit: the test releases it once it has seen what it checks while the
+// old process lingers, so that a slow machine cannot let it exit first.
+const swapLinger = time.Minute
 
 // answeredDuringSwap checks, on a bridge whose CLI lingers (lingeringCLI,
 // logging to log), that commands are answered while the next prompt's
@@ -160,7 +176,8 @@ func answeredDuringSwap(t *testing.T, h swapHost, log string) {
 			turnBegun = true
 		}
 	}
-	t.Logf("answered during the swap (after the prompt was sent; the old CLI lingers %v): %v", swapLinger, answered)
+	t.Logf("answered during the swap (after the prompt was sent; the old CLI lingers until released): %v", answered)
+	releaseLingering(t, log)
 
 	// The run was aborted before its turn began; the bridge goes on.
 	frames := h.prompt("third [[say:still here]]")
