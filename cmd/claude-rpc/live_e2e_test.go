@@ -22,18 +22,20 @@ func (b *rpcProc) samePid(transport string, pid int) {
 	if transport != "stream" {
 		return
 	}
-	assert.Equal(b.t, []int{pid}, b.cliPids(), "the stream transport's CLI process is the one that ran before")
+	assert.Equal(b.t, []int{pid}, b.turnPids(), "the stream transport's CLI process is the one that ran before")
 	// The CLI's report of a mode the bridge set is not a turn of its own.
 	assert.NotContains(b.t, b.stderr.String(), "claude began a turn by itself")
 }
 
-// onePid is the stream transport's one CLI process (0 elsewhere).
+// onePid is the stream transport's one CLI process (0 elsewhere); a query
+// process asking the CLI for its models and commands (turnPids), which a
+// loaded machine may still run then, is none of it.
 func (b *rpcProc) onePid(transport string) int {
 	b.t.Helper()
 	if transport != "stream" {
 		return 0
 	}
-	pids := b.cliPids()
+	pids := b.turnPids()
 	require.Len(b.t, pids, 1)
 	return pids[0]
 }
