@@ -899,8 +899,13 @@ func (p *extPump) loaded(ctx context.Context) {
 	if first {
 		h := p.s.ext.HandledEvents()
 		p.handled.Store(&h)
-		p.flushState()
 		go func() {
+			// As pi's: the session's model is known when its extensions
+			// start (the CLI says it: the info cache, or its process).
+			info, cancel := context.WithTimeout(p.s.ctx, startupInfoWait)
+			_, _ = p.s.cliInfo(info)
+			cancel()
+			p.flushState()
 			wait, cancel := context.WithTimeoutCause(p.s.ctx, extensions.CallWait, errors.New("session_start took too long"))
 			if _, err := p.s.ext.Emit(wait, json.RawMessage(`{"type":"session_start","reason":"startup"}`)); err != nil {
 				p.s.log.Warn("extensions: session_start", "err", err)
@@ -915,6 +920,10 @@ func (p *extPump) loaded(ctx context.Context) {
 	case <-ctx.Done():
 	}
 }
+
+// startupInfoWait bounds how long the startup session_start waits for the
+// CLI to say its model (ctx.model).
+const startupInfoWait = 10 * time.Second
 
 // flushState tells the host the session's state as it is now. Off the
 // writer's goroutine and the runner's loop.

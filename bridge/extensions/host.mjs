@@ -104,7 +104,9 @@ function currentSessionManager() {
   const key = sessionKey();
   if (sessionManager && sessionManagerKey === key) return sessionManager;
   try {
-    if (state.sessionFile && existsSync(state.sessionFile)) {
+    if (state.sessionFile) {
+      // Not written yet, it is still the session's file (pi's has its path
+      // and id from the start); the id is the bridge's (get).
       sessionManager = pi.SessionManager.open(state.sessionFile, undefined, cwd);
       sessionManagerFile = state.sessionFile;
     } else if (!sessionManager || sessionManagerFile) {
@@ -125,6 +127,8 @@ const readOnlySessionManager = new Proxy(
   {},
   {
     get(_t, prop) {
+      if (prop === "getSessionId" && state.sessionId) return () => state.sessionId;
+      if (prop === "getSessionFile" && state.sessionFile) return () => state.sessionFile;
       const sm = currentSessionManager();
       const v = sm[prop];
       return typeof v === "function" ? v.bind(sm) : v;
