@@ -238,13 +238,9 @@ func (ls *lockedState) addMessageEntries(msgs []transform.Message) {
 			at = nowMillis()
 		}
 		if m.Role == transform.RoleCustom { // as pi keeps an extension's message
-			content := json.RawMessage("[]")
-			if len(m.Content) > 0 {
-				b, err := json.Marshal(m.Content)
-				if err != nil {
-					continue // no content that the encoder refuses reaches the session
-				}
-				content = b
+			content, err := m.CustomContentJSON()
+			if err != nil {
+				continue // no content that the encoder refuses reaches the session
 			}
 			ls.addEntry(entryJSON{Type: "custom_message", CustomType: m.CustomType, Content: content, Display: m.Display, Details: m.Details}, at)
 			continue

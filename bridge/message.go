@@ -57,6 +57,7 @@ func customFromJSON(v gjson.Result) (transform.Message, error) {
 	switch c := v.Get("content"); {
 	case c.Type == gjson.String:
 		m.Content = []transform.Content{transform.TextContent(c.String())}
+		m.ContentString = true
 	case c.IsArray():
 		if err := json.Unmarshal([]byte(c.Raw), &m.Content); err != nil {
 			return m, fmt.Errorf("content: %w", err)

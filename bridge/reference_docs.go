@@ -316,6 +316,7 @@ var referenceDocs = schema.Docs{
 	"github.com/claude-rpc/claude-rpc/transform.compactionStartJSON":                "compactionStartJSON is sent when a compaction starts: the compact command's, or the CLI's own when the context is nearly full.",
 	"github.com/claude-rpc/claude-rpc/transform.compactionStartJSON.Reason":         "Reason is \"manual\" (the compact command) or \"threshold\" (the CLI compacted by itself: the context was nearly full).",
 	"github.com/claude-rpc/claude-rpc/transform.customJSON":                         "customJSON is a pi extension's message (its sendMessage, or what its before_agent_start adds to a run): the model gets its content as the user's.",
+	"github.com/claude-rpc/claude-rpc/transform.customJSON.Content":                 "Content is a string or Content blocks, as the extension gave it.",
 	"github.com/claude-rpc/claude-rpc/transform.customJSON.CustomType":              "CustomType is the extension's kind of message.",
 	"github.com/claude-rpc/claude-rpc/transform.customJSON.Details":                 "Details are the extension's, as it gave them.",
 	"github.com/claude-rpc/claude-rpc/transform.customJSON.Display":                 "Display is whether a UI shows it; absent when the extension did not say.",

@@ -582,7 +582,11 @@ func (e *Encoder) message(m *Message) {
 		e.key(`,"customType":`)
 		e.str(m.CustomType)
 		e.key(`,"content":`)
-		e.contents(m.Content, true)
+		if m.ContentString && len(m.Content) == 1 && m.Content[0].Type == "text" {
+			e.str(m.Content[0].Text)
+		} else {
+			e.contents(m.Content, true)
+		}
 		if m.Display != nil {
 			e.key(`,"display":`)
 			e.bool(*m.Display)

@@ -229,6 +229,7 @@ func TestEncoderEventsNotRecorded(t *testing.T) {
 		{Type: EventMessageEnd, Message: Message{Role: RoleAssistant, Usage: Usage{Cost: Cost{Input: 1e-7, Total: 0.25}}, ErrorMessage: "boom"}},
 		{Type: EventMessageStart, Message: Message{Role: RoleCustom, CustomType: "note", Content: []Content{TextContent("a <b>")}, Timestamp: 7}},
 		{Type: EventMessageEnd, Message: Message{Role: RoleCustom, CustomType: "note", Display: new(false), Details: json.RawMessage(`{"k": [1]}`), Timestamp: 7}},
+		{Type: EventMessageEnd, Message: Message{Role: RoleCustom, CustomType: "s", Content: []Content{TextContent("as <given>")}, ContentString: true, Timestamp: 8}},
 	} {
 		assert.Equal(t, string(refFrame(t, e)), string(encFrame(t, e)), "%s", e.Type)
 	}

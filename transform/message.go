@@ -157,6 +157,10 @@ type Message struct {
 	// are the extension's too.
 	CustomType string `json:"customType,omitempty"`
 	Display    *bool  `json:"display,omitempty"`
+	// ContentString: the extension gave a custom message's content as a
+	// string (its one text block), which is written back as one, as pi
+	// keeps it.
+	ContentString bool `json:"-"`
 
 	// Timestamp is Unix milliseconds.
 	Timestamp int64 `json:"timestamp"`
@@ -177,10 +181,28 @@ func (m Message) MarshalJSON() ([]byte, error) {
 		isError := m.IsError != nil && *m.IsError
 		return marshalNoEscape(toolResultJSON{m.Role, m.ToolCallID, m.ToolName, content, m.Details, isError, m.DurationMs, m.Timestamp})
 	case RoleCustom:
-		return marshalNoEscape(customJSON{m.Role, m.CustomType, content, m.Display, m.Details, m.Timestamp})
+		return marshalNoEscape(customJSON{m.Role, m.CustomType, m.customContent(), m.Display, m.Details, m.Timestamp})
 	default:
 		return marshalNoEscape(userJSON{m.Role, content, m.Timestamp})
 	}
+}
+
+// customContent is a custom message's content as pi keeps it: a string
+// when it was given as one, else its blocks.
+func (m *Message) customContent() any {
+	if m.ContentString && len(m.Content) == 1 && m.Content[0].Type == "text" {
+		return m.Content[0].Text
+	}
+	if m.Content == nil {
+		return []Content{}
+	}
+	return m.Content
+}
+
+// CustomContentJSON is a custom message's content as pi keeps it (a
+// string when it was given as one, else its blocks), encoded.
+func (m *Message) CustomContentJSON() (json.RawMessage, error) {
+	return marshalNoEscape(m.customContent())
 }
 
 // Text returns the concatenated text blocks of the message.
@@ -259,6 +281,7 @@ func MessageFromPi(raw []byte) (m Message, ok bool) {
 	case json.Unmarshal(v.Content, &s) == nil:
 		if s != "" {
 			m.Content = []Content{TextContent(s)}
+			m.ContentString = m.Role == RoleCustom
 		}
 	case len(v.Content) > 0 && json.Unmarshal(v.Content, &m.Content) != nil:
 		return Message{}, false

@@ -22,7 +22,7 @@ func TestMessageFromPi(t *testing.T) {
 		{"tool result", `{"role":"toolResult","toolCallId":"c","toolName":"read","content":[{"type":"text","text":"x"}],"isError":false,"timestamp":3}`,
 			Message{Role: RoleToolResult, ToolCallID: "c", ToolName: "read", Content: []Content{TextContent("x")}, IsError: new(false), Timestamp: 3}, true},
 		{"custom", `{"role":"custom","customType":"x","content":"y","display":true,"details":{"a":1},"timestamp":4}`,
-			Message{Role: RoleCustom, CustomType: "x", Content: []Content{TextContent("y")}, Display: new(true), Details: json.RawMessage(`{"a":1}`), Timestamp: 4}, true},
+			Message{Role: RoleCustom, CustomType: "x", Content: []Content{TextContent("y")}, ContentString: true, Display: new(true), Details: json.RawMessage(`{"a":1}`), Timestamp: 4}, true},
 		{"bash", `{"role":"bashExecution","command":"ls"}`, Message{}, false},
 		{"bad content", `{"role":"user","content":5}`, Message{}, false},
 		{"not json", `{`, Message{}, false},

@@ -267,8 +267,9 @@ type userJSON struct {
 type customJSON struct {
 	Role string `json:"role"`
 	// CustomType is the extension's kind of message.
-	CustomType string    `json:"customType"`
-	Content    []Content `json:"content"`
+	CustomType string `json:"customType"`
+	// Content is a string or Content blocks, as the extension gave it.
+	Content any `json:"content"`
 	// Display is whether a UI shows it; absent when the extension did not
 	// say.
 	Display *bool `json:"display,omitempty"`
