@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,6 +43,25 @@ func TestRealExtensions(t *testing.T) {
 	exts := runInstaller(t, "install-extensions")
 	pkg := func(name string) string { return filepath.Join(exts, "node_modules", name) }
 	node := filepath.Join(runInstaller(t, "install-pi16"), "node_modules", ".bin", "node")
+
+	// A page on the loopback interface for pi-web-access's fetch_content,
+	// the same for both sides: more than 500 characters of article text,
+	// so that it takes the readable extract as complete.
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!doctype html><html><head><title>Local page</title></head><body><article><h1>Local page</h1>`)
+		for i := 1; i <= 8; i++ {
+			fmt.Fprintf(w, `<p>Paragraph %d, served on the loopback interface: long enough, with the others, for the readability pass to keep the article as the page's content.</p>`, i)
+		}
+		fmt.Fprint(w, `</article></body></html>`)
+	}))
+	t.Cleanup(page.Close)
+	// The same port on 127.0.0.2, which the extension's SSRF guard refuses
+	// (only 127.0.0.1 is allowed), without connecting.
+	blocked := strings.Replace(page.URL, "127.0.0.1", "127.0.0.2", 1)
+	fetchCmd := func(id, url string) string {
+		return promptCmd(id, `[[tool:fetch_content:{"url":"`+url+`/page"}]]`)
+	}
 
 	for _, sc := range []struct {
 		name  string
@@ -139,6 +160,36 @@ func TestRealExtensions(t *testing.T) {
 				}
 			},
 		},
+		{
+			// fetch_content of a page on the loopback interface, which
+			// web-search.json (read from PI_CODING_AGENT_DIR) allows, with
+			// pi's http fetch only (no hosted fallback), and of an address
+			// its SSRF guard refuses.
+			name: "pi-web-access",
+			ext:  pkg("pi-web-access"),
+			setup: func(t *testing.T, agent string) {
+				require.NoError(t, os.WriteFile(filepath.Join(agent, "web-search.json"),
+					[]byte(`{"ssrf":{"allowRanges":["127.0.0.1/32"]},"fetchRouting":{"providers":["http"]}}`), 0o644))
+			},
+			steps: []step{
+				{cmd: `{"id":"cmds","type":"get_commands"}`},
+				{cmd: fetchCmd("fetch", page.URL), until: "agent_settled"},
+				{cmd: fetchCmd("blocked", blocked), until: "agent_settled"},
+				{cmd: `{"id":"msgs","type":"get_messages"}`},
+			},
+			same: func(_ string, v *hostView) {
+				// The stored result's id, for get_search_content: random.
+				for k, x := range v.fields {
+					v.fields[k] = webResponseID.ReplaceAllString(x, "${1}<id>")
+				}
+			},
+			check: func(t *testing.T, p *peer, frames [][]gjson.Result) {
+				end := find(frames[1], func(f gjson.Result) bool { return f.Get("type").String() == "tool_execution_end" })
+				assert.Contains(t, end.Get("result.content.0.text").String(), "Paragraph 8, served on the loopback interface", "%s: the page's text", p.name)
+				end = find(frames[2], func(f gjson.Result) bool { return f.Get("type").String() == "tool_execution_end" })
+				assert.Contains(t, end.Get("result.content.0.text").String(), "Blocked internal address", "%s: the SSRF guard", p.name)
+			},
+		},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
@@ -220,6 +271,10 @@ var realextReported = []struct {
 // customAsString finds a custom message in a messageView (one, or one of
 // a list): every custom message the scenarios' extensions send has a
 // string content.
+// webResponseID is pi-web-access's id of a stored fetch or search result
+// (escaped or not: a field's JSON may hold another's).
+var webResponseID = regexp.MustCompile(`(responseId\\?":\\?")[a-z0-9]+`)
+
 var customAsString = regexp.MustCompile(`(^|\[|, )custom "`)
 
 // peer is one side of a comparison: pi 1.6.0 itself or claude-rpc, in
