@@ -190,6 +190,50 @@ func TestRealExtensions(t *testing.T) {
 				assert.Contains(t, end.Get("result.content.0.text").String(), "Blocked internal address", "%s: the SSRF guard", p.name)
 			},
 		},
+		{
+			// A prompt template (<agent>/prompts/haiku.md) with a model
+			// and a thinking level in its front matter: /haiku switches to
+			// the haiku model (pi's fake one, or the CLI's), thinking off,
+			// sends the template's text, waits for the run and restores
+			// the model and thinking level. The reply stalls 500 ms: the
+			// extension polls ctx.isIdle() every 10 ms for the run to
+			// start, and misses a faster one (under pi too: "Prompt
+			// invocation timed out after 60000ms while waiting for the
+			// turn to start").
+			name: "pi-prompt-template-model",
+			ext:  pkg("pi-prompt-template-model"),
+			setup: func(t *testing.T, agent string) {
+				dir := filepath.Join(agent, "prompts")
+				require.NoError(t, os.MkdirAll(dir, 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "haiku.md"), []byte("---\ndescription: Ask the haiku model\n"+
+					"model: claude-fake-haiku, "+rpcHaiku+"\nthinking: off\n---\n[[stall:500]][[say:haiku says hi]] $@\n"), 0o644))
+			},
+			steps: []step{
+				{cmd: `{"id":"cmds","type":"get_commands"}`},
+				{cmd: `{"id":"haiku","type":"prompt","message":"/haiku about the sea"}`, until: "settled"},
+				{cmd: `{"id":"st","type":"get_state"}`},
+				{cmd: `{"id":"after","type":"prompt","message":"[[say:back on the first model]]"}`, until: "agent_settled"},
+			},
+			same: func(side string, v *hostView) {
+				if v.kind == "extension_ui_request" {
+					v.fields["message"] = modelNames(side).Replace(v.fields["message"])
+				}
+			},
+			check: func(t *testing.T, p *peer, frames [][]gjson.Result) {
+				if p.name == "claude-rpc" && reported("commands registered after loading") {
+					return
+				}
+				// The template's text went to the haiku model, the next
+				// prompt to the first model again.
+				haiku, first := sideModels[p.name].haiku, sideModels[p.name].first
+				var got []string
+				for _, r := range p.srv.MessagesRequests() {
+					got = append(got, gjson.GetBytes(r.Body, "model").String()+" "+r.LastUserText())
+				}
+				assert.Contains(t, got, haiku+" [[stall:500]][[say:haiku says hi]] about the sea", p.name)
+				assert.Contains(t, got, first+" [[say:back on the first model]]", p.name)
+			},
+		},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
@@ -266,11 +310,61 @@ var realextReported = []struct {
 			return true
 		},
 	},
+	{
+		name: "commands registered after loading",
+		why: `pi-prompt-template-model registers a command per prompt template (here /haiku, from <agent>/prompts/haiku.md) ` +
+			`with pi.registerCommand in its session_start handler, after the extensions loaded: pi lists it in get_commands ` +
+			`({"name":"haiku","description":"Ask the haiku model [claude-fake-haiku|claude-haiku-5-5 off] (user)","source":"extension",...}) ` +
+			`and runs "/haiku about the sea" as the command (thinking_level_changed, the template's text as the user's message ` +
+			`on the haiku model, notify "Restored to claude-fake-opus, thinking:medium", agent_end, agent_settled, then the ` +
+			`response {"disposition":"handled"}); claude-rpc's extension host reports the commands only when it loads (or reloads) ` +
+			`the extensions, so get_commands has chain-prompts and prompt-tool only, and the prompt goes to the model as text ` +
+			`(response {"disposition":"started"}, message_start user "/haiku about the sea", reply "echo: /haiku about the sea"). ` +
+			`Left out: the /haiku entry of pi's get_commands, both sides' frames of the "haiku" step`,
+		rewrite: func(side, step string, v *hostView) bool {
+			if step == "haiku" {
+				return false
+			}
+			if side == "pi" && v.kind == "response:get_commands" {
+				v.fields["extensionCommands"] = haikuCommand.ReplaceAllString(v.fields["extensionCommands"], "")
+			}
+			return true
+		},
+	},
+}
+
+// haikuCommand is the /haiku command in get_commands' view.
+var haikuCommand = regexp.MustCompile(`,\{"name":"haiku","description":"Ask the haiku model[^}]*\}\}`)
+
+// reported is whether realextReported has the difference named name.
+func reported(name string) bool {
+	for _, d := range realextReported {
+		if d.name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // customAsString finds a custom message in a messageView (one, or one of
 // a list): every custom message the scenarios' extensions send has a
 // string content.
+// rpcHaiku is the haiku model the pinned CLI (scripts/install-cli) lists.
+const rpcHaiku = "claude-haiku-5-5"
+
+// sideModels are each side's first model and haiku model: pi's fake ones
+// (acpFakeModels), the pinned CLI's.
+var sideModels = map[string]struct{ first, haiku string }{
+	"pi":         {"claude-fake-opus", "claude-fake-haiku"},
+	"claude-rpc": {"claude-opus-5-5", rpcHaiku},
+}
+
+// modelNames names a side's models alike: "<first>", "<haiku>".
+func modelNames(side string) *strings.Replacer {
+	m := sideModels[side]
+	return strings.NewReplacer(m.first, "<first>", m.haiku, "<haiku>")
+}
+
 // webResponseID is pi-web-access's id of a stored fetch or search result
 // (escaped or not: a field's JSON may hold another's).
 var webResponseID = regexp.MustCompile(`(responseId\\?":\\?")[a-z0-9]+`)
@@ -392,7 +486,10 @@ type step struct {
 	// call of the extension's tool NAME, renamed for the peer (toolPrefix).
 	cmd string
 	// until: "" its response; "agent_settled" its response and the run's
-	// agent_settled; "exit" the end of stdout, then of the process.
+	// agent_settled after it; "settled" its response and an agent_settled,
+	// in either order (an extension command that runs a turn and waits
+	// for it: pi answers when the handler returns); "exit" the end of
+	// stdout, then of the process.
 	until string
 }
 
@@ -417,7 +514,7 @@ func drive(t *testing.T, p *peer, steps []step) [][]gjson.Result {
 		_, err := io.WriteString(p.stdin, cmd+"\n")
 		require.NoError(t, err)
 		var got []gjson.Result
-		answered, settled := false, s.until != "agent_settled"
+		answered, settled := false, s.until != "agent_settled" && s.until != "settled"
 		deadline := time.After(90 * time.Second)
 		for !answered || !settled || s.until == "exit" {
 			select {
@@ -435,7 +532,7 @@ func drive(t *testing.T, p *peer, steps []step) [][]gjson.Result {
 				f := gjson.ParseBytes(line)
 				got = append(got, f)
 				answered = answered || f.Get("type").String() == "response" && f.Get("id").String() == id
-				settled = settled || answered && f.Get("type").String() == "agent_settled"
+				settled = settled || (answered || s.until == "settled") && f.Get("type").String() == "agent_settled"
 			case <-deadline:
 				t.Fatalf("%s: %s not over within 90s (%d frames: %s); stderr:\n%s", p.name, cmd, len(got), shape(got), tail(p.stderr(), 3000))
 			}
