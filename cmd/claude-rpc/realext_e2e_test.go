@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -64,15 +65,17 @@ func TestRealExtensions(t *testing.T) {
 	}
 
 	for _, sc := range []struct {
-		name  string
-		ext   string
-		env   []string                         // added to each side's environment
-		setup func(t *testing.T, agent string) // prepares PI_CODING_AGENT_DIR
+		name string
+		ext  string
+		env  []string // added to each side's environment
+		// setup prepares the side's PI_CODING_AGENT_DIR; api is its fake
+		// API.
+		setup func(t *testing.T, agent string, api *claudetest.Server)
 		steps []step
 		// same rewrites what legitimately differs between the sides in
 		// this scenario (the extension's random ids, the models' names),
-		// on both, before the comparison.
-		same  func(side string, v *hostView)
+		// on both, before the comparison, or leaves it out (false).
+		same  func(side string, v *hostView) bool
 		check func(t *testing.T, p *peer, frames [][]gjson.Result) // each side, after the comparison
 	}{
 		{
@@ -109,7 +112,7 @@ func TestRealExtensions(t *testing.T) {
 			// <PI_CODING_AGENT_DIR>/mcp.json), again in a new session.
 			name: "pi-mcp-adapter",
 			ext:  pkg("pi-mcp-adapter"),
-			setup: func(t *testing.T, agent string) {
+			setup: func(t *testing.T, agent string, _ *claudetest.Server) {
 				cfg, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
 					"echo": map[string]any{"command": node, "args": []string{extensionFixture(t, "mcp-echo.mjs")}}}})
 				require.NoError(t, err)
@@ -142,14 +145,14 @@ func TestRealExtensions(t *testing.T) {
 			ext:  pkg("pi-mermaid"),
 			steps: []step{
 				{cmd: `{"id":"cmds","type":"get_commands"}`},
-				{cmd: promptCmd("one", "```mermaid\ngraph TD\n  A[Start] --> B[End]\n```\n[[say:drawn]]"), until: "agent_settled"},
-				{cmd: promptCmd("two", "```mermaid\nsequenceDiagram\n  Alice->>Bob: Hi\n```\n```mermaid\npie\n  \"a\": 1\n```\n[[say:drawn again]]"), until: "agent_settled"},
+				{cmd: promptCmd("mermaid-one", "```mermaid\ngraph TD\n  A[Start] --> B[End]\n```\n[[say:drawn]]"), until: "agent_settled"},
+				{cmd: promptCmd("mermaid-two", "```mermaid\nsequenceDiagram\n  Alice->>Bob: Hi\n```\n```mermaid\npie\n  \"a\": 1\n```\n[[say:drawn again]]"), until: "agent_settled"},
 				{cmd: `{"id":"render","type":"prompt","message":"/pi-mermaid"}`},
-				{cmd: `{"id":"msgs","type":"get_messages"}`},
+				{cmd: `{"id":"mermaid-msgs","type":"get_messages"}`},
 			},
 			check: func(t *testing.T, p *peer, frames [][]gjson.Result) {
 				var ascii []string
-				for _, m := range response(frames[4], "msgs").Get("data.messages").Array() {
+				for _, m := range response(frames[4], "mermaid-msgs").Get("data.messages").Array() {
 					if m.Get("customType").String() == "pi-mermaid" {
 						ascii = append(ascii, m.Get("details.ascii").String())
 					}
@@ -167,7 +170,7 @@ func TestRealExtensions(t *testing.T) {
 			// its SSRF guard refuses.
 			name: "pi-web-access",
 			ext:  pkg("pi-web-access"),
-			setup: func(t *testing.T, agent string) {
+			setup: func(t *testing.T, agent string, _ *claudetest.Server) {
 				require.NoError(t, os.WriteFile(filepath.Join(agent, "web-search.json"),
 					[]byte(`{"ssrf":{"allowRanges":["127.0.0.1/32"]},"fetchRouting":{"providers":["http"]}}`), 0o644))
 			},
@@ -177,11 +180,12 @@ func TestRealExtensions(t *testing.T) {
 				{cmd: fetchCmd("blocked", blocked), until: "agent_settled"},
 				{cmd: `{"id":"msgs","type":"get_messages"}`},
 			},
-			same: func(_ string, v *hostView) {
+			same: func(_ string, v *hostView) bool {
 				// The stored result's id, for get_search_content: random.
 				for k, x := range v.fields {
 					v.fields[k] = webResponseID.ReplaceAllString(x, "${1}<id>")
 				}
+				return true
 			},
 			check: func(t *testing.T, p *peer, frames [][]gjson.Result) {
 				end := find(frames[1], func(f gjson.Result) bool { return f.Get("type").String() == "tool_execution_end" })
@@ -202,7 +206,7 @@ func TestRealExtensions(t *testing.T) {
 			// turn to start").
 			name: "pi-prompt-template-model",
 			ext:  pkg("pi-prompt-template-model"),
-			setup: func(t *testing.T, agent string) {
+			setup: func(t *testing.T, agent string, _ *claudetest.Server) {
 				dir := filepath.Join(agent, "prompts")
 				require.NoError(t, os.MkdirAll(dir, 0o755))
 				require.NoError(t, os.WriteFile(filepath.Join(dir, "haiku.md"), []byte("---\ndescription: Ask the haiku model\n"+
@@ -214,10 +218,11 @@ func TestRealExtensions(t *testing.T) {
 				{cmd: `{"id":"st","type":"get_state"}`},
 				{cmd: `{"id":"after","type":"prompt","message":"[[say:back on the first model]]"}`, until: "agent_settled"},
 			},
-			same: func(side string, v *hostView) {
+			same: func(side string, v *hostView) bool {
 				if v.kind == "extension_ui_request" {
 					v.fields["message"] = modelNames(side).Replace(v.fields["message"])
 				}
+				return true
 			},
 			check: func(t *testing.T, p *peer, frames [][]gjson.Result) {
 				if p.name == "claude-rpc" && reported("commands registered after loading") {
@@ -234,6 +239,56 @@ func TestRealExtensions(t *testing.T) {
 				assert.Contains(t, got, first+" [[say:back on the first model]]", p.name)
 			},
 		},
+		{
+			// The subagent tool: its list of agents, then the delegate
+			// agent in the foreground (async:false), a pi session inside
+			// the extension's process, on the parent's model, whose reply
+			// (the fake API's echo of its task) comes back as the tool's
+			// result. (In the background the child is a runner process
+			// that needs pi's npm package with its dependencies.) Under
+			// claude-rpc the child session calls the API through pi's own
+			// provider for the parent's model (anthropic/<the CLI's
+			// model>), not through the CLI: models.json in the agent
+			// folder points that provider at the side's fake API, as it
+			// points pi's fake provider there.
+			name: "pi-subagents",
+			ext:  pkg("pi-subagents"),
+			setup: func(t *testing.T, agent string, api *claudetest.Server) {
+				require.NoError(t, os.WriteFile(filepath.Join(agent, "models.json"),
+					[]byte(`{"providers":{"anthropic":{"baseUrl":"`+api.URL+`","apiKey":"sk-test"}}}`), 0o644))
+			},
+			same: func(side string, v *hostView) bool {
+				// Its fleet widget (a TUI component, which RPC does not
+				// show) is cleared on a timer: whether within the step's
+				// frames, or after, varies under pi too.
+				if v.kind == "extension_ui_request" && v.fields["widgetKey"] == `"subagent-fleet-status"` {
+					return false
+				}
+				// The run's and mission's ids; the details and usage (the
+				// run's paths, times, digests, token counts and the
+				// models' names differ) by their shape.
+				for k, x := range v.fields {
+					if strings.HasSuffix(k, "details") || strings.HasSuffix(k, "usage") {
+						x = jsonShape(gjson.Parse(x))
+					}
+					v.fields[k] = uuidRE.ReplaceAllString(x, "<uuid>")
+				}
+				return true
+			},
+			check: func(t *testing.T, p *peer, frames [][]gjson.Result) {
+				end := find(frames[2], func(f gjson.Result) bool { return f.Get("type").String() == "tool_execution_end" })
+				assert.Contains(t, end.Get("result.content.0.text").String(), "echo: Task: {{say:the child's answer}}", "%s: the child's reply", p.name)
+				r := end.Get("result.details.results.0")
+				assert.Equal(t, []any{int64(0), "present", sideModels[p.name].provider + "/" + sideModels[p.name].first},
+					[]any{r.Get("exitCode").Int(), r.Get("outputState").String(), r.Get("model").String()}, "%s: the child's run, on the parent's model", p.name)
+			},
+			steps: []step{
+				{cmd: `{"id":"cmds","type":"get_commands"}`},
+				{cmd: promptCmd("list", `[[tool:subagent:{"action":"list"}]]`), until: "agent_settled"},
+				{cmd: promptCmd("fg", `[[tool:subagent:{"agent":"delegate","task":"{{say:the child's answer}}","context":"fresh","async":false}]]`), until: "agent_settled"},
+				{cmd: `{"id":"msgs","type":"get_messages"}`},
+			},
+		},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
@@ -241,11 +296,12 @@ func TestRealExtensions(t *testing.T) {
 			var views [2][][]string
 			var async [2][]string
 			for i, start := range []func(*testing.T, *claudetest.Server, peerOpts) *peer{startPiPeer, startRPCPeer} {
-				o := peerOpts{agent: t.TempDir(), home: t.TempDir(), cwd: t.TempDir(), env: sc.env, args: []string{"-e", sc.ext}}
+				o := peerOpts{agent: t.TempDir(), home: t.TempDir(), cwd: t.TempDir(), tmp: t.TempDir(), env: sc.env, args: []string{"-e", sc.ext}}
+				srv := claudetest.Start(t)
 				if sc.setup != nil {
-					sc.setup(t, o.agent)
+					sc.setup(t, o.agent, srv)
 				}
-				p := start(t, claudetest.Start(t), o)
+				p := start(t, srv, o)
 				frames[i] = drive(t, p, sc.steps)
 				views[i], async[i] = hostViews(t, p, sc.steps, frames[i], sc.same)
 				if last := len(sc.steps) - 1; sc.steps[last].until == "exit" {
@@ -331,10 +387,80 @@ var realextReported = []struct {
 			return true
 		},
 	},
+	{
+		name: "tool results' usage",
+		why: `a tool's result with usage (pi-subagents' subagent tool: the child's tokens and cost, ` +
+			`{"input":3259,"output":10,"cacheRead":0,"cacheWrite":0,"totalTokens":3269,"cost":{...,"total":0.016545}}): ` +
+			`pi writes it as result.usage in tool_execution_end and as the toolResult message's usage (message_start, ` +
+			`message_end, get_messages, turn_end's toolResults); claude-rpc writes neither (its extension host returns ` +
+			`the tool's content, details and isError only). Left out: pi's usage of tool results`,
+		rewrite: func(side, _ string, v *hostView) bool {
+			if side == "pi" {
+				delete(v.fields, "result.usage")
+				delete(v.fields, "message.usage")
+				delete(v.fields, "messages.usage")
+			}
+			return true
+		},
+	},
+	{
+		name: "extension actions after the command's answer",
+		why: `the API calls an extension makes without waiting (pi.sendMessage, pi.setThinkingLevel, ...) are carried ` +
+			`out by claude-rpc each on a goroutine of its own, not in the order the extension host sent them with its ` +
+			`results: pi-mermaid's input handler sends its rendered diagram (sendMessage, custom message) and then lets ` +
+			`the prompt through; pi appends the custom message before the prompt's run (message_start/message_end custom, ` +
+			`response, agent_start, turn_start, message_start user, ...), claude-rpc often only once the run started: ` +
+			`response, agent_start, turn_start, message_start/end user, queue_update {"steering":[""]}, the reply "drawn", ` +
+			`turn_end, then a second turn for the custom message as a steer (turn_start, queue_update, message_start/end ` +
+			`custom, the fake API's reply "echo: (no content)", turn_end), agent_end with 4 messages; get_messages has the ` +
+			`custom message after the reply, and the extra reply. Left out: in pi-mermaid's prompts the frames whose ` +
+			`order or number this changes (custom messages, queue_update, turn_start, turn_end, the assistant's ` +
+			`message_start and updates, agent_end, the reply "echo: (no content)"); get_messages' list without that ` +
+			`reply, in a canonical order`,
+		rewrite: func(_, step string, v *hostView) bool {
+			switch step {
+			case "mermaid-one", "mermaid-two":
+				switch {
+				case strings.HasPrefix(v.kind, "message_start:custom"), strings.HasPrefix(v.kind, "message_end:custom"),
+					v.kind == "queue_update", v.kind == "turn_start", strings.HasPrefix(v.kind, "turn_end"),
+					v.kind == "message_start:assistant", strings.HasPrefix(v.kind, "message_update"), v.kind == "agent_end":
+					return false
+				case v.kind == "message_end:assistant" && strings.Contains(v.fields["message"], `"echo: (no content)"`):
+					return false
+				}
+			case "mermaid-msgs":
+				msgs := splitMessagesView(v.fields["messages"])
+				msgs = slices.DeleteFunc(msgs, func(m string) bool { return m == `assistant stop "echo: (no content)"` })
+				sort.Strings(msgs)
+				v.fields["messages"] = "[" + strings.Join(msgs, ", ") + "]"
+			}
+			return true
+		},
+	},
 }
 
 // haikuCommand is the /haiku command in get_commands' view.
 var haikuCommand = regexp.MustCompile(`,\{"name":"haiku","description":"Ask the haiku model[^}]*\}\}`)
+
+// splitMessagesView splits get_messages' view of the messages into the
+// messages' views.
+func splitMessagesView(list string) []string {
+	list = strings.TrimSuffix(strings.TrimPrefix(list, "["), "]")
+	if list == "" {
+		return nil
+	}
+	var out []string
+	from := 0
+	for _, b := range messageBoundary.FindAllStringIndex(list, -1) {
+		out = append(out, list[from:b[0]])
+		from = b[0] + len(", ")
+	}
+	return append(out, list[from:])
+}
+
+// messageBoundary is where a message's view ends and the next one's starts
+// in a list of them.
+var messageBoundary = regexp.MustCompile(`, (user|assistant|custom|toolResult|bashExecution|branchSummary|compactionSummary) `)
 
 // reported is whether realextReported has the difference named name.
 func reported(name string) bool {
@@ -352,17 +478,55 @@ func reported(name string) bool {
 // rpcHaiku is the haiku model the pinned CLI (scripts/install-cli) lists.
 const rpcHaiku = "claude-haiku-5-5"
 
-// sideModels are each side's first model and haiku model: pi's fake ones
-// (acpFakeModels), the pinned CLI's.
-var sideModels = map[string]struct{ first, haiku string }{
-	"pi":         {"claude-fake-opus", "claude-fake-haiku"},
-	"claude-rpc": {"claude-opus-5-5", rpcHaiku},
+// sideModels are each side's provider, first model and haiku model: pi's
+// fake ones (acpFakeModels), the pinned CLI's.
+var sideModels = map[string]struct{ provider, first, haiku string }{
+	"pi":         {"fake", "claude-fake-opus", "claude-fake-haiku"},
+	"claude-rpc": {"anthropic", "claude-opus-5-5", rpcHaiku},
 }
 
 // modelNames names a side's models alike: "<first>", "<haiku>".
 func modelNames(side string) *strings.Replacer {
 	m := sideModels[side]
 	return strings.NewReplacer(m.first, "<first>", m.haiku, "<haiku>")
+}
+
+// uuidRE is a UUID.
+var uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+
+// jsonShape is v's shape: its objects' keys, its arrays' lengths, its
+// values' types, and its booleans and nulls as they are.
+func jsonShape(v gjson.Result) string {
+	switch {
+	case v.IsObject():
+		var keys []string
+		v.ForEach(func(k, _ gjson.Result) bool {
+			keys = append(keys, k.String())
+			return true
+		})
+		sort.Strings(keys)
+		var b strings.Builder
+		b.WriteString("{")
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, "%q:%s", k, jsonShape(v.Get(gjson.Escape(k))))
+		}
+		return b.String() + "}"
+	case v.IsArray():
+		var parts []string
+		for _, x := range v.Array() {
+			parts = append(parts, jsonShape(x))
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	case v.Type == gjson.String:
+		return "string"
+	case v.Type == gjson.Number:
+		return "number"
+	default:
+		return v.Raw
+	}
 }
 
 // webResponseID is pi-web-access's id of a stored fetch or search result
@@ -385,22 +549,27 @@ type peer struct {
 	// pi offers the tool under its own name, claude-rpc through the CLI's
 	// MCP server "ext".
 	toolPrefix string
-	// paths names the side's own folders (its agent folder, HOME and
-	// working folder) in what it writes, as the other side has its own:
-	// "<agent>", "<home>", "<cwd>".
+	// paths names the side's own folders (its agent folder, HOME, working
+	// folder and extensions' temporary folder) in what it writes, as the
+	// other side has its own: "<agent>", "<home>", "<cwd>", "<tmp>".
 	paths *strings.Replacer
 }
 
 // peerOpts is how a side is started: its folders, environment and
 // arguments.
 type peerOpts struct {
-	agent, home, cwd string   // PI_CODING_AGENT_DIR, HOME, the working folder
-	env              []string // added to the environment
-	args             []string
+	// PI_CODING_AGENT_DIR, HOME, the working folder, and the temporary
+	// folder where pi-subagents keeps its runs and the models it found
+	// failing, PI_SUBAGENTS_TEMP_ROOT (by default in os.tmpdir(), for
+	// every pi of the machine). TMPDIR stays: jiti caches the extensions
+	// it compiled there.
+	agent, home, cwd, tmp string
+	env                   []string // added to the environment
+	args                  []string
 }
 
 func (o peerOpts) replacer() *strings.Replacer {
-	return strings.NewReplacer(o.agent, "<agent>", o.home, "<home>", o.cwd, "<cwd>")
+	return strings.NewReplacer(o.agent, "<agent>", o.home, "<home>", o.cwd, "<cwd>", o.tmp, "<tmp>")
 }
 
 // startPiPeer starts pi 1.6.0 itself as runPiItself does (the fake API as
@@ -420,7 +589,7 @@ func startPiPeer(t *testing.T, srv *claudetest.Server, o peerOpts) *peer {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.Env = append(cmd.Env, "HOME="+o.home, "PI_CODING_AGENT_DIR="+o.agent, "PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "PI_TELEMETRY=0")
+	cmd.Env = append(cmd.Env, "HOME="+o.home, "PI_SUBAGENTS_TEMP_ROOT="+o.tmp, "PI_CODING_AGENT_DIR="+o.agent, "PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "PI_TELEMETRY=0")
 	cmd.Env = append(cmd.Env, o.env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its MCP servers with it, at the end
 	stderr := &lockedBuffer{}
@@ -469,7 +638,8 @@ func startPiPeer(t *testing.T, srv *claudetest.Server, o peerOpts) *peer {
 // startExtBridge's environment, as o says.
 func startRPCPeer(t *testing.T, srv *claudetest.Server, o peerOpts) *peer {
 	t.Helper()
-	b := startBridgeWith(t, bridgeOpts{srv: srv, home: o.home, dir: o.cwd, env: append(append(piNode(t), "PI_CODING_AGENT_DIR="+o.agent), o.env...)},
+	env := append(piNode(t), "PI_CODING_AGENT_DIR="+o.agent, "PI_SUBAGENTS_TEMP_ROOT="+o.tmp, "PI_OFFLINE=1") // pi's runtime, offline as pi's side is
+	b := startBridgeWith(t, bridgeOpts{srv: srv, home: o.home, dir: o.cwd, env: append(env, o.env...)},
 		append([]string{"--transport", "stream"}, o.args...)...)
 	p := &peer{name: "claude-rpc", srv: srv, stdin: b.stdin, frames: b.frames, exited: b.exited, stderr: b.stderr.String,
 		code: func() int { return b.cmd.ProcessState.ExitCode() }, toolPrefix: extServerPrefix, paths: o.replacer()}
@@ -569,7 +739,7 @@ func (v hostView) String() string {
 // extension's notices and errors (extension_ui_request without a dialog,
 // extension_error), returned apart: the extension sends them from its own
 // code, as its work goes, not in answer to a command.
-func hostViews(t *testing.T, p *peer, steps []step, frames [][]gjson.Result, same func(side string, v *hostView)) (views [][]string, async []string) {
+func hostViews(t *testing.T, p *peer, steps []step, frames [][]gjson.Result, same func(side string, v *hostView) bool) (views [][]string, async []string) {
 	side := p.name
 	seen := map[string]int{} // frames each reported difference applied to
 	defer func() {
@@ -588,7 +758,7 @@ func hostViews(t *testing.T, p *peer, steps []step, frames [][]gjson.Result, sam
 				v.fields[k] = p.paths.Replace(x)
 			}
 			if ok && same != nil {
-				same(side, &v)
+				ok = same(side, &v)
 			}
 			for _, d := range realextReported {
 				if !ok {
@@ -641,6 +811,10 @@ func frameView(side string, f gjson.Result) (v hostView, ok bool) {
 		v.kind += ":" + f.Get("message.role").String()
 		v.fields["message"] = messageView(side, f.Get("message"))
 		set("message.details", f.Get("message.details"))
+		if f.Get("message.role").String() == "toolResult" {
+			set("message.usage", f.Get("message.usage"))
+			set("message.structuredContent", f.Get("message.structuredContent"))
+		}
 	case "message_update":
 		e := f.Get("assistantMessageEvent")
 		v.kind += ":" + e.Get("type").String()
@@ -657,6 +831,8 @@ func frameView(side string, f gjson.Result) (v hostView, ok bool) {
 		set("isError", f.Get("isError"))
 		set("result.content", f.Get("result.content"))
 		set("result.details", f.Get("result.details"))
+		set("result.usage", f.Get("result.usage")) // the tool's own: a sub-agent's, say
+		set("result.structuredContent", f.Get("result.structuredContent"))
 	case "turn_end":
 		v.fields["toolResults"] = fmt.Sprint(len(f.Get("toolResults").Array()))
 	case "agent_end":
@@ -680,16 +856,22 @@ func frameView(side string, f gjson.Result) (v hostView, ok bool) {
 			}
 			v.fields["extensionCommands"] = "[" + strings.Join(cmds, ",") + "]"
 		case "get_messages":
-			var msgs, details []string
+			var msgs, details, usage []string
 			for _, m := range withoutSystem(f.Get("data.messages")) {
 				msgs = append(msgs, messageView(side, m))
 				if d := m.Get("details"); d.Exists() {
 					details = append(details, d.Raw)
 				}
+				if u := m.Get("usage"); u.Exists() && m.Get("role").String() == "toolResult" {
+					usage = append(usage, u.Raw)
+				}
 			}
 			v.fields["messages"] = "[" + strings.Join(msgs, ", ") + "]"
 			if details != nil {
 				v.fields["messages.details"] = "[" + strings.Join(details, ",") + "]"
+			}
+			if usage != nil {
+				v.fields["messages.usage"] = "[" + strings.Join(usage, ",") + "]"
 			}
 		case "get_state":
 			set("isStreaming", f.Get("data.isStreaming"))
