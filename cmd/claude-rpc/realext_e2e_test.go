@@ -289,6 +289,51 @@ func TestRealExtensions(t *testing.T) {
 				{cmd: `{"id":"msgs","type":"get_messages"}`},
 			},
 		},
+		{
+			// agent_message: this agent's status, a reservation of a
+			// path (in its status line), the registered agents (itself),
+			// the release; /agents (its overlay, a TUI component, shows
+			// nothing over RPC). The agent registers under a random name
+			// in HOME's collaborating-agents folder; its subagents (pi
+			// processes from PATH, under pi and claude-rpc alike) are
+			// left out.
+			name: "pi-collaborating-agents",
+			ext:  pkg("@baochunli/pi-collaborating-agents"),
+			steps: []step{
+				{cmd: `{"id":"cmds","type":"get_commands"}`},
+				{cmd: promptCmd("collab-status", `[[tool:agent_message:{"action":"status"}]]`), until: "agent_settled"},
+				{cmd: promptCmd("collab-reserve", `[[tool:agent_message:{"action":"reserve","paths":["notes.txt"],"reason":"editing"}]]`), until: "agent_settled"},
+				{cmd: promptCmd("collab-list", `[[tool:agent_message:{"action":"list"}]]`), until: "agent_settled"},
+				{cmd: promptCmd("collab-release", `[[tool:agent_message:{"action":"release","paths":["notes.txt"]}]]`), until: "agent_settled"},
+				{cmd: `{"id":"agents","type":"prompt","message":"/agents"}`},
+			},
+			same: func(side string, v *hostView) bool {
+				for k, x := range v.fields {
+					if strings.HasSuffix(k, "details") {
+						x = jsonShape(gjson.Parse(x))
+					}
+					x = collabName.ReplaceAllString(x, "<name>")
+					x = modelNames(side).Replace(strings.ReplaceAll(x, sideModels[side].provider+"/", "<provider>/"))
+					v.fields[k] = sessionPrefix.ReplaceAllString(uuidRE.ReplaceAllString(x, "<uuid>"), "<session>...")
+				}
+				return true
+			},
+			check: func(t *testing.T, p *peer, frames [][]gjson.Result) {
+				end := find(frames[2], func(f gjson.Result) bool { return f.Get("type").String() == "tool_execution_end" })
+				assert.Equal(t, "Reserved notes.txt (reason: editing).", end.Get("result.content.0.text").String(), p.name)
+				// The reservation in its status line, with the theme's colours.
+				var status []string
+				for _, f := range frames[2] {
+					if f.Get("method").String() == "setStatus" {
+						status = append(status, f.Get("statusText").String())
+					}
+				}
+				if assert.NotEmpty(t, status, "%s: the status after the reservation", p.name) {
+					assert.Contains(t, status[len(status)-1], "🔒1", p.name)
+					assert.Contains(t, status[len(status)-1], "\x1b[", "%s: pi's RPC mode's theme colours its status", p.name)
+				}
+			},
+		},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
@@ -437,6 +482,29 @@ var realextReported = []struct {
 			return true
 		},
 	},
+	{
+		name: "the startup session_start's context",
+		why: `pi-collaborating-agents registers the agent in its session_start handler with ctx.model and ` +
+			`ctx.sessionManager's session id and file, and later updates the registration (its reservations) only when ` +
+			`the session id is the same. pi's startup context has them: agent_message list gives ` +
+			`"Active agents:\n- CalmRiver (you) • fake/claude-fake-opus • 01a225b4... • 🔒1" and the agent's ` +
+			`{"name":"CalmRiver","pid":6278,"sessionId":"01a225b4-6dc3-…","sessionFile":"<agent>/sessions/…/…_01a225b4-6dc3-….jsonl",` +
+			`"model":"fake/claude-fake-opus",…,"reservations":[{"pattern":"notes.txt","reason":"editing",…}]}; under claude-rpc ` +
+			`ctx.model is undefined then and ctx.sessionManager an in-memory stand-in (a session id of its own, no file), ` +
+			`the session's own only after the first turn, so the registration stays as at startup and the reservation ` +
+			`never reaches it: "Active agents:\n- VividRaven (you) • unknown • 01a225b4...", ` +
+			`{"name":"VividRaven","pid":6389,"sessionId":"01a225b4-72df-…","model":"unknown",…} (no sessionFile, no ` +
+			`reservations). Rewritten: pi's agent list in the "collab-list" step as claude-rpc's`,
+		rewrite: func(side, step string, v *hostView) bool {
+			if side == "pi" && step == "collab-list" {
+				for k, x := range v.fields {
+					v.fields[k] = strings.NewReplacer(" • <provider>/<first> • ", " • unknown • ", " • 🔒1", "",
+						`"reservations":[{"pattern":string,"reason":string,"since":string}],`, "", `"sessionFile":string,`, "").Replace(x)
+				}
+			}
+			return true
+		},
+	},
 }
 
 // haikuCommand is the /haiku command in get_commands' view.
@@ -490,6 +558,13 @@ func modelNames(side string) *strings.Replacer {
 	m := sideModels[side]
 	return strings.NewReplacer(m.first, "<first>", m.haiku, "<haiku>")
 }
+
+// collabName is the name pi-collaborating-agents gives an agent.
+var collabName = regexp.MustCompile(`(Swift|Calm|Bright|Vivid|Rapid|Lunar|Cedar|Amber)(Tiger|Falcon|River|Quartz|Harbor|Nova|Pine|Raven)`)
+
+// sessionPrefix is the start of a session id, as pi-collaborating-agents
+// shows it.
+var sessionPrefix = regexp.MustCompile(`\b[0-9a-f]{8}\.\.\.`)
 
 // uuidRE is a UUID.
 var uuidRE = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
