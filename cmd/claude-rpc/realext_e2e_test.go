@@ -334,6 +334,42 @@ func TestRealExtensions(t *testing.T) {
 				}
 			},
 		},
+		{
+			// Its commands and notices, and preview_export failing for
+			// want of pandoc, which renders every preview (HTML, and
+			// PDF or PNG through Chromium): the project's scripts do not
+			// install it, so PANDOC_PATH points at none, whatever the
+			// machine has. /preview --help and --list, /preview-clear-
+			// cache (it waits for idle, removes <agent>/cache/markdown-
+			// preview), a markdown export to HTML.
+			name: "pi-markdown-preview",
+			ext:  pkg("pi-markdown-preview"),
+			env:  []string{"PANDOC_PATH=/nonexistent/pandoc"},
+			steps: []step{
+				{cmd: `{"id":"cmds","type":"get_commands"}`},
+				{cmd: `{"id":"help","type":"prompt","message":"/preview --help"}`},
+				{cmd: `{"id":"watchers","type":"prompt","message":"/preview --list"}`},
+				{cmd: `{"id":"clear","type":"prompt","message":"/preview-clear-cache"}`},
+				{cmd: promptCmd("export", `[[tool:preview_export:{"format":"html","markdown":"# Title\n\nSome *markdown*.","outputPath":"out.html"}]]`), until: "agent_settled"},
+			},
+			check: func(t *testing.T, p *peer, frames [][]gjson.Result) {
+				end := find(frames[4], func(f gjson.Result) bool { return f.Get("type").String() == "tool_execution_end" })
+				assert.True(t, end.Get("isError").Bool(), p.name)
+				assert.Contains(t, end.Get("result.content.0.text").String(), "pandoc was not found", p.name)
+				var notices []string
+				for _, fs := range frames[1:4] {
+					for _, f := range fs {
+						if f.Get("method").String() == "notify" {
+							notices = append(notices, p.paths.Replace(f.Get("message").String()))
+						}
+					}
+				}
+				if assert.Len(t, notices, 3, "%s: %q", p.name, notices) {
+					assert.True(t, strings.HasPrefix(notices[0], "Usage: /preview"), notices[0])
+					assert.Equal(t, "Cleared preview cache: <agent>/cache/markdown-preview", notices[2])
+				}
+			},
+		},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
