@@ -134,25 +134,29 @@ func TestRealExtensions(t *testing.T) {
 			},
 		},
 		{
-			// Mermaid blocks in a prompt, rendered as ASCII by the input
-			// handler into a custom message before the run (one block:
-			// its context content empty; two: the sources, and a notice
-			// for the type it cannot render), then /pi-mermaid on a
-			// reply without a block. (A reply with a block is rendered at
-			// agent_end into a message that starts a run, whose reply the
-			// fake API gives the same block again: endless.)
+			// Mermaid blocks in prompts, rendered as ASCII by the input
+			// handler into a custom message (its content for the model
+			// empty) before the run, or a notice for a type it cannot
+			// render; then /pi-mermaid on a reply without a block. (A
+			// reply with a block is rendered at agent_end into a message
+			// that starts a run, whose reply the fake API gives the same
+			// block again: endless. Two blocks in a prompt put their
+			// sources in the message's content, which the fake API's
+			// reply echoes when the message comes as a steer: see
+			// "extension actions after the command's answer".)
 			name: "pi-mermaid",
 			ext:  pkg("pi-mermaid"),
 			steps: []step{
 				{cmd: `{"id":"cmds","type":"get_commands"}`},
 				{cmd: promptCmd("mermaid-one", "```mermaid\ngraph TD\n  A[Start] --> B[End]\n```\n[[say:drawn]]"), until: "agent_settled"},
-				{cmd: promptCmd("mermaid-two", "```mermaid\nsequenceDiagram\n  Alice->>Bob: Hi\n```\n```mermaid\npie\n  \"a\": 1\n```\n[[say:drawn again]]"), until: "agent_settled"},
+				{cmd: promptCmd("mermaid-two", "```mermaid\nsequenceDiagram\n  Alice->>Bob: Hi\n```\n[[say:drawn again]]"), until: "agent_settled"},
+				{cmd: promptCmd("mermaid-pie", "```mermaid\npie\n  \"a\": 1\n```\n[[say:no diagram]]"), until: "agent_settled"},
 				{cmd: `{"id":"render","type":"prompt","message":"/pi-mermaid"}`},
 				{cmd: `{"id":"mermaid-msgs","type":"get_messages"}`},
 			},
 			check: func(t *testing.T, p *peer, frames [][]gjson.Result) {
 				var ascii []string
-				for _, m := range response(frames[4], "mermaid-msgs").Get("data.messages").Array() {
+				for _, m := range response(frames[5], "mermaid-msgs").Get("data.messages").Array() {
 					if m.Get("customType").String() == "pi-mermaid" {
 						ascii = append(ascii, m.Get("details.ascii").String())
 					}
@@ -500,7 +504,7 @@ var realextReported = []struct {
 			`reply, in a canonical order`,
 		rewrite: func(_, step string, v *hostView) bool {
 			switch step {
-			case "mermaid-one", "mermaid-two":
+			case "mermaid-one", "mermaid-two", "mermaid-pie":
 				switch {
 				case strings.HasPrefix(v.kind, "message_start:custom"), strings.HasPrefix(v.kind, "message_end:custom"),
 					v.kind == "queue_update", v.kind == "turn_start", strings.HasPrefix(v.kind, "turn_end"),
@@ -530,13 +534,21 @@ var realextReported = []struct {
 			`the session's own only after the first turn, so the registration stays as at startup and the reservation ` +
 			`never reaches it: "Active agents:\n- VividRaven (you) • unknown • 01a225b4...", ` +
 			`{"name":"VividRaven","pid":6389,"sessionId":"01a225b4-72df-…","model":"unknown",…} (no sessionFile, no ` +
-			`reservations). Rewritten: pi's agent list in the "collab-list" step as claude-rpc's`,
+			`reservations; the model is there when the CLI's models came before the session_start). Rewritten: pi's agent ` +
+			`list in the "collab-list" step as claude-rpc's, the model "unknown" as the side's`,
 		rewrite: func(side, step string, v *hostView) bool {
-			if side == "pi" && step == "collab-list" {
-				for k, x := range v.fields {
-					v.fields[k] = strings.NewReplacer(" • <provider>/<first> • ", " • unknown • ", " • 🔒1", "",
-						`"reservations":[{"pattern":string,"reason":string,"since":string}],`, "", `"sessionFile":string,`, "").Replace(x)
+			if step != "collab-list" {
+				return true
+			}
+			for k, x := range v.fields {
+				// claude-rpc's ctx.model is known at startup or not,
+				// as the CLI's models come before it or not.
+				x = strings.ReplaceAll(x, " • unknown • ", " • <provider>/<first> • ")
+				if side == "pi" {
+					x = strings.NewReplacer(" • 🔒1", "", `"reservations":[{"pattern":string,"reason":string,"since":string}],`, "",
+						`"sessionFile":string,`, "").Replace(x)
 				}
+				v.fields[k] = x
 			}
 			return true
 		},
