@@ -437,6 +437,9 @@ func clipText(s string, n int) string {
 var realextReported = []struct {
 	name, why string
 	rewrite   func(side, step string, v *hostView) bool
+	// views, when not nil, rewrites the views of a step, after rewrite:
+	// for what the order of the frames says.
+	views func(side, step string, views []string) []string
 }{
 	{
 		name: "custom message content as blocks",
@@ -560,7 +563,47 @@ var realextReported = []struct {
 			return true
 		},
 	},
+	{
+		name: "a tool's progress before its start",
+		why: `a tool's first update (pi-web-access's fetch_content "Fetching 1 URL(s)...", sent as it starts) comes ` +
+			`from claude-rpc now and then before the assistant's message_end and the tool's tool_execution_start: ` +
+			`message_update toolcall_end, tool_execution_update {"toolName":"fetch_content","partialResult":{"content":` +
+			`[{"type":"text","text":"Fetching 1 URL(s)..."}],...}}, message_end (assistant, toolCall), ` +
+			`tool_execution_start; pi's order: message_end, tool_execution_start, tool_execution_update (the CLI calls ` +
+			`the tool through the bridge's MCP server while the stream's lines for the message are still on their ` +
+			`way). Rewritten: claude-rpc's updates of a tool not started yet, moved after its start`,
+		rewrite: func(string, string, *hostView) bool { return true },
+		views: func(side, _ string, views []string) []string {
+			if side != "claude-rpc" {
+				return views
+			}
+			var out []string
+			held := map[string][]string{} // a tool's updates before its start
+			started := map[string]bool{}
+			for _, s := range views {
+				kind, _, _ := strings.Cut(s, " ")
+				tool := viewToolName.FindString(s)
+				switch {
+				case kind == "tool_execution_update" && !started[tool]:
+					held[tool] = append(held[tool], s)
+				case kind == "tool_execution_start":
+					started[tool] = true
+					out = append(append(out, s), held[tool]...)
+					delete(held, tool)
+				default:
+					out = append(out, s)
+				}
+			}
+			for _, h := range held { // no start came: as they were, at the end
+				out = append(out, h...)
+			}
+			return out
+		},
+	},
 }
+
+// viewToolName is the tool a view names.
+var viewToolName = regexp.MustCompile(` toolName="[^"]*"`)
 
 // haikuCommand is the /haiku command in get_commands' view.
 var haikuCommand = regexp.MustCompile(`,\{"name":"haiku","description":"Ask the haiku model[^}]*\}\}`)
@@ -905,17 +948,43 @@ func hostViews(t *testing.T, p *peer, steps []step, frames [][]gjson.Result, sam
 			case !ok:
 			case v.kind == "extension_error" || v.kind == "extension_ui_request" && !dialogMethods[v.fields["method"]]:
 				async = append(async, s)
-			case strings.HasSuffix(v.kind, "_delta") && len(out) > 0 && out[len(out)-1] == s:
-				// pi writes one message_update per API delta; claude-rpc
-				// groups them differently (pi15Differences, "deltas
-				// grouped differently").
 			default:
 				out = append(out, s)
+			}
+		}
+		out = collapseRepeats(out)
+		for _, d := range realextReported {
+			if d.views == nil {
+				continue
+			}
+			was := strings.Join(out, "\n")
+			if out = collapseRepeats(d.views(side, id, out)); strings.Join(out, "\n") != was {
+				if seen[d.name]++; seen[d.name] == 1 {
+					t.Logf("%s: reported difference %q, first in %s", side, d.name, id)
+				}
 			}
 		}
 		views = append(views, out)
 	}
 	return views, async
+}
+
+// collapseRepeats leaves out the views that repeat the one before them
+// when a host shows the same for both: a message's deltas (pi writes one
+// message_update per API delta; claude-rpc groups them differently:
+// pi15Differences, "deltas grouped differently"), a tool's progress (how
+// many updates a tool sends on a timer, pi-subagents' "(running...)",
+// varies with the time it takes).
+func collapseRepeats(views []string) []string {
+	var out []string
+	for _, s := range views {
+		kind, _, _ := strings.Cut(s, " ")
+		if len(out) > 0 && out[len(out)-1] == s && (strings.HasSuffix(kind, "_delta") || kind == "tool_execution_update") {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 var dialogMethods = map[string]bool{"select": true, "confirm": true, "input": true, "editor": true}
