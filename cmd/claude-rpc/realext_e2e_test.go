@@ -500,14 +500,15 @@ var realextReported = []struct {
 			`thinking:medium", response); and setThinkingLevel, not awaited, is carried out on a goroutine of its own ` +
 			`("extension actions out of order"): now and then "off" comes after agent_start (the template's run may ` +
 			`start at the old level), and "medium" after the response, so that get_state right after has ` +
-			`thinkingLevel "off" and the next prompt's frames start with thinking_level_changed. Left out: ` +
-			`thinking_level_changed in the "haiku" and "after" steps, get_state's thinkingLevel in the "st" step`,
+			`thinkingLevel "off" and the next commands' frames start with thinking_level_changed. Left out: ` +
+			`thinking_level_changed in the "haiku", "st" and "after" steps, get_state's thinkingLevel in the "st" step`,
 		rewrite: func(_, step string, v *hostView) bool {
 			switch step {
-			case "haiku", "after":
+			case "haiku", "st", "after":
+				if step == "st" {
+					delete(v.fields, "thinkingLevel")
+				}
 				return v.kind != "thinking_level_changed"
-			case "st":
-				delete(v.fields, "thinkingLevel")
 			}
 			return true
 		},
