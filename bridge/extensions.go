@@ -662,19 +662,69 @@ func (s *server) internalCall(cmd map[string]any) (gjson.Result, error) {
 }
 
 // extAction carries out an extension's API call as the host's command of
-// the same effect would be, on a goroutine of its own (an internal call
-// waits for the dispatcher), and answers the extension when it waits.
+// the same effect would be, off the host's reader (an internal call waits
+// for the dispatcher), and answers the extension when it waits. The calls
+// it does not wait for run one after another, in the order it made them,
+// as pi makes them (setThinkingLevel, sendMessage, ...); each awaited one
+// on a goroutine of its own (waitForIdle may wait for a run to end).
 func (s *server) extAction(a extensions.Action) {
-	s.goes.start(func() {
-		v, err := s.doExtAction(a)
-		if err != nil {
-			s.log.Warn("extension: "+a.Name+" failed", "err", err)
-			if !a.Awaited() {
-				s.extError(extensions.Error{ExtensionPath: "<runtime>", Event: snake(a.Name), Error: err.Error()})
-			}
+	if a.Awaited() {
+		s.goes.start(func() { s.runExtAction(a) })
+		return
+	}
+	s.extActs.push(s, a)
+}
+
+// runExtAction carries out a and answers it.
+func (s *server) runExtAction(a extensions.Action) {
+	v, err := s.doExtAction(a)
+	if err != nil {
+		s.log.Warn("extension: "+a.Name+" failed", "err", err)
+		if !a.Awaited() {
+			s.extError(extensions.Error{ExtensionPath: "<runtime>", Event: snake(a.Name), Error: err.Error()})
 		}
-		a.Reply(v, err)
-	})
+	}
+	a.Reply(v, err)
+}
+
+// extActionQueue holds the extensions' calls they do not wait for, in
+// order; one goroutine at a time (started by push, ending when the queue
+// is empty) carries them out.
+type extActionQueue struct {
+	mu      sync.Mutex
+	q       []extensions.Action
+	running bool
+}
+
+// push queues a and starts the queue's goroutine unless it runs. Never
+// blocks (the host's reader calls it).
+func (q *extActionQueue) push(s *server, a extensions.Action) {
+	q.mu.Lock()
+	q.q = append(q.q, a)
+	if q.running {
+		q.mu.Unlock()
+		return
+	}
+	q.running = true
+	q.mu.Unlock()
+	if !s.goes.start(func() {
+		for {
+			q.mu.Lock()
+			if len(q.q) == 0 {
+				q.running = false
+				q.mu.Unlock()
+				return
+			}
+			a := q.q[0]
+			q.q = q.q[1:]
+			q.mu.Unlock()
+			s.runExtAction(a)
+		}
+	}) {
+		q.mu.Lock()
+		q.q, q.running = nil, false // shutting down
+		q.mu.Unlock()
+	}
 }
 
 // snake is pi's name of an action's event in extension_error

@@ -93,7 +93,8 @@ type server struct {
 	// extEvents hands the frames the extensions handle to the host, the
 	// session's state before them; extDialogs are their dialogs asked.
 	extEvents  *extPump
-	extCmds    atomic.Int32 // extension commands running (runExtCommand)
+	extCmds    atomic.Int32   // extension commands running (runExtCommand)
+	extActs    extActionQueue // the extensions' calls they do not wait for, in order
 	extDialogs extDialogs
 	// internal carries the bridge's own calls (internalCall) to the
 	// dispatcher, as the host's lines come.

@@ -457,8 +457,8 @@ var realextReported = []struct {
 	{
 		name: "extension actions out of order",
 		why: `the API calls an extension makes without waiting (pi.sendMessage, pi.setThinkingLevel, ...) are carried ` +
-			`out by claude-rpc each on a goroutine of its own, not in the order the extension host sent them with its ` +
-			`results: pi-mermaid's input handler sends its rendered diagram (sendMessage, custom message) and then lets ` +
+			`out by claude-rpc in order, but off the host's reader, so not before the result of the call that made them ` +
+			`is taken: pi-mermaid's input handler sends its rendered diagram (sendMessage, custom message) and then lets ` +
 			`the prompt through; pi appends the custom message before the prompt's run (message_start/message_end custom, ` +
 			`response, agent_start, turn_start, message_start user, ...), claude-rpc often only once the run started: ` +
 			`response, agent_start, turn_start, message_start/end user, queue_update {"steering":[""]}, the reply "drawn", ` +
