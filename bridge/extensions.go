@@ -601,14 +601,27 @@ func (s *server) callExtTool(ctx context.Context, p gjson.Result) map[string]any
 	if !v.Get("content").IsArray() {
 		content = json.RawMessage(`[]`)
 	}
-	if d := v.Get("details"); toolCallID != "" && d.Exists() && d.Type != gjson.Null {
-		// The CLI passes an MCP result's content only: the run's
-		// translator gets the details before the CLI's result line,
-		// which comes after this answer.
-		details := json.RawMessage(d.Raw)
+	// The CLI passes an MCP result's content only: the run's translator
+	// gets the details and usage before the CLI's result line, which comes
+	// after this answer.
+	var details, usage json.RawMessage
+	if d := v.Get("details"); d.Exists() && d.Type != gjson.Null {
+		details = json.RawMessage(d.Raw)
+	}
+	if u := v.Get("usage"); u.IsObject() {
+		usage = json.RawMessage(u.Raw)
+	}
+	if toolCallID != "" && (details != nil || usage != nil) {
 		s.runs.do(func() {
-			if r := s.runs.cur; r != nil && r.tr != nil {
+			r := s.runs.cur
+			if r == nil || r.tr == nil {
+				return
+			}
+			if details != nil {
 				r.tr.ToolDetails(toolCallID, details)
+			}
+			if usage != nil {
+				r.tr.ToolUsage(toolCallID, usage)
 			}
 		})
 	}

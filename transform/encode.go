@@ -386,6 +386,10 @@ func (e *Encoder) event(ev *Event) {
 				e.key(`,"details":`)
 				e.rawJSON(r.Details, "null")
 			}
+			if len(r.Usage) > 0 {
+				e.key(`,"usage":`)
+				e.rawJSON(r.Usage, "null")
+			}
 			e.buf = append(e.buf, '}')
 		}
 		e.key(`,"isError":`)
@@ -572,6 +576,10 @@ func (e *Encoder) message(m *Message) {
 		}
 		e.key(`,"isError":`)
 		e.bool(m.IsError != nil && *m.IsError)
+		if len(m.ToolUsage) > 0 {
+			e.key(`,"usage":`)
+			e.rawJSON(m.ToolUsage, "null")
+		}
 		if m.DurationMs != nil {
 			e.key(`,"durationMs":`)
 			e.int(*m.DurationMs)

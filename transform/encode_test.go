@@ -225,6 +225,8 @@ func TestEncoderEventsNotRecorded(t *testing.T) {
 		{Type: EventCompactionEnd, Compaction: &Compaction{Summary: "s", Details: &CompactionDetails{Trigger: "auto", TokensAfter: 3}}},
 		{Type: EventAutoRetryEnd, Retry: &Retry{Attempt: 2, FinalError: "529 overloaded"}},
 		{Type: EventToolExecutionEnd, ToolCallID: "t", ToolName: "Read", Result: &ToolResult{Details: json.RawMessage(` {"a": 1} `)}},
+		{Type: EventToolExecutionEnd, ToolCallID: "u", ToolName: "subagent", Result: &ToolResult{Usage: json.RawMessage(`{"input": 3, "cost": {"total": 0.5}}`)}},
+		{Type: EventMessageEnd, Message: Message{Role: RoleToolResult, ToolCallID: "u", ToolName: "subagent", ToolUsage: json.RawMessage(`{"input":3}`), DurationMs: new(int64(4))}},
 		{Type: EventMessageEnd, Message: Message{Role: RoleToolResult, Content: []Content{{Type: "image", Data: "AAAA", MimeType: "image/png"}}, IsError: &isErr, Details: json.RawMessage(`{"x":[1, 2]}`)}},
 		{Type: EventMessageEnd, Message: Message{Role: RoleAssistant, Usage: Usage{Cost: Cost{Input: 1e-7, Total: 0.25}}, ErrorMessage: "boom"}},
 		{Type: EventMessageStart, Message: Message{Role: RoleCustom, CustomType: "note", Content: []Content{TextContent("a <b>")}, Timestamp: 7}},

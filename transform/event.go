@@ -123,6 +123,9 @@ type Retry struct {
 type ToolResult struct {
 	Content []Content       `json:"content"`
 	Details json.RawMessage `json:"details,omitempty"`
+	// Usage is what a tool that ran a model spent (a pi extension's: a
+	// sub-agent's tokens and cost), as the tool gave it.
+	Usage json.RawMessage `json:"usage,omitempty"`
 }
 
 // AssistantEvent is pi's AssistantMessageEvent inside message_update.

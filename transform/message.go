@@ -146,11 +146,13 @@ type Message struct {
 	// result's tool took (pi 1.5's); nil when unknown.
 	DurationMs *int64 `json:"durationMs,omitempty"`
 
-	// ToolResult fields.
+	// ToolResult fields. ToolUsage is what the tool spent, when it ran a
+	// model (a pi extension's sub-agent): ToolResult.Usage.
 	ToolCallID string          `json:"toolCallId,omitempty"`
 	ToolName   string          `json:"toolName,omitempty"`
 	Details    json.RawMessage `json:"details,omitempty"`
 	IsError    *bool           `json:"isError,omitempty"`
+	ToolUsage  json.RawMessage `json:"-"`
 
 	// CustomType and Display are a custom message's: the extension's kind
 	// of message, and whether a UI shows it (nil: not said). Its Details
@@ -179,7 +181,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 			m.ErrorMessage, m.RawStopReason, m.DurationMs, m.ThinkingLevel})
 	case RoleToolResult:
 		isError := m.IsError != nil && *m.IsError
-		return marshalNoEscape(toolResultJSON{m.Role, m.ToolCallID, m.ToolName, content, m.Details, isError, m.DurationMs, m.Timestamp})
+		return marshalNoEscape(toolResultJSON{m.Role, m.ToolCallID, m.ToolName, content, m.Details, isError, m.ToolUsage, m.DurationMs, m.Timestamp})
 	case RoleCustom:
 		return marshalNoEscape(customJSON{m.Role, m.CustomType, m.customContent(), m.Display, m.Details, m.Timestamp})
 	default:

@@ -246,6 +246,9 @@ type toolResultJSON struct {
 	// firstChangedLine} instead.
 	Details json.RawMessage `json:"details,omitempty"`
 	IsError bool            `json:"isError"`
+	// Usage is what the tool spent when it ran a model (a pi extension's
+	// sub-agent), as its tool_execution_end's.
+	Usage json.RawMessage `json:"usage,omitempty"`
 	// DurationMs is how long the tool ran, as its tool_execution_end's.
 	DurationMs *int64 `json:"durationMs,omitempty"`
 	// Timestamp is Unix milliseconds.

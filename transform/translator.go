@@ -126,6 +126,7 @@ type Translator struct {
 	// the bridge served over MCP: an extension's), by call id, until its
 	// result comes.
 	details  map[string]json.RawMessage
+	usage    map[string]json.RawMessage // the same, of what the tools spent
 	wasReset bool
 	resetAt  int
 	commands json.RawMessage
@@ -255,6 +256,16 @@ func (t *Translator) ToolDetails(id string, details json.RawMessage) {
 		t.details = map[string]json.RawMessage{}
 	}
 	t.details[id] = details
+}
+
+// ToolUsage gives what call id's tool spent (a pi extension's sub-agent:
+// its tokens and cost), which the CLI's line does not carry; as
+// [Translator.ToolDetails].
+func (t *Translator) ToolUsage(id string, usage json.RawMessage) {
+	if t.usage == nil {
+		t.usage = map[string]json.RawMessage{}
+	}
+	t.usage[id] = usage
 }
 
 // SetThinkingLevel names the thinking level the run's model calls are made
@@ -972,16 +983,18 @@ func (t *Translator) toolResult(out []Event, r toolResultLine) []Event {
 	if !isError {
 		content = t.names.Content(cli, call.Arguments, r.details, content)
 	}
-	return t.emitToolResult(out, id, call.Name, content, details, isError)
+	usage := t.usage[id]
+	delete(t.usage, id)
+	return t.emitToolResult(out, id, call.Name, content, details, usage, isError)
 }
 
-func (t *Translator) emitToolResult(out []Event, id, name string, content []Content, details json.RawMessage, isError bool) []Event {
+func (t *Translator) emitToolResult(out []Event, id, name string, content []Content, details, usage json.RawMessage, isError bool) []Event {
 	isErr := isError
 	m := Message{Role: RoleToolResult, Content: content, ToolCallID: id, ToolName: name,
-		Details: details, IsError: &isErr, Timestamp: t.now()}
+		Details: details, ToolUsage: usage, IsError: &isErr, Timestamp: t.now()}
 	t.callStart = m.Timestamp // the next model call answers the results
 	end := Event{Type: EventToolExecutionEnd, ToolCallID: id, ToolName: name,
-		Result: &ToolResult{Content: content, Details: details}, IsError: isError, DurationMs: -1}
+		Result: &ToolResult{Content: content, Details: details, Usage: usage}, IsError: isError, DurationMs: -1}
 	if at, ok := t.startedAt[id]; ok {
 		end.DurationMs = max(m.Timestamp-at, 0)
 		d := end.DurationMs
@@ -1253,7 +1266,7 @@ func (t *Translator) closeRunning(out []Event, why string) []Event {
 	for _, id := range t.order {
 		if call, ok := t.running[id]; ok {
 			delete(t.running, id)
-			out = t.emitToolResult(out, id, call.Name, []Content{TextContent(why)}, nil, true)
+			out = t.emitToolResult(out, id, call.Name, []Content{TextContent(why)}, nil, nil, true)
 		}
 	}
 	t.order = t.order[:0]

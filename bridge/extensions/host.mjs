@@ -440,15 +440,17 @@ async function toolCall(m) {
     }
     let content = Array.isArray(result?.content) ? result.content : [{ type: "text", text: result === undefined ? "" : String(result) }];
     let details = result?.details;
+    let usage = result?.usage; // a sub-agent's tokens and cost, as pi passes them on
     if (runner.hasHandlers("tool_result")) {
-      const r = await runner.emitToolResult({ type: "tool_result", toolName: m.name, toolCallId: m.toolCallId, input: params, content, details, isError });
+      const r = await runner.emitToolResult({ type: "tool_result", toolName: m.name, toolCallId: m.toolCallId, input: params, content, details, isError, usage });
       if (r) {
         content = r.content ?? content;
         details = r.details ?? details;
         isError = r.isError ?? isError;
+        usage = r.usage ?? usage;
       }
     }
-    return { content, details, isError };
+    return { content, details, isError, usage };
   } finally {
     running.delete(m.id);
   }

@@ -438,22 +438,7 @@ var realextReported = []struct {
 	// for what the order of the frames says.
 	views func(side, step string, views []string) []string
 }{
-	{
-		name: "tool results' usage",
-		why: `a tool's result with usage (pi-subagents' subagent tool: the child's tokens and cost, ` +
-			`{"input":3259,"output":10,"cacheRead":0,"cacheWrite":0,"totalTokens":3269,"cost":{...,"total":0.016545}}): ` +
-			`pi writes it as result.usage in tool_execution_end and as the toolResult message's usage (message_start, ` +
-			`message_end, get_messages, turn_end's toolResults); claude-rpc writes neither (its extension host returns ` +
-			`the tool's content, details and isError only). Left out: pi's usage of tool results`,
-		rewrite: func(side, _ string, v *hostView) bool {
-			if side == "pi" {
-				delete(v.fields, "result.usage")
-				delete(v.fields, "message.usage")
-				delete(v.fields, "messages.usage")
-			}
-			return true
-		},
-	},
+
 	{
 		name: "extension actions out of order",
 		why: `the API calls an extension makes without waiting (pi.sendMessage, pi.setThinkingLevel, ...) are carried ` +
