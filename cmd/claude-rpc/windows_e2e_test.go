@@ -363,7 +363,9 @@ func named(ps []proc, name string) []proc {
 // returns everything below it then.
 func (b *winBridge) waitBelow(name string) []proc {
 	b.t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+	// Up to 90 s: Wine under a loaded machine (the other CI phases beside
+	// it) once took about 30 s to start the Bash tool's bash.exe.
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		if below := descendants(b.t, uint32(b.cmd.Process.Pid)); len(named(below, name)) > 0 {
 			return below
 		}
@@ -372,7 +374,7 @@ func (b *winBridge) waitBelow(name string) []proc {
 		f := <-b.frames
 		b.t.Logf("frame: %.600s", f.Raw)
 	}
-	b.t.Fatalf("no %s below claude-rpc (pid %d) within 30 s; running: %v", name, b.cmd.Process.Pid, allProcs(b.t))
+	b.t.Fatalf("no %s below claude-rpc (pid %d) within 90 s; running: %v", name, b.cmd.Process.Pid, allProcs(b.t))
 	return nil
 }
 
