@@ -149,7 +149,7 @@ func (s *server) extSessionChanged(reason, previous string) {
 	if s.ext == nil || s.extEvents.handled.Load() == nil {
 		return
 	}
-	target := s.sessionFileNow()
+	_, target := s.st.where()
 	shutdown, _ := json.Marshal(map[string]any{"type": "session_shutdown", "reason": reason, "targetSessionFile": target})
 	s.ext.Event(shutdown)
 	s.extEvents.flushState()
@@ -233,13 +233,6 @@ func (s *server) extCompactCancelled(c *call, instructions string) bool {
 		event["customInstructions"] = instructions
 	}
 	return s.extSessionBefore(c, event)
-}
-
-// sessionFileNow is the session file get_state reports now.
-func (s *server) sessionFileNow() string {
-	info, known := s.knownInfo()
-	d, _, _ := s.st.stateData(info, known)
-	return d.SessionFile
 }
 
 // extCommand runs the extension command a prompt names ("/name args"),

@@ -218,7 +218,7 @@ func raws(entries []sessions.Entry) [][]byte {
 // stays out of the new session (state.gen). The extensions hear why
 // (reason: pi's new, resume or fork).
 func (s *server) switchTo(c *call, l *loaded, f *fork, reason string) {
-	previous := s.sessionFileNow()
+	_, previous := s.st.where() // the session file get_state reports
 	done, _ := s.runs.detach(func() {
 		s.st.useSession(l, f)
 		s.subs.reset()
