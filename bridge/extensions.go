@@ -597,24 +597,17 @@ func (s *server) callExtTool(ctx context.Context, p gjson.Result) map[string]any
 	// The CLI passes an MCP result's content only: the run's translator
 	// gets the details and usage before the CLI's result line, which comes
 	// after this answer.
-	var details, usage json.RawMessage
+	var x transform.ToolExtras
 	if d := v.Get("details"); d.Exists() && d.Type != gjson.Null {
-		details = json.RawMessage(d.Raw)
+		x.Details = json.RawMessage(d.Raw)
 	}
 	if u := v.Get("usage"); u.IsObject() {
-		usage = json.RawMessage(u.Raw)
+		x.Usage = json.RawMessage(u.Raw)
 	}
-	if toolCallID != "" && (details != nil || usage != nil) {
+	if toolCallID != "" && (x.Details != nil || x.Usage != nil) {
 		s.runs.do(func() {
-			r := s.runs.cur
-			if r == nil || r.tr == nil {
-				return
-			}
-			if details != nil {
-				r.tr.ToolDetails(toolCallID, details)
-			}
-			if usage != nil {
-				r.tr.ToolUsage(toolCallID, usage)
+			if r := s.runs.cur; r != nil && r.tr != nil {
+				r.tr.ToolExtras(toolCallID, x)
 			}
 		})
 	}

@@ -122,11 +122,10 @@ type Translator struct {
 	// conversation during the run, at message resetAt; commands: the last commands_changed's
 	// list, until taken (notices.go).
 	denied map[string]denial
-	// details are tool results' details the CLI does not carry (a tool
-	// the bridge served over MCP: an extension's), by call id, until its
-	// result comes.
-	details  map[string]json.RawMessage
-	usage    map[string]json.RawMessage // the same, of what the tools spent
+	// extras are what tool results carry that the CLI's lines do not (a
+	// tool the bridge served over MCP: an extension's), by call id, until
+	// its result comes.
+	extras   map[string]ToolExtras
 	wasReset bool
 	resetAt  int
 	commands json.RawMessage
@@ -247,25 +246,24 @@ func NewTranslator(now func() int64) *Translator {
 // with (default [toolNamesPi]); call it before the first line.
 func (t *Translator) SetToolNames(n ToolNames) { t.names = n }
 
-// ToolDetails gives the details of call id's result when the CLI's line
-// will not carry them: a tool the bridge served itself (an extension's,
-// over MCP), whose result's details only the bridge has. Call it before
-// the result's line.
-func (t *Translator) ToolDetails(id string, details json.RawMessage) {
-	if t.details == nil {
-		t.details = map[string]json.RawMessage{}
-	}
-	t.details[id] = details
+// ToolExtras are what a tool's result carries that the CLI's line does not:
+// a tool the bridge served itself (an extension's, over MCP), whose
+// result only the bridge has whole.
+type ToolExtras struct {
+	// Details are the result's details; the CLI's own win when it gives
+	// some.
+	Details json.RawMessage
+	// Usage is what the tool spent (a sub-agent's tokens and cost).
+	Usage json.RawMessage
 }
 
-// ToolUsage gives what call id's tool spent (a pi extension's sub-agent:
-// its tokens and cost), which the CLI's line does not carry; as
-// [Translator.ToolDetails].
-func (t *Translator) ToolUsage(id string, usage json.RawMessage) {
-	if t.usage == nil {
-		t.usage = map[string]json.RawMessage{}
+// ToolExtras gives the extras of call id's result. Call it before the
+// result's line.
+func (t *Translator) ToolExtras(id string, x ToolExtras) {
+	if t.extras == nil {
+		t.extras = map[string]ToolExtras{}
 	}
-	t.usage[id] = usage
+	t.extras[id] = x
 }
 
 // SetThinkingLevel names the thinking level the run's model calls are made
@@ -966,11 +964,10 @@ func (t *Translator) toolResult(out []Event, r toolResultLine) []Event {
 	delete(t.running, id)
 	cli := t.names.CLIName(call.Name)
 	details := t.names.Details(cli, r.details)
-	if d, ok := t.details[id]; ok {
-		delete(t.details, id)
-		if len(details) == 0 {
-			details = d
-		}
+	x := t.extras[id]
+	delete(t.extras, id)
+	if len(details) == 0 {
+		details = x.Details
 	}
 	content := toolContent(r.block.Get("content"))
 	isError := r.block.Get("is_error").Bool()
@@ -983,9 +980,7 @@ func (t *Translator) toolResult(out []Event, r toolResultLine) []Event {
 	if !isError {
 		content = t.names.Content(cli, call.Arguments, r.details, content)
 	}
-	usage := t.usage[id]
-	delete(t.usage, id)
-	return t.emitToolResult(out, id, call.Name, content, details, usage, isError)
+	return t.emitToolResult(out, id, call.Name, content, details, x.Usage, isError)
 }
 
 func (t *Translator) emitToolResult(out []Event, id, name string, content []Content, details, usage json.RawMessage, isError bool) []Event {
