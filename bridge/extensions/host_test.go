@@ -239,9 +239,13 @@ export default function (pi: ExtensionAPI) {
 	assert.ErrorIs(t, err, ErrNotRunning)
 	_, err = h.CallTool(ctx, "echo", "e2", json.RawMessage(`{"s":"x"}`), nil)
 	assert.ErrorIs(t, err, ErrNotRunning)
-	r.mu.Lock()
-	assert.Contains(t, strings.Join(r.notices, "\n"), "the extension host ended")
-	r.mu.Unlock()
+	// The notice comes from the goroutine that saw the host exit, which
+	// may fail the calls above before it gives the notice.
+	assert.Eventually(t, func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return strings.Contains(strings.Join(r.notices, "\n"), "the extension host ended")
+	}, 10*time.Second, 20*time.Millisecond, "the bridge hears that the host ended")
 	if runtime.GOOS == "linux" {
 		assert.Empty(t, processesIn(t, dir), "no process left with the extension's folder as its cwd")
 	}
