@@ -135,7 +135,11 @@
 //     through askUI, on goroutines of the server's) and its API calls to
 //     goroutines that make them as the host's commands (internalCall,
 //     through the dispatcher). extPump owns the frames handed to it (the
-//     writer's tap queues them and never blocks).
+//     writer's tap queues them and never blocks); extActionQueue the
+//     calls and notices the extensions do not wait for, carried out in
+//     order on one goroutine at a time. toolStarts (toolstarts.go) holds
+//     the tool calls whose tool_execution_start was queued, which the
+//     tools the bridge runs for the CLI wait for.
 //   - infoKeeper (models.go): the CLI's models and commands, from the running
 //     CLI when the stream transport has one, else one query process shared
 //     by concurrent asks; until either answered, what the CLI said last
@@ -191,7 +195,15 @@
 //     after agent_end says the bridge is idle.
 //  5. Answers to different commands may come in any order: hosts correlate
 //     by id, as pi's docs say.
-//  6. At shutdown (stdin's end, Serve's context) no command is waited out:
+//  6. With extensions, as pi: what a handler asked without waiting is
+//     carried out before the bridge goes on from that handler (an input
+//     handler's sendMessage before the prompt's run, a command's calls
+//     before its answer: extActionQueue.settle); agent_end reaches the
+//     extensions' handlers, and what they ask, before the host (the run
+//     stays current meanwhile, runner.finish); a tool the bridge runs for
+//     the CLI starts after its tool_execution_start was queued (2 s at
+//     most), so its progress and host_tool_call never come before it.
+//  7. At shutdown (stdin's end, Serve's context) no command is waited out:
 //     those at work are cancelled and answered ("the bridge is shutting
 //     down"; bash: cancelled) before Serve returns.
 //

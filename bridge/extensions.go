@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -65,7 +66,7 @@ func (s *server) startExtensions() {
 			s.out.events([]transform.Event{transform.NotifyEvent(level, text)})
 		},
 	})
-	s.out.setTap(s.extEvents.wants, s.extEvents.tap)
+	s.out.setTap(s.extEvents.tapped, s.extEvents.tap)
 }
 
 // extLoaded waits for the extensions to load and their startup
@@ -306,6 +307,7 @@ func (s *server) runInput(c *call, behavior string) (handled bool) {
 		s.log.Warn("--extension: input failed; the prompt goes on as it was", "err", err)
 		return false
 	}
+	s.extActs.settle(c.Context()) // what the handlers asked (a sendMessage) comes before the prompt's run
 	switch v.Get("action").String() {
 	case "handled":
 		return true
@@ -460,6 +462,7 @@ func (s *server) runExtCommand(c *call, name, args string) {
 	defer s.extCmds.Add(-1)
 	s.extEvents.flushState()
 	_, err := s.ext.RunCommand(c.Context(), name, args)
+	s.extActs.settle(c.Context()) // what the handler asked comes before its answer, as under pi
 	if err != nil {
 		s.respond(c, errResponse(c.id, c.typ, "/"+name+": "+err.Error()))
 		return
@@ -486,16 +489,24 @@ func (s *server) extError(e extensions.Error) {
 	s.out.send(extensionErrorJSON{Type: "extension_error", ExtensionPath: e.ExtensionPath, Event: e.Event, Error: e.Error})
 }
 
-// extUI turns an extension's ctx.ui call into an extension_ui_request:
-// fire-and-forget ones are sent as they come; a dialog is asked through
-// askUI, on a goroutine of its own, and its answer handed back. On the
-// host's reader goroutine.
+// extUI turns an extension's ctx.ui call into an extension_ui_request,
+// in order with the API calls the extension does not wait for (a notify
+// after pi.setThinkingLevel comes after thinking_level_changed, as under
+// pi): fire-and-forget ones are sent as they come; a dialog is asked
+// through askUI, on a goroutine of its own, and its answer handed back.
+// A withdrawn dialog is withdrawn at once. On the host's reader
+// goroutine: never blocks.
 func (s *server) extUI(u extensions.UI) {
-	m := u.Fields
 	if u.Withdrawn {
 		s.extDialogs.cancel(u.ID)
 		return
 	}
+	s.extActs.push(s, func() { s.showUI(u) })
+}
+
+// showUI sends u's request; on the extensions' action queue.
+func (s *server) showUI(u extensions.UI) {
+	m := u.Fields
 	id := s.host.next("ui_")
 	const typ = "extension_ui_request"
 	var req uiRequest
@@ -582,6 +593,7 @@ func (s *server) callExtTool(ctx context.Context, p gjson.Result) map[string]any
 		s.out.send(toolExecutionUpdateJSON{Type: "tool_execution_update", ToolCallID: toolCallID,
 			ToolName: s.opts.ToolNames.Name("mcp__" + extServer + "__" + name), Args: args, PartialResult: raw})
 	}
+	s.toolStarts.wait(ctx, toolCallID) // its progress after its start
 	s.extEvents.flushState()
 	v, err := s.ext.CallTool(ctx, name, toolCallID, args, update)
 	switch {
@@ -671,7 +683,7 @@ func (s *server) extAction(a extensions.Action) {
 		s.goes.start(func() { s.runExtAction(a) })
 		return
 	}
-	s.extActs.push(s, a)
+	s.extActs.push(s, func() { s.runExtAction(a) })
 }
 
 // runExtAction carries out a and answers it.
@@ -686,20 +698,37 @@ func (s *server) runExtAction(a extensions.Action) {
 	a.Reply(v, err)
 }
 
-// extActionQueue holds the extensions' calls they do not wait for, in
-// order; one goroutine at a time (started by push, ending when the queue
-// is empty) carries them out.
+// extActionQueue holds what the extensions asked without waiting (API
+// calls, ctx.ui's notices), in the order asked; one goroutine at a time
+// (started by push, ending when the queue is empty) carries them out.
+// settle waits for what was asked before it: pi carries such calls out
+// before the handler that made them returns, so the bridge settles the
+// queue after an awaited handler (input, a command, agent_end) before it
+// goes on.
 type extActionQueue struct {
 	mu      sync.Mutex
-	q       []extensions.Action
+	q       []func()
 	running bool
+	pushed  uint64 // how many were ever pushed
+	done    uint64 // how many of them were carried out (or dropped)
+	waiters []actionWaiter
 }
 
-// push queues a and starts the queue's goroutine unless it runs. Never
+// settleWait bounds how long settle waits for the queue.
+const settleWait = 5 * time.Second
+
+// actionWaiter is a settle waiting until done reaches upTo.
+type actionWaiter struct {
+	upTo uint64
+	ch   chan struct{}
+}
+
+// push queues f and starts the queue's goroutine unless it runs. Never
 // blocks (the host's reader calls it).
-func (q *extActionQueue) push(s *server, a extensions.Action) {
+func (q *extActionQueue) push(s *server, f func()) {
 	q.mu.Lock()
-	q.q = append(q.q, a)
+	q.q = append(q.q, f)
+	q.pushed++
 	if q.running {
 		q.mu.Unlock()
 		return
@@ -714,15 +743,56 @@ func (q *extActionQueue) push(s *server, a extensions.Action) {
 				q.mu.Unlock()
 				return
 			}
-			a := q.q[0]
+			f := q.q[0]
 			q.q = q.q[1:]
 			q.mu.Unlock()
-			s.runExtAction(a)
+			f()
+			q.carried(1)
 		}
 	}) {
 		q.mu.Lock()
+		n := len(q.q)
 		q.q, q.running = nil, false // shutting down
 		q.mu.Unlock()
+		q.carried(uint64(n))
+	}
+}
+
+// carried counts n more as carried out and releases the settles they
+// waited for.
+func (q *extActionQueue) carried(n uint64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.done += n
+	kept := q.waiters[:0]
+	for _, w := range q.waiters {
+		if w.upTo <= q.done {
+			close(w.ch)
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	q.waiters = kept
+}
+
+// settle returns once everything pushed before it was carried out, ctx
+// ends, or settleWait passed (a compact the extension did not wait for
+// runs on; pi does not wait for it either). It must not be called from
+// the queue's own goroutine.
+func (q *extActionQueue) settle(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, settleWait)
+	defer cancel()
+	q.mu.Lock()
+	if q.done >= q.pushed {
+		q.mu.Unlock()
+		return
+	}
+	w := actionWaiter{upTo: q.pushed, ch: make(chan struct{})}
+	q.waiters = append(q.waiters, w)
+	q.mu.Unlock()
+	select {
+	case <-w.ch:
+	case <-ctx.Done():
 	}
 }
 
@@ -918,11 +988,43 @@ var stateBefore = map[string]bool{
 	"tool_execution_start": true, "tool_execution_end": true, "agent_settled": true,
 }
 
-// wants reports whether the extensions handle frames of type typ. On the
-// writer's goroutine.
+// wants reports whether the extensions handle frames of type typ (none
+// without extensions). Any goroutine.
 func (p *extPump) wants(typ string) bool {
+	if p == nil {
+		return false
+	}
 	h := p.handled.Load()
 	return h != nil && (*h)[typ]
+}
+
+// tapped reports whether the writer hands frames of type typ to tap:
+// those the extensions handle, but agent_end, which the runner gives them
+// itself before the host sees it (extAgentEnd). On the writer's goroutine.
+func (p *extPump) tapped(typ string) bool {
+	return typ != "agent_end" && p.wants(typ)
+}
+
+// extAgentEnd gives the extensions' agent_end handlers the run's
+// agent_end and waits for them, and for what they asked without waiting,
+// before the host sees it: pi runs an agent event's extension handlers
+// first (pi-prompt-template-model restores the model and thinking level
+// in its agent_end handler, and hosts see thinking_level_changed and the
+// notice before agent_end). Bounded by extensions.CallWait. Off the loop:
+// the runner's finish waits for it on a goroutine.
+func (s *server) extAgentEnd(end *transform.Event) {
+	var b bytes.Buffer
+	enc := transform.NewEncoder(&b)
+	if enc.Event(end) != nil || enc.Flush() != nil {
+		return
+	}
+	s.extEvents.flushState()
+	ctx, cancel := context.WithTimeoutCause(s.ctx, extensions.CallWait, errors.New("agent_end took too long"))
+	defer cancel()
+	if _, err := s.ext.Emit(ctx, json.RawMessage(bytes.TrimSpace(b.Bytes()))); err != nil {
+		s.log.Warn("extensions: agent_end", "err", err)
+	}
+	s.extActs.settle(s.ctx)
 }
 
 // tap queues a frame the extensions handle. On the writer's goroutine:

@@ -465,6 +465,7 @@ func (s *server) callHostTool(ctx context.Context, p gjson.Result) map[string]an
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
+	s.toolStarts.wait(ctx, toolCallID) // host_tool_call and its progress after tool_execution_start
 	s.out.send(hostToolCallJSON{Type: "host_tool_call", ID: id, ToolCallID: toolCallID, ToolName: name, Arguments: args})
 	for {
 		select {

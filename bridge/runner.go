@@ -483,6 +483,7 @@ func (o *runner) delivered(r *run, evs []transform.Event, update bool) {
 func (o *runner) emit(r *run, evs []transform.Event) {
 	o.onLoop()
 	o.s.st.noteMessages(r.gen, evs)
+	o.s.toolStarts.seen(evs)
 	o.s.out.events(o.notices.pass(evs))
 }
 
@@ -869,6 +870,7 @@ func (o *runner) quietLine(rd *lineReader, line []byte, err error) bool {
 			out = append(out, ev)
 		}
 	}
+	o.s.toolStarts.seen(out)
 	o.s.out.events(o.notices.pass(o.s.subs.observe(out, o.s.subagentFile(q.tr))))
 	return true
 }
@@ -1243,7 +1245,36 @@ func noteRetry(r *run, evs []transform.Event) {
 // agent_end) and the answers to abort commands: a command that sees the
 // bridge idle is handled after agent_end was queued, so a host that
 // prompts on agent_end is never refused as busy. On the loop.
+//
+// When the extensions handle agent_end, the events before it are queued
+// now, and the rest waits, off the loop, for their handlers
+// (server.extAgentEnd): the run is current meanwhile, as pi's run is
+// active while its extensions see agent_end. The loop lives while that
+// wait does (alive counts it).
 func (o *runner) finish(r *run, evs []transform.Event) {
+	o.onLoop()
+	if n := len(evs); n > 0 && evs[n-1].Type == transform.EventAgentEnd && !o.closed && o.s.extEvents.wants("agent_end") {
+		end := evs[n-1]
+		o.emit(r, o.s.subs.observe(evs[:n-1], o.s.subagentFile(r.tr)))
+		o.alive++
+		wait := func() {
+			o.s.extAgentEnd(&end)
+			o.post(func() {
+				o.alive--
+				o.finishNow(r, []transform.Event{end})
+			})
+		}
+		if !o.s.goes.start(wait) {
+			o.alive--
+			o.finishNow(r, []transform.Event{end})
+		}
+		return
+	}
+	o.finishNow(r, evs)
+}
+
+// finishNow is finish once the extensions saw agent_end. On the loop.
+func (o *runner) finishNow(r *run, evs []transform.Event) {
 	o.onLoop()
 	s, tr := o.s, r.tr
 	if s.st.learn(r.gen, tr, true) {
@@ -1277,6 +1308,7 @@ func (o *runner) ended(r *run, msgs []transform.Message) {
 	s := o.s
 	defer close(r.done)
 	s.host.cancelAll()
+	s.toolStarts.forget()
 	// What runs next, if anything: decided now, started after this run's
 	// last frames (its prompt results among them) are queued.
 	var next *message

@@ -95,6 +95,7 @@ type server struct {
 	extEvents  *extPump
 	extCmds    atomic.Int32   // extension commands running (runExtCommand)
 	extActs    extActionQueue // the extensions' calls they do not wait for, in order
+	toolStarts toolStarts     // the tool calls whose start the host was shown
 	extDialogs extDialogs
 	// internal carries the bridge's own calls (internalCall) to the
 	// dispatcher, as the host's lines come.

@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -437,107 +436,7 @@ var realextReported = []struct {
 	// views, when not nil, rewrites the views of a step, after rewrite:
 	// for what the order of the frames says.
 	views func(side, step string, views []string) []string
-}{
-
-	{
-		name: "extension actions out of order",
-		why: `the API calls an extension makes without waiting (pi.sendMessage, pi.setThinkingLevel, ...) are carried ` +
-			`out by claude-rpc in order, but off the host's reader, so not before the result of the call that made them ` +
-			`is taken: pi-mermaid's input handler sends its rendered diagram (sendMessage, custom message) and then lets ` +
-			`the prompt through; pi appends the custom message before the prompt's run (message_start/message_end custom, ` +
-			`response, agent_start, turn_start, message_start user, ...), claude-rpc often only once the run started: ` +
-			`response, agent_start, turn_start, message_start/end user, queue_update {"steering":[""]}, the reply "drawn", ` +
-			`turn_end, then a second turn for the custom message as a steer (turn_start, queue_update, message_start/end ` +
-			`custom, the fake API's reply "echo: (no content)", turn_end), agent_end with 4 messages; get_messages has the ` +
-			`custom message after the reply, and the extra reply. Left out: in pi-mermaid's prompts the frames whose ` +
-			`order or number this changes (custom messages, queue_update, turn_start, turn_end, the assistant's ` +
-			`message_start and updates, agent_end, the reply "echo: (no content)"); get_messages' list without that ` +
-			`reply, in a canonical order`,
-		rewrite: func(_, step string, v *hostView) bool {
-			switch step {
-			case "mermaid-one", "mermaid-two", "mermaid-pie":
-				switch {
-				case strings.HasPrefix(v.kind, "message_start:custom"), strings.HasPrefix(v.kind, "message_end:custom"),
-					v.kind == "queue_update", v.kind == "turn_start", strings.HasPrefix(v.kind, "turn_end"),
-					v.kind == "message_start:assistant", strings.HasPrefix(v.kind, "message_update"), v.kind == "agent_end":
-					return false
-				case v.kind == "message_end:assistant" && strings.Contains(v.fields["message"], `"echo: (no content)"`):
-					return false
-				}
-			case "mermaid-msgs":
-				msgs := splitMessagesView(v.fields["messages"])
-				msgs = slices.DeleteFunc(msgs, func(m string) bool { return m == `assistant stop "echo: (no content)"` })
-				sort.Strings(msgs)
-				v.fields["messages"] = "[" + strings.Join(msgs, ", ") + "]"
-			}
-			return true
-		},
-	},
-	{
-		name: "a command's waitForIdle and thinking level",
-		why: `pi-prompt-template-model's /haiku: setModel (awaited), pi.setThinkingLevel("off"), pi.sendUserMessage, ` +
-			`ctx.waitForIdle(), then the restore: setModel, pi.setThinkingLevel("medium"), notify. pi: ` +
-			`thinking_level_changed {"level":"off"}, agent_start, turn_start, the template's text as the user's message, ` +
-			`the haiku model's reply, turn_end, thinking_level_changed {"level":"medium"}, notify "Restored to ` +
-			`claude-fake-opus, thinking:medium", agent_end, agent_settled, response {"disposition":"handled"}. claude-rpc: ` +
-			`the command's ctx.waitForIdle() returns only after agent_settled, so the restore comes after it (turn_end, ` +
-			`agent_end, agent_settled, thinking_level_changed medium, notify "Restored to claude-opus-5-5, ` +
-			`thinking:medium", response); and setThinkingLevel, not awaited, is carried out on a goroutine of its own ` +
-			`("extension actions out of order"): now and then "off" comes after agent_start (the template's run may ` +
-			`start at the old level), and "medium" after the response, so that get_state right after has ` +
-			`thinkingLevel "off" and the next commands' frames start with thinking_level_changed. Left out: ` +
-			`thinking_level_changed in the "haiku", "st" and "after" steps, get_state's thinkingLevel in the "st" step`,
-		rewrite: func(_, step string, v *hostView) bool {
-			switch step {
-			case "haiku", "st", "after":
-				if step == "st" {
-					delete(v.fields, "thinkingLevel")
-				}
-				return v.kind != "thinking_level_changed"
-			}
-			return true
-		},
-	},
-	{
-		name: "a tool's progress before its start",
-		why: `a tool's first update (pi-web-access's fetch_content "Fetching 1 URL(s)...", sent as it starts) comes ` +
-			`from claude-rpc now and then before the assistant's message_end and the tool's tool_execution_start: ` +
-			`message_update toolcall_end, tool_execution_update {"toolName":"fetch_content","partialResult":{"content":` +
-			`[{"type":"text","text":"Fetching 1 URL(s)..."}],...}}, message_end (assistant, toolCall), ` +
-			`tool_execution_start; pi's order: message_end, tool_execution_start, tool_execution_update (the CLI calls ` +
-			`the tool through the bridge's MCP server while the stream's lines for the message are still on their ` +
-			`way). Rewritten: claude-rpc's updates of a tool not started yet, moved after its start`,
-		views: func(side, _ string, views []string) []string {
-			if side != "claude-rpc" {
-				return views
-			}
-			var out []string
-			held := map[string][]string{} // a tool's updates before its start
-			started := map[string]bool{}
-			for _, s := range views {
-				kind, _, _ := strings.Cut(s, " ")
-				tool := viewToolName.FindString(s)
-				switch {
-				case kind == "tool_execution_update" && !started[tool]:
-					held[tool] = append(held[tool], s)
-				case kind == "tool_execution_start":
-					started[tool] = true
-					out = append(append(out, s), held[tool]...)
-					delete(held, tool)
-				default:
-					out = append(out, s)
-				}
-			}
-			for _, h := range held { // no start came: as they were, at the end
-				out = append(out, h...)
-			}
-			return out
-		},
-	},
-}
-
-// viewToolName is the tool a view names.
-var viewToolName = regexp.MustCompile(` toolName="[^"]*"`)
+}{}
 
 // splitMessagesView splits get_messages' view of the messages into the
 // messages' views.
