@@ -81,15 +81,6 @@ func (s *server) extLoaded(ctx context.Context) bool {
 	return true
 }
 
-// warnExtensionTransport says, once the transport is known, that the
-// extensions' tools need the stream transport.
-func (s *server) warnExtensionTransport() {
-	if s.ext != nil && !s.capsNow().Control {
-		s.log.Warn("--extension: the extensions' tools need the stream transport (--transport stream): the CLI calls them over its control protocol; on " +
-			s.transportName() + " they are not offered (commands, events and before_agent_start still apply)")
-	}
-}
-
 // extBeforeStart calls the extensions' before_agent_start handlers before
 // a prompt's run and appends the system prompt they leave to the CLI's
 // (a change takes effect as other settings do: applySettings). It returns

@@ -192,7 +192,6 @@ func newServer(ctx context.Context, opts Options, out io.Writer) (*server, error
 		if transport == nil {
 			s.makePlan(version) // may run the CLI for its version: after ready
 		}
-		s.warnExtensionTransport()
 		s.extLoaded(s.ctx) // the pre-warmed process gets their tools
 		<-s.prewarm()
 		close(s.started)

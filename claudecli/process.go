@@ -97,6 +97,12 @@ type Config struct {
 	ExtraArgs []string
 	// Log receives the CLI's stderr lines at debug level; nil discards them.
 	Log *slog.Logger
+
+	// relayArgs, set by a per-turn transport for one turn, connect its
+	// process to the transport's relay (relay.go); they stand for the
+	// control protocol's --permission-prompt-tool stdio, SDKServers'
+	// config and the --settings of Settings and FastMode.
+	relayArgs []string
 }
 
 // PermissionModes are the CLI's permission modes (--permission-mode, and
@@ -177,11 +183,11 @@ type Session struct {
 	ForkFrom, ResumeAt string
 }
 
-// flagSettings is the --settings JSON for Settings and FastMode, "" when
+// flagSettingsMap is the --settings of Settings and FastMode, nil when
 // there are none.
-func (c *Config) flagSettings() string {
+func (c *Config) flagSettingsMap() map[string]any {
 	if len(c.Settings) == 0 && !c.FastMode {
-		return ""
+		return nil
 	}
 	all := maps.Clone(c.Settings)
 	if all == nil {
@@ -189,6 +195,16 @@ func (c *Config) flagSettings() string {
 	}
 	if c.FastMode {
 		all["fastMode"] = true
+	}
+	return all
+}
+
+// flagSettings is the --settings JSON for Settings and FastMode, "" when
+// there are none.
+func (c *Config) flagSettings() string {
+	all := c.flagSettingsMap()
+	if all == nil {
+		return ""
 	}
 	b, err := json.Marshal(all)
 	if err != nil {
@@ -208,19 +224,25 @@ func (c *Config) TurnArgs(s Session) []string {
 	if c.Effort != "" {
 		args = append(args, "--effort", c.Effort)
 	}
-	if settings := c.flagSettings(); settings != "" {
-		args = append(args, "--settings", settings)
+	if c.relayArgs == nil {
+		if settings := c.flagSettings(); settings != "" {
+			args = append(args, "--settings", settings)
+		}
 	}
 	if c.PermissionMode != "" {
 		args = append(args, "--permission-mode", c.PermissionMode)
 	}
-	if c.AskPermissions {
-		args = append(args, "--permission-prompt-tool", "stdio")
-	}
 	if c.HookEvents {
 		args = append(args, "--include-hook-events")
 	}
-	args = append(args, sdkServerArgs(c.SDKServers)...)
+	if c.relayArgs != nil {
+		args = append(args, c.relayArgs...) // the host's servers, permissions, hooks and settings, through the relay
+	} else {
+		if c.AskPermissions {
+			args = append(args, "--permission-prompt-tool", "stdio")
+		}
+		args = append(args, sdkServerArgs(c.SDKServers)...)
+	}
 	// Ids are given as --flag=value: a value that began with a dash could
 	// not then be read as a flag of its own.
 	switch {

@@ -216,6 +216,10 @@ type perTurn struct {
 	start   func(Config, Session, []byte) (*cliProcess, error)
 
 	turns sync.Mutex // held through Turn: one call at a time, in order
+	// relay puts the turns in the loop with Config.Host (relay.go):
+	// started by the first turn that needs it, closed by Close. Turn's
+	// alone (under turns), and Close's once it holds turns.
+	relay *relay
 
 	mu   sync.Mutex  // guards last and cfg; never held while waiting
 	last *cliProcess // the newest process, maybe still writing its transcript
@@ -223,8 +227,9 @@ type perTurn struct {
 
 func (t *perTurn) Name() string { return t.name }
 
-// Caps: a per-turn transport quiesces, and does nothing else of [Caps].
-func (t *perTurn) Caps() Caps { return Caps{Quiesce: t.Quiesce} }
+// Caps: a per-turn transport quiesces, and its turns reach Config.Host
+// through the relay (Control); it does nothing else of [Caps].
+func (t *perTurn) Caps() Caps { return Caps{Control: true, Quiesce: t.Quiesce} }
 
 func (t *perTurn) SetConfig(cfg Config) {
 	t.mu.Lock()
@@ -257,9 +262,30 @@ func (t *perTurn) Turn(session Session, input []byte) (Turn, error) {
 	t.mu.Lock()
 	cfg := t.cfg
 	t.mu.Unlock()
+	var ended func()
+	if cfg.Host != nil && (cfg.AskPermissions || len(cfg.SDKServers) > 0 || cfg.ToolHooks) {
+		if t.relay == nil {
+			r, err := startRelay(cfg.Log)
+			if err != nil {
+				return nil, err
+			}
+			t.relay = r
+		}
+		args, end, err := t.relay.open(cfg)
+		if err != nil {
+			return nil, fmt.Errorf("the relay for the CLI's tool calls and permission prompts: %w", err)
+		}
+		cfg.relayArgs, ended = args, end
+	}
 	p, err := t.start(cfg, session, input)
 	if err != nil {
+		if ended != nil {
+			ended()
+		}
 		return nil, err
+	}
+	if ended != nil {
+		go func() { <-p.Done(); ended() }()
 	}
 	t.mu.Lock()
 	t.last = p
@@ -273,6 +299,12 @@ func (t *perTurn) Close(flush time.Duration) {
 	t.mu.Unlock()
 	if last != nil {
 		waitOrStop(last, flush)
+	}
+	t.turns.Lock() // a turn starting now finishes starting first
+	defer t.turns.Unlock()
+	if t.relay != nil {
+		t.relay.close()
+		t.relay = nil
 	}
 }
 

@@ -268,7 +268,7 @@ func PlanFor(v Version, transport string, ask bool) Plan {
 	}
 	// A persistent transport speaking the control protocol (stream) needs
 	// the CLI's side of it; without it, one process per turn (pipe) runs.
-	if asked := CapsOf(transport); asked.Persistent || asked.Control {
+	if asked := CapsOf(transport); asked.Persistent {
 		for _, c := range []Capability{capControlProtocol, capSetModel, capCommandLifecycle} {
 			if !v.Has(c) {
 				p.Transport = TransportPipe

@@ -23,6 +23,8 @@ import (
 	"sync"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/claude-rpc/claude-rpc/claudecli/minihttp"
 )
 
 // Request is one request the server received, kept for assertions.
@@ -57,52 +59,31 @@ func (r Request) LastUserText() string { return lastUserText(r.Body) }
 type Server struct {
 	URL string
 
-	ln net.Listener
+	srv *minihttp.Server
 
 	mu    sync.Mutex
 	reqs  []*Request
 	tries map[string]int // attempts at a flaky reply, by the user's text
-	// conns are the open connections, which Close closes.
-	conns map[net.Conn]struct{}
-	// done is closed when the server shuts down, which ends slow replies.
-	done chan struct{}
-	// wg counts the accept loop and the connections' goroutines.
-	wg sync.WaitGroup
 }
 
-// New starts a server on a free port of 127.0.0.1.
+// New starts a server on a free port of 127.0.0.1. It serves HTTP/1.1
+// through minihttp, which keeps net/http's Server out of the claude-rpc
+// binary (demo and doctor serve it).
 func New() (*Server, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listening on 127.0.0.1: %w", err)
 	}
-	s := &Server{URL: "http://" + ln.Addr().String(), ln: ln, done: make(chan struct{}),
-		tries: map[string]int{}, conns: map[net.Conn]struct{}{}}
-	s.wg.Add(1)
-	go s.acceptLoop()
+	s := &Server{URL: "http://" + ln.Addr().String(), tries: map[string]int{}}
+	s.srv = minihttp.Serve(ln, s.handle, minihttp.Options{BadRequest: func(w *minihttp.Response, err error) {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "fake API: malformed request: "+err.Error())
+	}})
 	return s, nil
 }
 
 // Close stops the server: it ends any reply still streaming, closes every
 // connection and returns once their goroutines are done.
-func (s *Server) Close() {
-	s.mu.Lock()
-	select {
-	case <-s.done:
-		s.mu.Unlock()
-		return
-	default:
-	}
-	close(s.done)
-	conns := s.conns
-	s.conns = nil
-	s.mu.Unlock()
-	_ = s.ln.Close()
-	for nc := range conns {
-		_ = nc.Close()
-	}
-	s.wg.Wait()
-}
+func (s *Server) Close() { s.srv.Close() }
 
 // Env returns the environment variables that point the Claude CLI at this
 // server and keep it from reaching anything else.
@@ -179,7 +160,7 @@ func (s *Server) update(r *Request, f func(*Request)) {
 }
 
 // handle answers one request, whose body was read whole.
-func (s *Server) handle(w *response, hr *http.Request, body []byte) {
+func (s *Server) handle(w *minihttp.Response, hr *http.Request, body []byte) {
 	req := &Request{Method: hr.Method, Path: hr.URL.Path, Header: hr.Header.Clone(), Body: body}
 	s.record(req)
 
@@ -193,7 +174,7 @@ func (s *Server) handle(w *response, hr *http.Request, body []byte) {
 	}
 }
 
-func (s *Server) serveMessages(w *response, hr *http.Request, req *Request) {
+func (s *Server) serveMessages(w *minihttp.Response, hr *http.Request, req *Request) {
 	if !gjson.ValidBytes(req.Body) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "fake API: body is not JSON")
 		return
@@ -243,13 +224,13 @@ func (s *Server) serveMessages(w *response, hr *http.Request, req *Request) {
 		return
 	}
 	sw := newSSEWriter(w)
-	err := script.stream(hr.Context(), s.done, sw, model, inTokens)
+	err := script.stream(hr.Context(), s.srv.Done(), sw, model, inTokens)
 	s.update(req, func(r *Request) {
 		r.Completed = err == nil
 		r.Disconnected = err != nil && hr.Context().Err() != nil
 	})
 	if errors.Is(err, errCut) {
-		w.abort() // the connection drops mid-response
+		w.Abort() // the connection drops mid-response
 	}
 }
 
@@ -369,11 +350,11 @@ func lastToolResults(body []byte) ([]string, bool) {
 
 // sseWriter writes server-sent events and flushes each one.
 type sseWriter struct {
-	w   *response
+	w   *minihttp.Response
 	buf bytes.Buffer
 }
 
-func newSSEWriter(w *response) *sseWriter {
+func newSSEWriter(w *minihttp.Response) *sseWriter {
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-cache")

@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestAskDefaults: asking is on by default where the CLI can ask (stream),
-// off by default on pipe and pty, an error only when asked for there; the
-// dialog's timeout defaults to DefaultAskTimeout.
+// TestAskDefaults: asking is on by default on every transport (pipe and
+// pty ask through the relay), off with --ask=false; the dialog's timeout
+// defaults to DefaultAskTimeout.
 func TestAskDefaults(t *testing.T) {
 	isolateConfig(t)
 	for _, tc := range []struct {
@@ -26,10 +26,10 @@ func TestAskDefaults(t *testing.T) {
 		{name: "stream", args: []string{"--transport", "stream"}, ask: true, timeout: DefaultAskTimeout},
 		{name: "off", args: []string{"--ask=false"}, ask: false, timeout: DefaultAskTimeout},
 		{name: "off from the environment", env: map[string]string{"CLAUDE_RPC_ASK": "false"}, ask: false, timeout: DefaultAskTimeout},
-		{name: "pipe", args: []string{"--transport", "pipe"}, ask: false, timeout: DefaultAskTimeout},
-		{name: "pty", args: []string{"--transport", "pty"}, ask: false, timeout: DefaultAskTimeout},
-		{name: "pipe and --ask", args: []string{"--transport", "pipe", "--ask"}, err: "--ask needs --transport stream"},
-		{name: "pipe and CLAUDE_RPC_ASK", args: []string{"--transport", "pipe"}, env: map[string]string{"CLAUDE_RPC_ASK": "true"}, err: "--ask needs --transport stream"},
+		{name: "pipe", args: []string{"--transport", "pipe"}, ask: true, timeout: DefaultAskTimeout},
+		{name: "pty", args: []string{"--transport", "pty"}, ask: true, timeout: DefaultAskTimeout},
+		{name: "pipe and --ask", args: []string{"--transport", "pipe", "--ask"}, ask: true, timeout: DefaultAskTimeout},
+		{name: "pipe and --ask=false", args: []string{"--transport", "pipe", "--ask=false"}, ask: false, timeout: DefaultAskTimeout},
 		{name: "timeout", args: []string{"--ask-timeout", "5s"}, ask: true, timeout: 5 * time.Second},
 		{name: "no timeout", args: []string{"--ask-timeout", "0"}, ask: true, timeout: 0},
 	} {

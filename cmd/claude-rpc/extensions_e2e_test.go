@@ -63,8 +63,11 @@ func extensionFixture(t *testing.T, name string) string {
 // extension that throws as it loads and one that is missing are warnings;
 // the others are served.
 func TestExtension(t *testing.T) {
-	t.Parallel()
-	b := startExtBridge(t, "-e", extensionFixture(t, "title.ts"),
+	forEachTransport(t, extension)
+}
+
+func extension(t *testing.T, transport string) {
+	b := startExtBridge(t, "--transport", transport, "-e", extensionFixture(t, "title.ts"),
 		"--extension", extensionFixture(t, "throws.ts"), "-e", extensionFixture(t, "missing.ts"))
 
 	require.True(t, b.call(map[string]any{"type": "prompt", "message": `[[tool:mcp__ext__name_chat:{"name":"Weather"}]]`}).Get("success").Bool())
@@ -131,19 +134,6 @@ func TestExtensionWithoutNode(t *testing.T) {
 	assert.Equal(t, "hi", deltaText(frames))
 	assert.Contains(t, b.stderr.String(), "pi extensions are not loaded (--extension "+ext+"): no node on PATH")
 	assert.NotContains(t, b.lastRequest().Get("system").Raw, "name_chat")
-}
-
-// TestExtensionOnPipe: the pipe transport has no control protocol, so the
-// extension's tools are not offered (one warning says so); its
-// before_agent_start paragraph still reaches the model.
-func TestExtensionOnPipe(t *testing.T) {
-	t.Parallel()
-	b := startBridgeWith(t, bridgeOpts{env: piNode(t)}, "--transport", "pipe", "-e", extensionFixture(t, "title.ts"))
-	frames := b.runPrompt("hello [[say:hi]]")
-	assert.Equal(t, "hi", deltaText(frames))
-	assert.Equal(t, 1, strings.Count(b.stderr.String(), "need the stream transport"))
-	assert.Contains(t, b.lastRequest().Get("system").Raw, "Name this chat with the name_chat tool")
-	assert.NotContains(t, b.lastRequest().Get("tools").Raw, "name_chat")
 }
 
 // TestExtensionHostDies: when the extension host dies during a tool call,
@@ -379,7 +369,16 @@ func TestExtensionCommands(t *testing.T) {
 // changed before the model gets it.
 func TestExtensionToolHooks(t *testing.T) {
 	t.Parallel()
-	b := startExtBridge(t, "-e", extensionFixture(t, "commands.ts"), "--permission-mode", "acceptEdits")
+	for _, tp := range []string{"stream", "pipe"} { // pipe: the relay's http hooks
+		t.Run(tp, func(t *testing.T) {
+			t.Parallel()
+			extensionToolHooks(t, tp)
+		})
+	}
+}
+
+func extensionToolHooks(t *testing.T, transport string) {
+	b := startExtBridge(t, "--transport", transport, "-e", extensionFixture(t, "commands.ts"), "--permission-mode", "acceptEdits")
 	resultOf := func(frames []gjson.Result) gjson.Result {
 		for _, f := range frames {
 			if f.Get("type").String() == "tool_execution_end" {

@@ -24,22 +24,33 @@ func (b *rpcProc) writePrompt(name string) (prompt, path string) {
 	return fmt.Sprintf(`[[tool:Write:{"file_path":%q,"content":"written by the model"}]]`, path), path
 }
 
+// TestPermissionAnswers: the host's answers to a permission dialog, on
+// every transport (pipe and pty ask through the relay's permission tool):
+// all four on stream, one that allows and one that denies on the others.
+// "Allow always" is offered when the CLI suggests what to remember, which
+// it does over the control protocol only: pipe and pty offer "Allow once"
+// and "Deny".
 func TestPermissionAnswers(t *testing.T) {
 	claudetest.EndToEnd(t)
 	t.Parallel()
 	for _, tc := range []struct {
-		name    string
-		answer  map[string]any
-		written bool
+		transport string
+		name      string
+		answer    map[string]any
+		written   bool
 	}{
-		{"allow once", map[string]any{"value": "Allow once"}, true},
-		{"allow always", map[string]any{"value": "Allow always"}, true},
-		{"deny", map[string]any{"value": "Deny"}, false},
-		{"cancelled", map[string]any{"cancelled": true}, false},
+		{"stream", "allow once", map[string]any{"value": "Allow once"}, true},
+		{"stream", "allow always", map[string]any{"value": "Allow always"}, true},
+		{"stream", "deny", map[string]any{"value": "Deny"}, false},
+		{"stream", "cancelled", map[string]any{"cancelled": true}, false},
+		{"pipe", "allow once", map[string]any{"value": "Allow once"}, true},
+		{"pipe", "deny", map[string]any{"value": "Deny"}, false},
+		{"pty", "allow once", map[string]any{"value": "Allow once"}, true},
+		{"pty", "cancelled", map[string]any{"cancelled": true}, false},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
+		t.Run(tc.transport+"/"+tc.name, func(t *testing.T) {
 			t.Parallel()
-			b := startBridge(t, "--ask")
+			b := startBridge(t, "--transport", tc.transport)
 			prompt, path := b.writePrompt("out.txt")
 			require.True(t, b.call(map[string]any{"type": "prompt", "message": prompt}).Get("success").Bool())
 			frames := b.until(30*time.Second, isType("extension_ui_request"))
@@ -48,6 +59,9 @@ func TestPermissionAnswers(t *testing.T) {
 			assert.Equal(t, "Allow Write?", req.Get("title").String())
 			assert.Contains(t, req.Get("message").String(), path)
 			assert.Equal(t, "Allow once", req.Get("options.0").String())
+			if tc.transport != "stream" {
+				assert.Equal(t, []any{"Allow once", "Deny"}, req.Get("options").Value())
+			}
 			assert.Equal(t, "Deny", req.Get("options.@reverse.0").String())
 			assert.Positive(t, req.Get("timeout").Int())
 
@@ -71,12 +85,11 @@ func TestPermissionAnswers(t *testing.T) {
 	}
 }
 
-// TestWithoutAskToolsAreNotAsked: with --ask=false, and on the pipe
-// transport (where asking is off by default), a tool that needs permission
-// is refused without a dialog.
+// TestWithoutAskToolsAreNotAsked: with --ask=false, on stream and on
+// pipe, a tool that needs permission is refused without a dialog.
 func TestWithoutAskToolsAreNotAsked(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{{"--ask=false"}, {"--transport", "pipe"}} {
+	for _, args := range [][]string{{"--ask=false"}, {"--transport", "pipe", "--ask=false"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			t.Parallel()
 			b := startBridge(t, args...)
@@ -113,9 +126,19 @@ func TestAskByDefault(t *testing.T) {
 		assert.False(t, last(frames, "tool_execution_end", "").Get("isError").Bool())
 		assert.FileExists(t, path)
 	})
-	t.Run("never answered", func(t *testing.T) {
-		t.Parallel()
-		b := startBridge(t, "--ask-timeout", "1500ms")
+	for _, tp := range []string{"stream", "pipe"} {
+		t.Run("never answered/"+tp, func(t *testing.T) {
+			t.Parallel()
+			neverAnswered(t, tp)
+		})
+	}
+}
+
+// neverAnswered: a dialog the host leaves unanswered is withdrawn at
+// --ask-timeout, the tool denied, and the bridge serves on.
+func neverAnswered(t *testing.T, transport string) {
+	{
+		b := startBridge(t, "--ask-timeout", "1500ms", "--transport", transport)
 		prompt, path := b.writePrompt("out.txt")
 		require.True(t, b.call(map[string]any{"type": "prompt", "message": prompt}).Get("success").Bool())
 		frames := b.until(30*time.Second, isType("extension_ui_request"))
@@ -135,12 +158,15 @@ func TestAskByDefault(t *testing.T) {
 		assert.NoFileExists(t, path)
 		frames = b.runPrompt("next [[say:still here]]")
 		assert.Equal(t, "still here", deltaText(frames))
-	})
+	}
 }
 
 func TestAskUserQuestion(t *testing.T) {
-	t.Parallel()
-	b := startBridge(t, "--ask")
+	forEachTransport(t, askUserQuestion)
+}
+
+func askUserQuestion(t *testing.T, transport string) {
+	b := startBridge(t, "--transport", transport)
 	q := `[[tool:AskUserQuestion:{"questions":[{"question":"Which color?","header":"Color","options":[{"label":"Red","description":"warm"},{"label":"Blue","description":"cool"}],"multiSelect":false}]}]]`
 	require.True(t, b.call(map[string]any{"type": "prompt", "message": q}).Get("success").Bool())
 	frames := b.until(30*time.Second, isType("extension_ui_request"))
@@ -158,8 +184,11 @@ func TestAskUserQuestion(t *testing.T) {
 }
 
 func TestAbortWhileAsking(t *testing.T) {
-	t.Parallel()
-	b := startBridge(t, "--ask")
+	forEachTransport(t, abortWhileAsking)
+}
+
+func abortWhileAsking(t *testing.T, transport string) {
+	b := startBridge(t, "--transport", transport)
 	prompt, path := b.writePrompt("out.txt")
 	require.True(t, b.call(map[string]any{"type": "prompt", "message": prompt}).Get("success").Bool())
 	frames := b.until(30*time.Second, isType("extension_ui_request"))
@@ -203,8 +232,11 @@ func TestUIResponseErrors(t *testing.T) {
 }
 
 func TestHostTools(t *testing.T) {
-	t.Parallel()
-	b := startBridge(t)
+	forEachTransport(t, hostTools)
+}
+
+func hostTools(t *testing.T, transport string) {
+	b := startBridge(t, "--transport", transport)
 	resp := b.call(map[string]any{"type": "set_host_tools", "tools": []any{map[string]any{
 		"name": "echo_host", "label": "Echo Host", "description": "Echo a value from the embedding host",
 		"parameters": map[string]any{"type": "object", "properties": map[string]any{"message": map[string]any{"type": "string"}}, "required": []any{"message"}},
@@ -240,8 +272,11 @@ func TestHostTools(t *testing.T) {
 }
 
 func TestAbortDuringHostToolCall(t *testing.T) {
-	t.Parallel()
-	b := startBridge(t)
+	forEachTransport(t, abortDuringHostToolCall)
+}
+
+func abortDuringHostToolCall(t *testing.T, transport string) {
+	b := startBridge(t, "--transport", transport)
 	require.True(t, b.call(map[string]any{"type": "set_host_tools", "tools": []any{map[string]any{"name": "slow_host"}}}).Get("success").Bool())
 	require.True(t, b.call(map[string]any{"type": "prompt", "message": `[[tool:mcp__host__slow_host:{}]]`}).Get("success").Bool())
 	frames := b.until(30*time.Second, isType("host_tool_call"))
@@ -277,10 +312,6 @@ func TestSetHostToolsErrors(t *testing.T) {
 		assert.False(t, r.Get("success").Bool(), r.Raw)
 		assert.NotEmpty(t, r.Get("error").String())
 	}
-	p := startBridge(t, "--transport", "pipe")
-	r := p.call(map[string]any{"type": "set_host_tools", "tools": []any{map[string]any{"name": "a"}}})
-	assert.False(t, r.Get("success").Bool())
-	assert.Contains(t, r.Get("error").String(), "stream")
 }
 
 // TestHostURIs: omp's host URIs. The host serves db:// (writable); the
@@ -291,7 +322,16 @@ func TestSetHostToolsErrors(t *testing.T) {
 // waits for is withdrawn with host_uri_cancel.
 func TestHostURIs(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t)
+	for _, tp := range []string{"stream", "pipe"} {
+		t.Run(tp, func(t *testing.T) {
+			t.Parallel()
+			hostURIs(t, tp)
+		})
+	}
+}
+
+func hostURIs(t *testing.T, transport string) {
+	b := startBridge(t, "--transport", transport)
 	resp := b.call(map[string]any{"type": "set_host_uri_schemes", "schemes": []any{
 		map[string]any{"scheme": "DB", "description": "the app's database", "writable": true},
 		map[string]any{"scheme": "notes"},
@@ -377,12 +417,4 @@ func TestHostURIs(t *testing.T) {
 	}
 	frames = b.runPrompt("still serving [[say:yes]]")
 	assert.Equal(t, "yes", deltaText(frames))
-}
-
-func TestHostURIsNeedStream(t *testing.T) {
-	t.Parallel()
-	b := startBridge(t, "--transport", "pipe")
-	r := b.call(map[string]any{"type": "set_host_uri_schemes", "schemes": []any{map[string]any{"scheme": "db"}}})
-	assert.False(t, r.Get("success").Bool(), r.Raw)
-	assert.Contains(t, r.Get("error").String(), "stream")
 }

@@ -193,7 +193,7 @@ func loadConfig(args []string) (*viper.Viper, error) {
 	fs.BoolP("continue", "c", false, "start on the most recent session of the working directory")
 	fs.Bool("no-session", false, "keep the CLI from writing transcripts (--no-session-persistence) and write no pi session file: nothing can be resumed later")
 	fs.Bool("pi-sessions", true, "keep each session as pi keeps its own too: a pi session file (in --session-dir, else where pi keeps the working folder's), which pi-based hosts list and pi itself opens")
-	fs.Bool("ask", true, "ask the host (extension_ui_request) before tools that need permission, and pass AskUserQuestion, MCP servers' questions and the CLI's dialogs on (stream transport; --ask=false refuses those tools and declines the questions instead)")
+	fs.Bool("ask", true, "ask the host (extension_ui_request) before tools that need permission, and pass AskUserQuestion, MCP servers' questions and the CLI's dialogs on (every transport; MCP servers' questions and the CLI's dialogs on stream only; --ask=false refuses those tools and declines the questions instead)")
 	fs.Duration("ask-timeout", DefaultAskTimeout, "how long to wait for the host's answer before denying; sent as the dialog's timeout (0: as long as the turn)")
 	fs.String("message-updates", bridge.UpdatesFull, "message_update frames: full (each carries the message so far; pi 0.73 hosts) or delta (the change only, as pi 1.5 writes them)")
 	fs.String("tool-names", "pi", "how tool calls are shown: pi (the CLI's tools pi has under pi's names and argument shapes: read, write, edit, bash, grep, find, ls) or claude (the CLI's names and arguments, as it prints them)")
@@ -299,15 +299,9 @@ func bridgeOptions(v *viper.Viper, log *slog.Logger) (bridge.Options, error) {
 	opts.CLI.NoPersistence = v.GetBool("no-session")
 	opts.CLI.FileCheckpoints = v.GetBool("restore-files")
 	opts.PiSessions = v.GetBool("pi-sessions")
-	// Asking is the default where the CLI can ask (stream); on pipe and
-	// pty the default is off, and only an --ask given there is an error.
+	// Asking is the default on every transport: stream asks over the
+	// CLI's control protocol, pipe and pty through claudecli's relay.
 	opts.Ask = v.GetBool("ask")
-	if opts.Ask && !claudecli.CapsOf(opts.Transport).Control {
-		if v.IsSet("ask") {
-			return opts, fmt.Errorf("--ask needs --transport stream: the CLI asks over its control protocol, which only a process with stdin open can answer")
-		}
-		opts.Ask = false
-	}
 	if cli.Path != "" {
 		// An older CLI: turn off what it lacks, and say so once. Made by
 		// the bridge after ready: reading the version may take seconds.

@@ -1,4 +1,9 @@
-package fakeapi
+// Package minihttp serves HTTP/1.1 on a listener with net/http's request
+// parser and types, without net/http's Server: that server (with its
+// HTTP/2 and TLS paths) would link crypto/tls, x509 and more into the
+// claude-rpc binary, and every bridge process would map them. The fake
+// API (demo, doctor) and claudecli's relay serve through it.
+package minihttp
 
 import (
 	"bufio"
@@ -12,14 +17,84 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
-// The fake API serves HTTP/1.1 itself rather than through net/http's
-// Server: that server (with its HTTP/2 and TLS paths) would link crypto/tls,
-// x509 and more into the claude-rpc binary, which serves the fake API for
-// `demo` and `doctor`, and every bridge process would map them. What it
-// takes from net/http is the request parser (http.ReadRequest) and types.
+// Handler answers one request, whose whole body was read. The request's
+// context ends when the client closes the connection while the answer is
+// written, and when the server closes.
+type Handler func(w *Response, r *http.Request, body []byte)
+
+// Options are how a [Server] serves; the zero value serves every
+// request, with no bound on its body.
+type Options struct {
+	// BadRequest, when set, answers a request that cannot be parsed, or
+	// whose body is over MaxBody (else a plain 400 or 413).
+	BadRequest func(w *Response, err error)
+	// Admit, when set, is asked after a request's header was read and
+	// before its body is: false answers 404 and closes the connection,
+	// unread (a request that lacks what it needs to be served at all).
+	Admit func(r *http.Request) bool
+	// MaxBody, when positive, bounds a request's body.
+	MaxBody int64
+}
+
+// Server serves one listener until Close.
+type Server struct {
+	ln     net.Listener
+	handle Handler
+	o      Options
+
+	mu sync.Mutex
+	// conns are the open connections, which Close closes.
+	conns map[net.Conn]struct{}
+	// done is closed when the server shuts down.
+	done chan struct{}
+	// wg counts the accept loop and the connections' goroutines.
+	wg sync.WaitGroup
+}
+
+// Serve serves ln with h on goroutines of its own, as o says.
+func Serve(ln net.Listener, h Handler, o Options) *Server {
+	if o.BadRequest == nil {
+		o.BadRequest = func(w *Response, err error) {
+			status := http.StatusBadRequest
+			if errors.Is(err, errTooLarge) {
+				status = http.StatusRequestEntityTooLarge
+			}
+			http.Error(w, "malformed request: "+err.Error(), status)
+		}
+	}
+	s := &Server{ln: ln, handle: h, o: o, conns: map[net.Conn]struct{}{}, done: make(chan struct{})}
+	s.wg.Add(1)
+	go s.acceptLoop()
+	return s
+}
+
+// Done is closed once Close began: what a handler streams ends then.
+func (s *Server) Done() <-chan struct{} { return s.done }
+
+// Close stops the server: it ends any reply still being written, closes
+// every connection and returns once their goroutines are done.
+func (s *Server) Close() {
+	s.mu.Lock()
+	select {
+	case <-s.done:
+		s.mu.Unlock()
+		return
+	default:
+	}
+	close(s.done)
+	conns := s.conns
+	s.conns = nil
+	s.mu.Unlock()
+	_ = s.ln.Close()
+	for nc := range conns {
+		_ = nc.Close()
+	}
+	s.wg.Wait()
+}
 
 // headerTimeout bounds the reading of a request's header once its first
 // byte came; an idle keep-alive connection waits until the client or
@@ -83,11 +158,15 @@ func (s *Server) serveConn(nc net.Conn) {
 		if _, err := br.Peek(1); err != nil {
 			return // closed while idle
 		}
-		hr, body, err := readRequest(nc, br, bw)
+		hr, body, err := s.readRequest(nc, br, bw)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
 				w := newResponse(bw, &http.Request{Method: http.MethodGet, Close: true})
-				writeError(w, http.StatusBadRequest, "invalid_request_error", "fake API: malformed request: "+err.Error())
+				if errors.Is(err, errNotAdmitted) {
+					http.NotFound(w, nil)
+				} else {
+					s.o.BadRequest(w, err)
+				}
 				_ = w.finish()
 			}
 			return
@@ -118,14 +197,33 @@ func (s *Server) serveConn(nc net.Conn) {
 	}
 }
 
+// errNotAdmitted is a request Options.Admit refused; errTooLarge one
+// whose body is over Options.MaxBody.
+var (
+	errNotAdmitted = errors.New("not admitted")
+	errTooLarge    = errors.New("the body is too large")
+)
+
 // readRequest reads one request and its whole body from br, the header
 // within headerTimeout. It answers "Expect: 100-continue" on bw.
-func readRequest(nc net.Conn, br *bufio.Reader, bw *bufio.Writer) (*http.Request, []byte, error) {
+func (s *Server) readRequest(nc net.Conn, br *bufio.Reader, bw *bufio.Writer) (*http.Request, []byte, error) {
 	_ = nc.SetReadDeadline(time.Now().Add(headerTimeout))
 	hr, err := http.ReadRequest(br)
 	_ = nc.SetReadDeadline(time.Time{})
 	if err != nil {
 		return nil, nil, err
+	}
+	if s.o.Admit != nil && !s.o.Admit(hr) {
+		return nil, nil, errNotAdmitted
+	}
+	if s.o.MaxBody > 0 {
+		if hr.ContentLength > s.o.MaxBody {
+			return nil, nil, errTooLarge
+		}
+		hr.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.LimitReader(hr.Body, s.o.MaxBody+1), hr.Body}
 	}
 	if hr.ProtoAtLeast(1, 1) && hr.ContentLength != 0 && strings.EqualFold(hr.Header.Get("Expect"), "100-continue") {
 		_, _ = bw.WriteString("HTTP/1.1 100 Continue\r\n\r\n")
@@ -136,6 +234,9 @@ func readRequest(nc net.Conn, br *bufio.Reader, bw *bufio.Writer) (*http.Request
 	body, err := io.ReadAll(hr.Body) // Content-Length or chunked, as the header says
 	if err != nil {
 		return nil, nil, err
+	}
+	if s.o.MaxBody > 0 && int64(len(body)) > s.o.MaxBody {
+		return nil, nil, errTooLarge
 	}
 	return hr, body, nil
 }
@@ -184,7 +285,7 @@ func (c *connReader) watch(gone func()) (stop func() bool) {
 	}
 }
 
-// response is the http.ResponseWriter and http.Flusher of one request.
+// Response is the http.ResponseWriter and http.Flusher of one request.
 // Written bytes are buffered: a reply that ends unflushed goes out with a
 // Content-Length; the first Flush sends the header with
 // "Transfer-Encoding: chunked" (HTTP/1.1; else the body ends with the
@@ -195,7 +296,7 @@ func (c *connReader) watch(gone func()) (stop func() bool) {
 // It keeps no *http.Request: a response is used as an interface, and the
 // request's TLS field would then keep crypto/tls's and x509's methods in
 // the binary.
-type response struct {
+type Response struct {
 	bw *bufio.Writer
 	// head and http11 describe the request: HEAD (no body on the wire),
 	// HTTP/1.1 or later (chunked encoding).
@@ -212,21 +313,21 @@ type response struct {
 	close, aborted bool
 }
 
-func newResponse(bw *bufio.Writer, req *http.Request) *response {
+func newResponse(bw *bufio.Writer, req *http.Request) *Response {
 	http11 := req.ProtoAtLeast(1, 1)
-	return &response{bw: bw, head: req.Method == http.MethodHead, http11: http11, header: http.Header{}, close: req.Close || !http11}
+	return &Response{bw: bw, head: req.Method == http.MethodHead, http11: http11, header: http.Header{}, close: req.Close || !http11}
 }
 
-func (r *response) Header() http.Header { return r.header }
+func (r *Response) Header() http.Header { return r.header }
 
 // WriteHeader sets the status; only the first call counts.
-func (r *response) WriteHeader(status int) {
+func (r *Response) WriteHeader(status int) {
 	if r.status == 0 {
 		r.status = status
 	}
 }
 
-func (r *response) Write(p []byte) (int, error) {
+func (r *Response) Write(p []byte) (int, error) {
 	r.WriteHeader(http.StatusOK)
 	if r.err != nil {
 		return 0, r.err
@@ -236,7 +337,7 @@ func (r *response) Write(p []byte) (int, error) {
 }
 
 // Flush sends the header (if not yet sent) and what was written.
-func (r *response) Flush() {
+func (r *Response) Flush() {
 	r.WriteHeader(http.StatusOK)
 	if !r.sent {
 		r.writeHeader(-1)
@@ -247,15 +348,15 @@ func (r *response) Flush() {
 	}
 }
 
-// abort ends the connection without finishing the reply, as a network
+// Abort ends the connection without finishing the reply, as a network
 // that drops.
-func (r *response) abort() { r.aborted = true }
+func (r *Response) Abort() { r.aborted = true }
 
-var errAborted = errors.New("fake API: reply aborted")
+var errAborted = errors.New("minihttp: reply aborted")
 
 // finish completes the reply after the handler returned. An error means the
 // connection is to be closed.
-func (r *response) finish() error {
+func (r *Response) finish() error {
 	if r.aborted {
 		return errAborted
 	}
@@ -274,14 +375,14 @@ func (r *response) finish() error {
 }
 
 // bodyAllowed reports whether the reply carries a body on the wire.
-func (r *response) bodyAllowed() bool {
+func (r *Response) bodyAllowed() bool {
 	return !r.head && r.status >= 200 &&
 		r.status != http.StatusNoContent && r.status != http.StatusNotModified
 }
 
 // writeHeader buffers the status line and header: with a Content-Length of
 // n, or when n < 0 for a body of unknown length.
-func (r *response) writeHeader(n int) {
+func (r *Response) writeHeader(n int) {
 	r.sent = true
 	text := http.StatusText(r.status)
 	if text == "" {
@@ -322,7 +423,7 @@ func (r *response) writeHeader(n int) {
 var headerValueReplacer = strings.NewReplacer("\r", " ", "\n", " ")
 
 // writeBody buffers what was written for sending, as a chunk when chunked.
-func (r *response) writeBody() {
+func (r *Response) writeBody() {
 	if len(r.buf) == 0 || !r.bodyAllowed() {
 		r.buf = r.buf[:0]
 		return
