@@ -96,6 +96,8 @@ type server struct {
 	extCmds    atomic.Int32   // extension commands running (runExtCommand)
 	extActs    extActionQueue // the extensions' calls they do not wait for, in order
 	extDialogs extDialogs
+	// extStatus are the extensions' status entries the host shows.
+	extStatus shownStatus
 	// internal carries the bridge's own calls (internalCall) to the
 	// dispatcher, as the host's lines come.
 	internal chan inLine

@@ -226,6 +226,7 @@ func (s *server) switchTo(c *call, l *loaded, f *fork, reason string) {
 	done, _ := s.runs.detach(func() {
 		s.st.useSession(l, f)
 		s.subs.reset()
+		s.clearStatuses()
 	})
 	c.settle()
 	s.extSessionChanged(reason, previous)
