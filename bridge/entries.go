@@ -1,10 +1,12 @@
 package bridge
 
 import (
+	"cmp"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -156,6 +158,7 @@ func entryFromPi(pe sessions.PiEntry) entryJSON {
 		}
 	}
 	e.Name = v.Get("name").String()
+	e.TargetID, e.Label = v.Get("targetId").String(), v.Get("label").String() // a label's, for get_tree
 	e.ClaudeSessionID = pe.ClaudeSessionID
 	return e
 }
@@ -179,8 +182,9 @@ type treeNode struct {
 	LabelTimestamp string `json:"labelTimestamp,omitempty"`
 }
 
-// treeData is get_tree's data. Claude sessions do not branch in place
-// (fork makes a new session), so the tree is one chain.
+// treeData is get_tree's data: the session's entries as pi's tree. Claude
+// sessions do not branch in place (fork makes a new session), so the
+// bridge's own are one chain; a pi file opened may have branches.
 type treeData struct {
 	Tree   []treeNode `json:"tree"`
 	LeafID string     `json:"leafId"`
@@ -298,20 +302,60 @@ func (s *server) getTree(*call) (any, error) {
 			labels[e.TargetID] = e
 		}
 	}
-	// One chain: each entry the only child of the one before.
-	var node *treeNode
-	for i := len(all) - 1; i >= 0; i-- {
+	// pi's tree (SessionManager.getTree): each entry under its parent,
+	// children oldest first; an entry whose parent is none of the
+	// session's is a root. A session the bridge made is one chain; a pi
+	// file may have branches (a fork or tree navigation in pi).
+	at := make(map[string]int, len(all))
+	for i, e := range all {
+		if _, dup := at[e.ID]; !dup {
+			at[e.ID] = i
+		}
+	}
+	children := make(map[int][]int, len(all))
+	var roots []int
+	for i, e := range all {
+		p, ok := -1, false
+		if e.ParentID != nil && *e.ParentID != e.ID {
+			p, ok = at[*e.ParentID]
+		}
+		if ok && p != i {
+			children[p] = append(children[p], i)
+		} else {
+			roots = append(roots, i)
+		}
+	}
+	built := make([]bool, len(all)) // an entry is shown once, whatever cycle its file has
+	var build func(i int) treeNode
+	build = func(i int) treeNode {
+		built[i] = true
 		n := treeNode{Entry: all[i], Children: []treeNode{}}
 		if l, ok := labels[all[i].ID]; ok && l.Label != "" {
 			n.Label, n.LabelTimestamp = l.Label, l.Timestamp
 		}
-		if node != nil {
-			n.Children = append(n.Children, *node)
+		kids := children[i]
+		slices.SortStableFunc(kids, func(a, b int) int { return cmp.Compare(entryTime(all[a]), entryTime(all[b])) })
+		for _, k := range kids {
+			if !built[k] {
+				n.Children = append(n.Children, build(k))
+			}
 		}
-		node = &n
+		return n
 	}
-	d.Tree = append(d.Tree, *node)
+	for _, r := range roots {
+		d.Tree = append(d.Tree, build(r))
+	}
 	return d, nil
+}
+
+// entryTime is an entry's timestamp in milliseconds (0 when it has none
+// that reads), by which pi orders an entry's children.
+func entryTime(e entryJSON) int64 {
+	t, err := time.Parse(time.RFC3339Nano, e.Timestamp)
+	if err != nil {
+		return 0
+	}
+	return t.UnixMilli()
 }
 
 // entryText is the text of the user message an entry id (get_entries')

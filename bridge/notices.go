@@ -1,6 +1,11 @@
 package bridge
 
 import (
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
 	"github.com/tidwall/gjson"
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
@@ -67,5 +72,71 @@ func (b *noticeBoard) changes(n *transform.Notice) bool {
 func (o *runner) learnLine(tr *transform.Translator) {
 	if cmds := tr.TakeCommands(); cmds != nil {
 		o.s.commandsListed(claudecli.ParseCommands(gjson.ParseBytes(cmds)))
+	}
+}
+
+// Statuses on a session switch. pi clears every extension status when the
+// session changes (interactive mode's resetExtensionUI:
+// footerDataProvider.clearExtensionStatuses); a host of pi's RPC keeps
+// what it was sent, so the bridge clears them: the extensions' entries,
+// and the CLI's that belong to the session left (claude.hook.*, a hook of
+// its run; claude.backgroundTasks, its tasks). The CLI's that describe the
+// bridge or the account stay (claude.permissionMode, claude.rateLimit,
+// claude.auth).
+
+// leaveSession clears the CLI's status entries of the session left: the
+// events, numbered, that clear them. On the loop.
+func (b *noticeBoard) leaveSession() []transform.Event {
+	var out []transform.Event
+	for _, key := range slices.Sorted(maps.Keys(b.shown)) {
+		if strings.HasPrefix(key, transform.StatusHookPrefix) || key == transform.StatusBackgroundTasks {
+			out = append(out, transform.StatusEvent(key, nil))
+		}
+	}
+	return b.pass(out)
+}
+
+// shownStatus are the status entries of the extensions the host shows
+// (set, not cleared since). Its mutex is taken only in its methods.
+type shownStatus struct {
+	mu   sync.Mutex
+	keys map[string]bool
+}
+
+// note records a setStatus sent: set, or cleared.
+func (s *shownStatus) note(key string, set bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.keys == nil {
+		s.keys = map[string]bool{}
+	}
+	if set {
+		s.keys[key] = true
+	} else {
+		delete(s.keys, key)
+	}
+}
+
+// take returns the keys shown, in order, and forgets them.
+func (s *shownStatus) take() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys := slices.Sorted(maps.Keys(s.keys))
+	s.keys = nil
+	return keys
+}
+
+// clearStatuses clears, for a session switch, the status entries that
+// were the session's: the CLI's (noticeBoard.leaveSession) and the
+// extensions'. On the loop.
+func (s *server) clearStatuses() {
+	evs := s.runs.notices.leaveSession()
+	for _, key := range s.extStatus.take() {
+		ev := transform.StatusEvent(key, nil)
+		ev.Notice.ID = s.host.next("ui_")
+		evs = append(evs, ev)
+	}
+	if len(evs) > 0 {
+		s.out.events(evs)
 	}
 }

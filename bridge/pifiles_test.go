@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tidwall/gjson"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -144,4 +146,48 @@ func TestAppendEntry(t *testing.T) {
 	got, err := appendEntry([]byte("x"), &bad)
 	require.Error(t, err)
 	assert.Equal(t, "x", string(got))
+}
+
+// TestTreeOfABranchedFile: get_tree of a pi file with branches is pi's
+// tree (SessionManager.getTree): each entry under its parent, children
+// oldest first, an entry whose parent is not in the file a root; the leaf
+// is the file's last entry.
+func TestTreeOfABranchedFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "branched.jsonl")
+	lines := []string{
+		`{"type":"session","version":3,"id":"0198aaaa-0000-7000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}`,
+		`{"type":"model_change","id":"e1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","provider":"anthropic","modelId":"m"}`,
+		`{"type":"thinking_level_change","id":"e2","parentId":"e1","timestamp":"2026-01-01T00:00:03.000Z","thinkingLevel":"high"}`,
+		`{"type":"thinking_level_change","id":"e3","parentId":"e1","timestamp":"2026-01-01T00:00:02.000Z","thinkingLevel":"low"}`,
+		`{"type":"session_info","id":"e4","parentId":"e3","timestamp":"2026-01-01T00:00:04.000Z","name":"n"}`,
+		`{"type":"label","id":"e5","parentId":"e4","timestamp":"2026-01-01T00:00:05.000Z","targetId":"e2","label":"there"}`,
+		`{"type":"session_info","id":"e6","parentId":"gone","timestamp":"2026-01-01T00:00:06.000Z","name":"orphan"}`,
+	}
+	require.NoError(t, os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+	r := newRig(t, &claudetest.Transport{}, Options{PiSessions: true, SessionDir: dir})
+	res := r.call(map[string]any{"type": "switch_session", "sessionPath": file})
+	require.True(t, res.Get("success").Bool(), res.Raw)
+	tree := r.call(map[string]any{"type": "get_tree"}).Get("data")
+	var shape func(n gjson.Result) string
+	shape = func(n gjson.Result) string {
+		s := n.Get("entry.id").String()
+		if l := n.Get("label").String(); l != "" {
+			s += "[" + l + "]"
+		}
+		var kids []string
+		for _, c := range n.Get("children").Array() {
+			kids = append(kids, shape(c))
+		}
+		if len(kids) > 0 {
+			s += "(" + strings.Join(kids, " ") + ")"
+		}
+		return s
+	}
+	var roots []string
+	for _, n := range tree.Get("tree").Array() {
+		roots = append(roots, shape(n))
+	}
+	assert.Equal(t, []string{"e1(e3(e4(e5)) e2[there])", "e6"}, roots)
+	assert.Equal(t, "e6", tree.Get("leafId").String())
 }

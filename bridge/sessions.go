@@ -125,15 +125,19 @@ func (s *server) findPiID(id string) (string, bool) {
 func (s *server) piPlace() *sessions.PiPlace { return s.piAt }
 
 // findPi reads the pi session file idOrPath names: a path to one, or the
-// id of one where pi keeps this folder's sessions. nil, nil: it names
-// none (a transcript, or a CLI session id). A file that begins as no pi
-// file is not one; one that cannot be read is an error.
+// id of one where pi keeps this folder's sessions, or, when no session
+// (a pi file's or a CLI transcript's) has that whole id, the beginning of
+// one, as pi's --session takes it (sessions.FindPiPrefix). nil, nil: it
+// names none (a transcript, or a CLI session id). A file that begins as
+// no pi file is not one; one that cannot be read is an error.
 func (s *server) findPi(idOrPath string) (*sessions.PiFile, error) {
 	path := ""
 	if strings.ContainsAny(idOrPath, `/\`) || strings.HasSuffix(idOrPath, ".jsonl") {
 		path = idOrPath
-	} else {
-		path, _ = s.findPiID(idOrPath)
+	} else if p, ok := s.findPiID(idOrPath); ok {
+		path = p
+	} else if place := s.piPlace(); place != nil && !sessions.Exists(s.configDir, s.cwd, idOrPath) {
+		path, _ = sessions.FindPiPrefix(*place, idOrPath)
 	}
 	if path == "" {
 		return nil, nil
@@ -222,6 +226,7 @@ func (s *server) switchTo(c *call, l *loaded, f *fork, reason string) {
 	done, _ := s.runs.detach(func() {
 		s.st.useSession(l, f)
 		s.subs.reset()
+		s.clearStatuses()
 	})
 	c.settle()
 	s.extSessionChanged(reason, previous)

@@ -286,6 +286,60 @@ func FindPiByClaude(place PiPlace, id string) (string, bool) {
 	return place.find(id, func(h PiHeader) bool { return h.ClaudeSessionID == id || h.ID == id })
 }
 
+// FindPiPrefix returns the file in place of the session whose id begins
+// with prefix, as pi 1.6.0's --session does for an id that is no
+// session's whole id (main.js resolveSessionPath): of the sessions that
+// match, the one with the latest activity (SessionManager.list's order:
+// piActivity).
+func FindPiPrefix(place PiPlace, prefix string) (path string, ok bool) {
+	if !IsPiID(prefix) {
+		return "", false
+	}
+	var best time.Time
+	place.each(func(p string, h PiHeader) bool {
+		if strings.HasPrefix(h.ID, prefix) {
+			if at := piActivity(p, h); !ok || at.After(best) {
+				path, best, ok = p, at, true
+			}
+		}
+		return false
+	})
+	return path, ok
+}
+
+// piActivity is when a session was last active, as pi 1.6.0 lists
+// sessions (buildSessionInfo's modified): its newest user or assistant
+// message's time (the message's timestamp, else its entry's), else the
+// header's timestamp, else the file's modification time.
+func piActivity(path string, h PiHeader) time.Time {
+	var last int64
+	_ = eachObject(path, func(_ []byte, v gjson.Result) error {
+		m := v.Get("message")
+		if v.Get("type").String() != "message" || !m.Get("content").Exists() {
+			return nil
+		}
+		if r := m.Get("role").String(); r != "user" && r != "assistant" {
+			return nil
+		}
+		if at := m.Get("timestamp"); at.Type == gjson.Number {
+			last = max(last, at.Int())
+		} else if t, err := time.Parse(time.RFC3339Nano, v.Get("timestamp").String()); err == nil {
+			last = max(last, t.UnixMilli())
+		}
+		return nil
+	}, func() {})
+	if last > 0 {
+		return time.UnixMilli(last)
+	}
+	if t, err := time.Parse(time.RFC3339Nano, h.Timestamp); err == nil {
+		return t
+	}
+	if st, err := os.Stat(path); err == nil {
+		return st.ModTime()
+	}
+	return time.Time{}
+}
+
 // find is the first of place's files whose header is match's, for an id
 // that names no path.
 func (place PiPlace) find(id string, match func(PiHeader) bool) (path string, ok bool) {

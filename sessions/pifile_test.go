@@ -2,9 +2,11 @@ package sessions
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -234,4 +236,47 @@ func TestLatestPi(t *testing.T) {
 	place.Shared = false
 	p, _, _ = LatestPi(place)
 	assert.Equal(t, filepath.Join(dir, "c.jsonl"), p, "a folder of its own: every file is its")
+}
+
+// TestFindPiPrefix: an id's beginning finds the session pi 1.6.0's
+// --session finds: of those whose id begins so, the one with the latest
+// activity (its newest user or assistant message, else its header's time),
+// whatever the files' order or modification times.
+func TestFindPiPrefix(t *testing.T) {
+	dir := t.TempDir()
+	place := PiPlace{Dir: dir, Cwd: "/w"}
+	write := func(name string, lines ...string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+		return p
+	}
+	msg := func(ts string, role string, at int64) string {
+		return fmt.Sprintf(`{"type":"message","id":"m%d","parentId":null,"timestamp":%q,"message":{"role":%q,"content":"x","timestamp":%d}}`, at, ts, role, at)
+	}
+	// Begun last, but its newest message is the oldest activity.
+	a := write("1.jsonl", `{"type":"session","version":3,"id":"0198aaaa","timestamp":"2026-03-01T00:00:00.000Z","cwd":"/w"}`,
+		msg("2026-03-01T00:00:01.000Z", "user", 1000))
+	// Begun first; a message of late.
+	b := write("2.jsonl", `{"type":"session","version":3,"id":"0198bbbb","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}`,
+		msg("2026-01-01T00:00:01.000Z", "user", 5000), `{"type":"label","id":"l","parentId":"m5000","timestamp":"2027-01-01T00:00:00.000Z","targetId":"m5000","label":"late, not a message"}`)
+	// No message: its header's time, later than both.
+	c := write("3.jsonl", `{"type":"session","version":3,"id":"0199cccc","timestamp":"2026-06-01T00:00:00.000Z","cwd":"/w"}`)
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(b, old, old), "the file's time is not pi's")
+
+	found, ok := FindPiPrefix(place, "0198")
+	assert.True(t, ok)
+	assert.Equal(t, b, found, "the latest activity of those that match")
+	found, ok = FindPiPrefix(place, "0198a")
+	assert.True(t, ok)
+	assert.Equal(t, a, found)
+	found, ok = FindPiPrefix(place, "01")
+	assert.True(t, ok)
+	assert.Equal(t, c, found, "a session without messages: its header's time")
+	_, ok = FindPiPrefix(place, "0197")
+	assert.False(t, ok)
+	_, ok = FindPiPrefix(place, "../0198")
+	assert.False(t, ok, "no path")
+	_, ok = FindPiPrefix(PiPlace{Dir: dir, Shared: true, Cwd: "/elsewhere"}, "0198")
+	assert.False(t, ok, "a shared folder's files of another cwd")
 }

@@ -979,8 +979,26 @@ func (t *Translator) toolResult(out []Event, r toolResultLine) []Event {
 	}
 	if !isError {
 		content = t.names.Content(cli, call.Arguments, r.details, content)
+	} else if unknownTool(content, cli) {
+		content = []Content{TextContent("Tool " + call.Name + " not found")}
 	}
 	return t.emitToolResult(out, id, call.Name, content, details, x.Usage, isError)
+}
+
+// unknownTool reports whether a tool's error result is the CLI's refusal
+// of a tool it does not have: one never offered, or one the host or an
+// extension removed during the session, which CLI 2.1.328 and 2.1.332
+// keep in the model's list ("No such tool available: X", alone or with a
+// sentence on why: "Its MCP server 'host' is connected but does not offer
+// this tool here. ..."). Hosts get pi's words for a tool it does not know
+// instead (pi 1.6.0's agent loop: "Tool X not found"); the model keeps
+// the CLI's.
+func unknownTool(content []Content, cli string) bool {
+	if len(content) != 1 || content[0].Type != "text" {
+		return false
+	}
+	rest, ok := strings.CutPrefix(content[0].Text, "<tool_use_error>Error: No such tool available: "+cli)
+	return ok && (strings.HasPrefix(rest, "</tool_use_error>") || strings.HasPrefix(rest, ". "))
 }
 
 func (t *Translator) emitToolResult(out []Event, id, name string, content []Content, details, usage json.RawMessage, isError bool) []Event {

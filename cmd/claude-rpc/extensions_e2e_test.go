@@ -421,3 +421,22 @@ func TestExtensionCompaction(t *testing.T) {
 	told := b.until(30*time.Second, func(f gjson.Result) bool { return strings.HasPrefix(f.Get("message").String(), "compacted ") })
 	assert.Equal(t, "compacted compaction with summary", told[len(told)-1].Get("message").String())
 }
+
+// TestExtensionStatusClearedOnSwitch: pi clears the extensions' statuses
+// when the session changes (resetExtensionUI); the host is sent the clear.
+func TestExtensionStatusClearedOnSwitch(t *testing.T) {
+	t.Parallel()
+	b := startExtBridge(t, "-e", extensionFixture(t, "commands.ts"))
+	require.Eventually(t, func() bool {
+		return strings.Contains(b.call(map[string]any{"type": "get_commands"}).Raw, `"status"`)
+	}, 30*time.Second, 100*time.Millisecond, "the extension's commands are listed once it loaded")
+	status := func(f gjson.Result) bool {
+		return f.Get("method").String() == "setStatus" && f.Get("statusKey").String() == "ext.status"
+	}
+	assert.Equal(t, "handled", b.call(map[string]any{"type": "prompt", "message": "/status busy"}).Get("data.disposition").String())
+	set := b.until(10*time.Second, status)
+	assert.Equal(t, "busy", set[len(set)-1].Get("statusText").String())
+	require.True(t, b.call(map[string]any{"type": "new_session"}).Get("success").Bool())
+	cleared := b.until(10*time.Second, status)
+	assert.False(t, cleared[len(cleared)-1].Get("statusText").Exists(), "cleared: %s", cleared[len(cleared)-1].Raw)
+}

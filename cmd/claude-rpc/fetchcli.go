@@ -9,6 +9,7 @@ import (
 
 	"github.com/claude-rpc/claude-rpc/bridge/extensions"
 	"github.com/claude-rpc/claude-rpc/claudecli"
+	"github.com/claude-rpc/claude-rpc/sessions"
 	"github.com/claude-rpc/claude-rpc/sessions/filelock"
 )
 
@@ -39,26 +40,44 @@ func demoCLI(explicit string, find func(string) (claudecli.Command, error), pin 
 // under an exclusive lock of <dir>.lock.
 type pinnedCLI struct {
 	version string
-	dir     string
+	dir     string // "" when there is no cache folder to name (noDir says why)
 	npm     string // npm's path; "" when there is none
+	noDir   error
 }
 
 // pinned is the pinned CLI (claudecli.TestedVersion, the script's default)
 // in the cache, with npm from PATH.
 func pinned() pinnedCLI {
 	npm, _ := exec.LookPath("npm")
-	return pinnedCLI{version: claudecli.TestedVersion, dir: filepath.Join(cacheDir(), "claude-code-"+claudecli.TestedVersion), npm: npm}
+	p := pinnedCLI{version: claudecli.TestedVersion, npm: npm}
+	if cache, err := cacheDir(); err != nil {
+		p.noDir = err
+	} else {
+		p.dir = filepath.Join(cache, "claude-code-"+claudecli.TestedVersion)
+	}
+	return p
 }
 
 // cacheDir is where scripts/install-cli installs CLIs:
 // ${CLAUDE_RPC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/claude-rpc}, the
-// folder pi's extension runtime is kept in too.
-func cacheDir() string { return extensions.DefaultCache(nil) }
+// folder pi's extension runtime is kept in too. A folder that is not
+// absolute (HOME empty and neither of the others set) is an error: it
+// would be a folder in whatever folder demo runs in.
+func cacheDir() (string, error) {
+	dir := extensions.DefaultCache(nil)
+	if !filepath.IsAbs(dir) {
+		return "", fmt.Errorf("claude-rpc keeps the Claude CLI in ${CLAUDE_RPC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/claude-rpc}, and that names no absolute folder here (%q): set HOME, or CLAUDE_RPC_CACHE to an absolute folder", dir)
+	}
+	return dir, nil
+}
 
 // installed is the CLI's binary when the cache holds it, found as the
 // script finds it: the platform package's native binary, else npm's bin
 // entry, of the right version.
 func (p pinnedCLI) installed() (string, bool) {
+	if p.dir == "" {
+		return "", false
+	}
 	dir := filepath.Join(p.dir, "node_modules")
 	found, _ := filepath.Glob(filepath.Join(dir, "@anthropic-ai", "claude-code-*", "claude"))
 	for _, b := range append(found, filepath.Join(dir, ".bin", "claude")) {
@@ -86,6 +105,9 @@ const (
 // own output goes to w too. A fetch racing another (a second demo, the
 // script) waits for it and finds what it installed.
 func (p pinnedCLI) fetch(w io.Writer) (string, error) {
+	if p.dir == "" {
+		return "", fmt.Errorf("demo would fetch the pinned Claude CLI %s, but %w", p.version, p.noDir)
+	}
 	if p.npm == "" {
 		return "", fmt.Errorf("npm is not on PATH, and demo fetches the pinned Claude CLI %s with it: install Node.js (it brings npm) and run demo again, or install the Claude CLI yourself (on PATH, or --claude-path)", p.version)
 	}
@@ -109,6 +131,13 @@ func (p pinnedCLI) fetch(w io.Writer) (string, error) {
 	// --prefix keeps it out of any global prefix, as the script does.
 	npm := exec.Command(p.npm, "install", "--prefix", p.dir, "--no-save", "--no-audit", "--no-fund", "--loglevel=error", pkg)
 	npm.Env = append(os.Environ(), "NPM_CONFIG_UPDATE_NOTIFIER=false") // npm's own news is not the demo's
+	// npm keeps its cache in ~/.npm, and with HOME empty that is a folder
+	// named ~ in the folder it runs in: it runs in the cache folder, with
+	// its cache there when HOME names no folder.
+	npm.Dir = p.dir
+	if home := os.Getenv(sessions.HomeVar()); !filepath.IsAbs(home) {
+		npm.Env = append(npm.Env, "NPM_CONFIG_CACHE="+filepath.Join(filepath.Dir(p.dir), "npm-cache"))
+	}
 	npm.Stdout, npm.Stderr = w, w
 	if err := claudecli.RunCommand(npm, claudecli.EndOrphans); err != nil {
 		return "", fmt.Errorf("npm install %s into %s: %w", pkg, p.dir, err)

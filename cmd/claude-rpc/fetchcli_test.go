@@ -148,3 +148,47 @@ func TestPinnedCLIIsTheScripts(t *testing.T) {
 	t.Setenv("CLAUDE_RPC_CACHE", "/c")
 	assert.Equal(t, pinnedCLI{version: claudecli.TestedVersion, dir: "/c/claude-code-" + claudecli.TestedVersion, npm: pinned().npm}, pinned())
 }
+
+// TestDemoWithoutHome: with HOME empty, demo fetched the CLI into ./.cache
+// of the folder it ran in, and npm made a folder named ~ there (npm's
+// cache, ~/.npm, with HOME empty). Now it refuses, saying what to set,
+// when no cache folder can be named; given one (CLAUDE_RPC_CACHE), npm
+// runs there with its cache there. Nothing lands in the working folder.
+func TestDemoWithoutHome(t *testing.T) {
+	notFound := func(string) (claudecli.Command, error) {
+		return claudecli.Command{}, errors.New("claude is not on PATH")
+	}
+	// npm as npm is about its cache: $NPM_CONFIG_CACHE, else ~/.npm, which
+	// is ./~/.npm with HOME empty (npm 10: `HOME= npm config get cache`).
+	npmWithCache := "#!/bin/sh\n" + `c="${NPM_CONFIG_CACHE:-${HOME:-$PWD/~}/.npm}"; mkdir -p "$c"; echo "$c" >> "$FAKE_NPM_LOG.cache"` + "\n" + strings.TrimPrefix(fakeNPM, "#!/bin/sh\n")
+	for _, cache := range []string{"", "given"} {
+		t.Run("cache "+cache, func(t *testing.T) {
+			tmp, work := t.TempDir(), t.TempDir()
+			npm := filepath.Join(tmp, "npm")
+			require.NoError(t, os.WriteFile(npm, []byte(npmWithCache), 0o755))
+			t.Setenv("FAKE_NPM_LOG", filepath.Join(tmp, "npm.log"))
+			t.Setenv("FAKE_NPM_FAIL", "")
+			t.Setenv("HOME", "")
+			t.Setenv("XDG_CACHE_HOME", "")
+			t.Setenv("CLAUDE_RPC_CACHE", map[string]string{"given": filepath.Join(tmp, "cache")}[cache])
+			t.Chdir(work)
+			pin := pinned()
+			pin.npm = npm
+			var stderr bytes.Buffer
+			cli, err := demoCLI("", notFound, pin, &stderr)
+			if cache == "" {
+				require.ErrorContains(t, err, "set HOME, or CLAUDE_RPC_CACHE to an absolute folder")
+				assert.NoFileExists(t, filepath.Join(tmp, "npm.log"), "npm ran")
+			} else {
+				require.NoError(t, err)
+				assert.True(t, strings.HasPrefix(cli.Path, filepath.Join(tmp, "cache")), cli.Path)
+				used, err := os.ReadFile(filepath.Join(tmp, "npm.log.cache"))
+				require.NoError(t, err)
+				assert.Equal(t, filepath.Join(tmp, "cache", "npm-cache")+"\n", string(used), "npm's cache")
+			}
+			left, err := os.ReadDir(work)
+			require.NoError(t, err)
+			assert.Empty(t, left, "the working folder is as it was")
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -335,4 +336,80 @@ func TestPiSessionIDs(t *testing.T) {
 	}
 	b3 := startBridgeWith(t, bridgeOpts{srv: b.srv, cli: b.cli, home: b.home, dir: b.dir}, "--continue")
 	assert.Equal(t, file, b3.call(map[string]any{"type": "get_state"}).Get("data.sessionFile").String(), "the most recent one")
+}
+
+// TestPiPrefixAndTree: checked against pi 1.6.0's own SessionManager on
+// the same files. `--session <the beginning of an id>` opens the session
+// pi's --session opens (of those whose id begins so, the first of pi's
+// list: the latest activity), and get_tree of a pi file with branches is
+// pi's getTree.
+func TestPiPrefixAndTree(t *testing.T) {
+	claudetest.EndToEnd(t)
+	t.Parallel()
+	pi := installPi16(t)
+	home, dir := t.TempDir(), t.TempDir()
+	place := sessions.PiSessionPlace([]string{"HOME=" + home}, dir, "")
+	require.NoError(t, os.MkdirAll(place.Dir, 0o700))
+	write := func(name, id, begun string, entries ...string) string {
+		p := filepath.Join(place.Dir, name)
+		head := fmt.Sprintf(`{"type":"session","version":3,"id":%q,"timestamp":%q,"cwd":%q}`, id, begun, dir)
+		require.NoError(t, os.WriteFile(p, []byte(strings.Join(append([]string{head}, entries...), "\n")+"\n"), 0o600))
+		return p
+	}
+	user := func(id, parent string, at int64) string {
+		return fmt.Sprintf(`{"type":"message","id":%q,"parentId":%s,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":%d}}`, id, parent, at)
+	}
+	// Begun last, in the file named first, but the older activity.
+	write("2026-03-01T00-00-00-000Z_0198aaaa-0000-7000-8000-000000000001.jsonl", "0198aaaa-0000-7000-8000-000000000001",
+		"2026-03-01T00:00:00.000Z", user("a1", "null", 1_000))
+	latest := write("2026-01-01T00-00-00-000Z_0198bbbb-0000-7000-8000-000000000002.jsonl", "0198bbbb-0000-7000-8000-000000000002",
+		"2026-01-01T00:00:00.000Z", user("b1", "null", 5_000))
+	branched := write("2026-02-01T00-00-00-000Z_0197cccc-0000-7000-8000-000000000003.jsonl", "0197cccc-0000-7000-8000-000000000003",
+		"2026-02-01T00:00:00.000Z",
+		`{"type":"model_change","id":"e1","parentId":null,"timestamp":"2026-02-01T00:00:01.000Z","provider":"anthropic","modelId":"claude-fake-opus"}`,
+		`{"type":"thinking_level_change","id":"e2","parentId":"e1","timestamp":"2026-02-01T00:00:03.000Z","thinkingLevel":"high"}`,
+		`{"type":"thinking_level_change","id":"e3","parentId":"e1","timestamp":"2026-02-01T00:00:02.000Z","thinkingLevel":"low"}`,
+		`{"type":"label","id":"e4","parentId":"e3","timestamp":"2026-02-01T00:00:04.000Z","targetId":"e2","label":"there"}`,
+		`{"type":"session_info","id":"e5","parentId":"gone","timestamp":"2026-02-01T00:00:05.000Z","name":"orphan"}`)
+
+	v := pi.view(t, home, dir, branched)
+	var piPick string
+	for _, s := range v.Get("list").Array() {
+		if strings.HasPrefix(s.Get("id").String(), "0198") {
+			piPick = s.Get("path").String()
+			break
+		}
+	}
+	require.Equal(t, latest, piPick, "pi's own choice for 0198: %s", v.Get("list").Raw)
+
+	b := startBridgeWith(t, bridgeOpts{home: home, dir: dir}, "--session", "0198")
+	st := b.call(map[string]any{"type": "get_state"}).Get("data")
+	assert.Equal(t, piPick, st.Get("sessionFile").String(), "--session 0198 opens pi's choice")
+
+	r := b.call(map[string]any{"type": "switch_session", "sessionPath": branched})
+	require.True(t, r.Get("success").Bool(), r.Raw)
+	var shape func(n gjson.Result, id, label string) string
+	shape = func(n gjson.Result, id, label string) string {
+		s := n.Get(id).String()
+		if l := n.Get(label).String(); l != "" {
+			s += "[" + l + "]"
+		}
+		var kids []string
+		for _, c := range n.Get("children").Array() {
+			kids = append(kids, shape(c, id, label))
+		}
+		if len(kids) > 0 {
+			s += "(" + strings.Join(kids, " ") + ")"
+		}
+		return s
+	}
+	shapes := func(roots []gjson.Result, id, label string) (out []string) {
+		for _, n := range roots {
+			out = append(out, shape(n, id, label))
+		}
+		return out
+	}
+	want := shapes(v.Get("context.tree").Array(), "id", "label")
+	assert.Equal(t, []string{"e1(e3(e4) e2[there])", "e5"}, want, "pi's tree: %s", v.Get("context.tree").Raw)
+	assert.Equal(t, want, shapes(b.call(map[string]any{"type": "get_tree"}).Get("data.tree").Array(), "entry.id", "label"), "claude-rpc's get_tree")
 }

@@ -5,7 +5,8 @@
 //
 // {"list": [{id, name, firstMessage, messageCount, path, cwd, parentSessionPath}],
 //  "context": {"messages": [{role, text, tools}], model, thinkingLevel, name,
-//              sessionId, leafId}}   (context: FILE opened, when given)
+//              sessionId, leafId, tree}}   (context: FILE opened, when given;
+//              tree: getTree() as [{id, label, children}])
 //
 // Environment: PI_INDEX (pi's dist/bundle/index.js); HOME and
 // PI_CODING_AGENT_DIR / PI_CODING_AGENT_SESSION_DIR as pi would take them.
@@ -30,6 +31,9 @@ if (file) {
 		})),
 		model: ctx.model ?? null, thinkingLevel: ctx.thinkingLevel ?? "", name: sm.getSessionName() ?? "",
 		sessionId: sm.getSessionId(), leafId: sm.getLeafId(),
+		tree: sm.getTree().map(function node(n) {
+			return { id: n.entry.id, label: n.label ?? "", children: n.children.map(node) };
+		}),
 	};
 }
 process.stdout.write(JSON.stringify(out) + "\n");

@@ -12,6 +12,10 @@ export default function (pi: ExtensionAPI) {
       ctx.ui.notify(ctx.ui.theme.fg("accent", "named ") + args + ", " + pi.getFlag("greeting"), "info");
     },
   });
+  pi.registerCommand("status", {
+    description: "Shows its argument in the status bar",
+    handler: async (args, ctx) => ctx.ui.setStatus("ext.status", args),
+  });
   pi.registerCommand("count", {
     description: "Counts the session's messages",
     handler: async (_args, ctx) => {
