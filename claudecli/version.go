@@ -282,9 +282,6 @@ func PlanFor(v Version, transport string, ask bool) Plan {
 		case !v.Has(capCanUseTool):
 			p.Ask = false
 			p.Notes = append(p.Notes, fmt.Sprintf("the Claude CLI %s lacks %s (since %s): --ask is off, tools that need permission are refused", v, capCanUseTool, capCanUseTool.Since()))
-		case !CapsOf(p.Transport).Control && CapsOf(transport).Control:
-			p.Ask = false
-			p.Notes = append(p.Notes, fmt.Sprintf("--ask is off: it needs the %s transport, which the Claude CLI %s cannot run; tools that need permission are refused", transport, v))
 		}
 	}
 	for _, c := range []Capability{capMCPMessage, capForkSession, capEffort, capName, capToolsStopWithCLI, capTranscriptFirst} {

@@ -134,9 +134,9 @@ func TestPlanFor(t *testing.T) {
 			want: Plan{Transport: "pipe", HookEvents: true}},
 		{name: "newer: as asked", v: Version{9, 0, 0}, transport: "pty",
 			want: Plan{Transport: "pty", HookEvents: true}},
-		{name: "no command_lifecycle: pipe instead of stream, --ask off", v: Version{2, 1, 200}, transport: "stream", ask: true,
-			want:  Plan{Transport: "pipe"},
-			notes: []string{"the Claude CLI 2.1.200 lacks command_lifecycle (steering mid-turn) (since 2.1.206): running --transport pipe instead of stream", "--ask is off: it needs the stream transport", "lacks Bash commands ended with the CLI (since 2.1.212): after an abort on the pipe or pty transport", "lacks transcript written before the result (since 2.1.275)"}},
+		{name: "no command_lifecycle: pipe instead of stream, still asking (the relay)", v: Version{2, 1, 200}, transport: "stream", ask: true,
+			want:  Plan{Transport: "pipe", Ask: true},
+			notes: []string{"the Claude CLI 2.1.200 lacks command_lifecycle (steering mid-turn) (since 2.1.206): running --transport pipe instead of stream", "lacks Bash commands ended with the CLI (since 2.1.212): after an abort on the pipe or pty transport", "lacks transcript written before the result (since 2.1.275)"}},
 		{name: "no command_lifecycle, pipe asked: an abort leaves Bash running", v: Version{2, 1, 200}, transport: "pipe",
 			want: Plan{Transport: "pipe"}, notes: []string{"lacks Bash commands ended with the CLI", "Session ID … is already in use"}},
 		{name: "transcript written late, on pty: said", v: Version{2, 1, 274}, transport: "pty",
@@ -151,9 +151,9 @@ func TestPlanFor(t *testing.T) {
 		{name: "no set_model: pipe", v: Version{1, 0, 111}, transport: "stream",
 			want:  Plan{Transport: "pipe"},
 			notes: []string{"the Claude CLI 1.0.111 lacks set_model on a running process (since 1.0.112): running --transport pipe", "lacks --fork-session with --session-id (since 2.0.73): fork, branch and clone fail", "lacks --effort", "lacks --name", "lacks Bash commands", "transcript"}},
-		{name: "no control protocol: pipe, --ask off", v: Version{1, 0, 109}, transport: "stream", ask: true,
-			want:  Plan{Transport: "pipe"},
-			notes: []string{"lacks control protocol (initialize, interrupt) (since 1.0.110): running --transport pipe", "--ask is off: it needs the stream transport", "fork", "effort", "name", "Bash", "transcript"}},
+		{name: "no control protocol: pipe, still asking (the relay)", v: Version{1, 0, 109}, transport: "stream", ask: true,
+			want:  Plan{Transport: "pipe", Ask: true},
+			notes: []string{"lacks control protocol (initialize, interrupt) (since 1.0.110): running --transport pipe", "fork", "effort", "name", "Bash", "transcript"}},
 		{name: "too old for anything", v: Version{0, 0, 1}, transport: "stream", ask: true,
 			want:  Plan{Transport: "stream"},
 			notes: []string{"the Claude CLI 0.0.1 lacks stream-json input, --include-partial-messages, --session-id: prompts will fail; install " + OldestSupported + " or newer", "--ask is off: the Claude CLI 0.0.1 lacks can_use_tool"}},
@@ -176,19 +176,17 @@ func TestPlanFor(t *testing.T) {
 	}
 }
 
-// TestPlanNeverAsksWithoutStream: whatever the version, a plan keeping
-// --ask on the stream transport keeps stream, and one of a supported
-// version changes nothing.
-func TestPlanNeverAsksWithoutStream(t *testing.T) {
+// TestPlanAsksWhereTheCLICan: whatever the version, a plan asks only a
+// CLI that can ask (every transport can: pipe and pty through the relay,
+// so a stream transport replaced by pipe keeps asking), and one of a
+// supported version changes nothing.
+func TestPlanAsksWhereTheCLICan(t *testing.T) {
 	for _, c := range everyCapability() {
 		since := c.Since()
 		for _, v := range []Version{since, {since.Major, since.Minor, max(since.Patch-1, 0)}} {
 			for _, tp := range Transports() {
 				for _, ask := range []bool{false, true} {
 					p := PlanFor(v, tp, ask)
-					if p.Ask && tp == TransportStream {
-						assert.Equal(t, TransportStream, p.Transport, "%s: --ask kept on pipe", v)
-					}
 					if v.Place() != PlaceOlder {
 						assert.Equal(t, Plan{Transport: tp, Ask: ask, HookEvents: true}, p, "%s %s", v, tp)
 					}
