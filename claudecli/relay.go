@@ -49,15 +49,21 @@ import (
 // without a live turn's secret is answered 404 and reaches nothing. A
 // turn's requests end when its process does.
 //
-// What the relay cannot do: the CLI's MCP servers' questions to the user
-// (elicitation) and its own dialogs (request_user_dialog) have no way
-// out of a process without the control protocol; the CLI declines them.
+//   - with [Config.AskPermissions], an Elicitation hook of type http: an
+//     MCP server's question to its user, handed to Host as the
+//     elicitation request, its ElicitResult the hook's output.
+//
+// What the relay cannot do: the CLI's own dialogs (request_user_dialog)
+// have no way out of a process without the control protocol.
 
 // relayPermServer and relayPermTool name the permission tool:
 // --permission-prompt-tool mcp__claude-rpc__permission.
 const (
 	relayPermServer = "claude-rpc"
 	relayPermTool   = "permission"
+	// relayElicitation is the Elicitation hook's path (with
+	// [Config.AskPermissions]).
+	relayElicitation = "elicitation"
 )
 
 // relayMaxBody bounds what one request of the CLI's may hold.
@@ -136,14 +142,21 @@ func (r *relay) open(cfg Config) (args []string, end func(), err error) {
 		servers[relayPermServer] = map[string]any{"type": "http", "url": base + "mcp/" + relayPermServer}
 	}
 	settings := cfg.flagSettingsMap()
+	hook := func(id string) []map[string]any {
+		return []map[string]any{{"matcher": "*", "hooks": []map[string]any{{"type": "http", "url": base + "hook/" + id, "timeout": 600}}}}
+	}
+	hooks := map[string]any{}
 	if cfg.ToolHooks {
-		hook := func(id string) []map[string]any {
-			return []map[string]any{{"matcher": "*", "hooks": []map[string]any{{"type": "http", "url": base + "hook/" + id, "timeout": 600}}}}
-		}
+		hooks["PreToolUse"], hooks["PostToolUse"] = hook(HookPreTool), hook(HookPostTool)
+	}
+	if cfg.AskPermissions {
+		hooks["Elicitation"] = hook(relayElicitation)
+	}
+	if len(hooks) > 0 {
 		if settings == nil {
 			settings = map[string]any{}
 		}
-		settings["hooks"] = map[string]any{"PreToolUse": hook(HookPreTool), "PostToolUse": hook(HookPostTool)}
+		settings["hooks"] = hooks
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t := &relayTurn{host: cfg.Host, ctx: ctx, cancel: cancel}
@@ -236,6 +249,8 @@ func (r *relay) serve(w *minihttp.Response, req *http.Request, body []byte) {
 		answer = r.mcp(ctx, t, name, gjson.ParseBytes(body))
 	case kind == "hook" && (name == HookPreTool || name == HookPostTool):
 		answer = r.hook(ctx, t, name, gjson.ParseBytes(body))
+	case kind == "hook" && name == relayElicitation:
+		answer = r.elicitation(ctx, t, gjson.ParseBytes(body))
 	default:
 		http.NotFound(w, req)
 		return
@@ -330,6 +345,32 @@ func (r *relay) hook(ctx context.Context, t *relayTurn, id string, in gjson.Resu
 		return map[string]any{}
 	}
 	return json.RawMessage(orEmpty(v.Raw))
+}
+
+// elicitation hands an MCP server's question to its user (the CLI's
+// Elicitation hook's input: mcp_server_name, message, mode,
+// requested_schema, url, elicitation_id) to Host as the elicitation
+// request the stream transport gets, and answers the hook with Host's
+// ElicitResult (action, content); a failure declines.
+func (r *relay) elicitation(ctx context.Context, t *relayTurn, in gjson.Result) any {
+	req := map[string]any{}
+	for _, k := range []string{"mcp_server_name", "message", "mode", "url", "elicitation_id", "requested_schema"} {
+		if v := in.Get(k); v.Exists() {
+			req[k] = json.RawMessage(v.Raw)
+		}
+	}
+	out := map[string]any{"hookEventName": "Elicitation", "action": "decline"}
+	v, err := t.ask(ctx, "elicitation", req)
+	switch {
+	case err != nil:
+		r.log.Warn("claude-rpc relay: an MCP server's question was not answered; declined", "err", err)
+	case v.Get("action").String() != "":
+		out["action"] = v.Get("action").String()
+		if c := v.Get("content"); c.IsObject() {
+			out["content"] = json.RawMessage(c.Raw)
+		}
+	}
+	return map[string]any{"hookSpecificOutput": out}
 }
 
 // rpcError is a JSON-RPC error answer to m.

@@ -169,6 +169,14 @@ func TestElicitation(t *testing.T) {
 				assert.Equal(t, `["dev","ops"]`, req.Get("options").Raw)
 			}},
 		}, want: `{"action":"accept","content":{"name":"Ada","age":36,"role":"ops"}}`},
+		// On pipe the CLI asks through the relay's Elicitation hook.
+		{name: "form on pipe", args: []string{"--transport", "pipe"}, params: form, steps: []elicitStep{
+			{method: "input", answer: map[string]any{"value": "Ada"}, check: func(t *testing.T, req gjson.Result) {
+				assert.Equal(t, "elicit asks: Who are you?", req.Get("message").String())
+			}},
+			{method: "input", answer: map[string]any{"value": "36"}},
+			{method: "select", answer: map[string]any{"value": "dev"}},
+		}, want: `{"action":"accept","content":{"name":"Ada","age":36,"role":"dev"}}`},
 		{name: "cancelled mid-way", params: form, steps: []elicitStep{
 			{method: "input", answer: map[string]any{"value": "Ada"}},
 			{method: "input", answer: map[string]any{"cancelled": true}},
