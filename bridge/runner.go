@@ -89,6 +89,55 @@ type lineReader struct {
 	ack   chan bool // the loop's answer to a line: read on (true) or stop
 	run   *run
 	quiet *quietTurn
+	// A long line being read in pieces (claudecli.Turn's Next): given to
+	// the translator as they come, or joined for a compaction's reading.
+	piecing bool
+	joined  []byte
+}
+
+// pieceReader is the translator that reads rd's long lines as they come:
+// nil for a compaction, which reads whole lines. On the loop.
+func (rd *lineReader) pieceReader() *transform.Translator {
+	switch {
+	case rd.quiet != nil:
+		return rd.quiet.tr
+	case rd.run != nil && rd.run.compaction == nil:
+		return rd.run.tr
+	}
+	return nil
+}
+
+// piece takes a line of rd's turn that is a piece of a long line, or the
+// piece that ends one, or what ended it (err): it reports whether the
+// line is whole (then line is the line to handle, the translator's
+// reading of it, and err its error) or reading goes on. On the loop.
+func (rd *lineReader) piece(line []byte, err error) ([]byte, bool) {
+	tr := rd.pieceReader()
+	switch {
+	case errors.Is(err, jsonl.ErrPiece):
+		rd.piecing = true
+		if tr != nil {
+			tr.Piece(line)
+		} else {
+			rd.joined = append(rd.joined, line...)
+		}
+		return nil, false
+	case !rd.piecing:
+		return line, true
+	}
+	rd.piecing = false
+	joined := rd.joined
+	rd.joined = nil
+	switch {
+	case err != nil && tr != nil:
+		tr.DropPieces()
+	case err != nil:
+	case tr != nil:
+		return tr.LastPiece(line), true
+	default:
+		return append(joined, line...), true
+	}
+	return line, true
 }
 
 // quietTurn is a turn the CLI began by itself, read while the bridge is
@@ -221,6 +270,11 @@ func (o *runner) offLoop(work func() (then func())) {
 func (o *runner) line(l lineMsg) bool {
 	o.onLoop()
 	more := true
+	if line, whole := l.rd.piece(l.line, l.err); whole {
+		l.line = line
+	} else {
+		return true
+	}
 	switch {
 	case l.rd.quiet != nil:
 		more = o.quietLine(l.rd, l.line, l.err)

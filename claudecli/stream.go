@@ -661,6 +661,7 @@ func (sp *streamProc) read(maxLine int) {
 	defer close(sp.dead)
 	defer close(sp.lines)
 	lr := jsonl.NewReader(sp.p.Stdout(), maxLine)
+	lr.SetPieces(PiecesOver, InPieces)
 	for {
 		var buf []byte
 		select {
@@ -668,6 +669,12 @@ func (sp *streamProc) read(maxLine int) {
 		default:
 		}
 		line, err := lr.NextOwned(buf)
+		if errors.Is(err, jsonl.ErrPiece) {
+			if !sp.pieces(lr, line) {
+				return
+			}
+			continue
+		}
 		if errors.Is(err, jsonl.ErrLineTooLong) {
 			// Skipped; the turn is told (its Next returns err), and the
 			// CLI goes on.
@@ -698,11 +705,44 @@ func (sp *streamProc) read(maxLine int) {
 	}
 }
 
+// pieces hands the turn a long line in pieces as they are read, head
+// first: it reports false when the CLI's output ended. The pieces are
+// copied into a few buffers the turn gives back ([streamTurn.Next]), or
+// new ones when it has not yet.
+func (sp *streamProc) pieces(lr *jsonl.Reader, head []byte) bool {
+	sp.onLine(sp)
+	back := make(chan []byte, 4)
+	sp.lines <- procLine{b: head, err: jsonl.ErrPiece}
+	for {
+		var buf []byte
+		select {
+		case buf = <-back:
+		default:
+		}
+		b, err := lr.NextOwned(buf)
+		switch {
+		case errors.Is(err, jsonl.ErrPiece):
+			sp.lines <- procLine{b: b, err: err, back: back}
+		case err == nil:
+			sp.lines <- procLine{b: b, back: back}
+			return true
+		case errors.Is(err, jsonl.ErrLineTooLong):
+			sp.lines <- procLine{err: err}
+			return true
+		default:
+			return false
+		}
+	}
+}
+
 // procLine is a line of the CLI's for the turn: b, or err (wrapping
-// jsonl.ErrLineTooLong) for a line too long to keep, which was skipped.
+// jsonl.ErrLineTooLong) for a line too long to keep, which was skipped; a
+// piece of a long line comes with jsonl.ErrPiece but its last, and back
+// is where its buffer goes once read.
 type procLine struct {
-	b   []byte
-	err error
+	b    []byte
+	err  error
+	back chan []byte
 }
 
 // maxRecycled is the capacity of the largest line buffer kept for reading
@@ -935,6 +975,7 @@ func (s *stream) Close(flush time.Duration) {
 type streamTurn struct {
 	sp          *streamProc
 	last        []byte        // the line Next returned last, recycled by the next call
+	lastBack    chan []byte   // where last goes back when it was a piece of a long line
 	ended       chan struct{} // closed when the turn is over
 	endOnce     sync.Once
 	dead        bool // the process died during the turn
@@ -996,8 +1037,15 @@ func (t *streamTurn) waitEnded() {
 }
 
 func (t *streamTurn) Next() ([]byte, error) {
-	t.sp.recycle(t.last)
-	t.last = nil
+	if t.lastBack != nil {
+		select {
+		case t.lastBack <- t.last[:0]:
+		default:
+		}
+	} else {
+		t.sp.recycle(t.last)
+	}
+	t.last, t.lastBack = nil, nil
 	select {
 	case <-t.ended:
 		return nil, io.EOF
@@ -1011,7 +1059,7 @@ func (t *streamTurn) Next() ([]byte, error) {
 			t.markEnded()
 			return nil, io.EOF
 		}
-		t.last = l.b
+		t.last, t.lastBack = l.b, l.back
 		return l.b, l.err
 	case <-t.ended:
 		return nil, io.EOF

@@ -1,6 +1,7 @@
 package claudecli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -50,7 +51,10 @@ type Turn interface {
 	// Next returns the next line the CLI printed for this turn. The slice
 	// is valid until the next call. It returns io.EOF when the turn is
 	// over: released, or its process ended. A line too long to keep gives
-	// an error wrapping jsonl.ErrLineTooLong, and reading goes on.
+	// an error wrapping jsonl.ErrLineTooLong, and reading goes on. A line
+	// longer than [PiecesOver] that [InPieces] accepts comes in pieces as
+	// it is read: each but the last with jsonl.ErrPiece, the last as a
+	// line (a line over the limit gives ErrLineTooLong after its pieces).
 	Next() ([]byte, error)
 	// Release says the caller has read the turn's last line: the CLI may
 	// take the next turn, and Next returns io.EOF. A per-turn process needs
@@ -290,7 +294,9 @@ func (t *perTurn) Turn(session Session, input []byte) (Turn, error) {
 	t.mu.Lock()
 	t.last = p
 	t.mu.Unlock()
-	return &processTurn{p: p, lr: jsonl.NewReader(p.Stdout(), t.maxLine)}, nil
+	lr := jsonl.NewReader(p.Stdout(), t.maxLine)
+	lr.SetPieces(PiecesOver, InPieces)
+	return &processTurn{p: p, lr: lr}, nil
 }
 
 func (t *perTurn) Close(flush time.Duration) {
@@ -325,10 +331,58 @@ type processTurn struct {
 	p         *cliProcess
 	lr        *jsonl.Reader
 	sawResult bool
+	// A long line being read in pieces: the last bytes of the last
+	// piece, and whether its pieces so far say it is a result (its type
+	// may come after its text).
+	inPiece  bool
+	pieceEnd []byte
+	resultIn bool
+}
+
+// saysResult reports whether a piece, after the last one's end, has
+// resultType, and keeps the piece's end for the next.
+func (t *processTurn) saysResult(piece []byte) bool {
+	n := len(resultType)
+	found := bytes.Contains(append(t.pieceEnd, piece[:min(len(piece), n)]...), resultType) || bytes.Contains(piece, resultType)
+	t.pieceEnd = append(t.pieceEnd[:0], piece[max(0, len(piece)-n):]...)
+	return found
+}
+
+// resultType is how a result line says it is one.
+var resultType = []byte(`"type":"result"`)
+
+// PiecesOver is the length past which a line of the CLI's is handed over
+// in pieces as it is read ([Turn]), when [InPieces] accepts it: the
+// translator reads it as it comes (transform.Translator.Piece), where a
+// whole line would be held once more, twice while its pieces are joined.
+// Below it, lines are read whole: the CLI's stream_event lines are a few
+// hundred bytes.
+const PiecesOver = 64 << 10
+
+// InPieces reports whether a long line starting with head is handed over
+// in pieces: any but the control protocol's and system lines, which the
+// transports read whole.
+func InPieces(head []byte) bool {
+	return !bytes.HasPrefix(head, []byte(`{"type":"control_`)) && !bytes.HasPrefix(head, []byte(`{"type":"system"`))
 }
 
 func (t *processTurn) Next() ([]byte, error) {
 	line, err := t.lr.Next()
+	if t.p.clean != nil && (t.inPiece || errors.Is(err, jsonl.ErrPiece)) {
+		line = t.p.clean(line) // (a sequence cut between two pieces stays)
+	}
+	if errors.Is(err, jsonl.ErrPiece) {
+		t.inPiece = true
+		t.resultIn = t.resultIn || t.saysResult(line)
+		return line, err
+	}
+	if t.inPiece { // the last piece of a long line, or its end
+		t.sawResult = t.sawResult || err == nil && (t.resultIn || t.saysResult(line))
+		t.inPiece, t.resultIn, t.pieceEnd = false, false, t.pieceEnd[:0]
+		if err == nil {
+			return line, nil
+		}
+	}
 	if errors.Is(err, jsonl.ErrLineTooLong) {
 		return nil, err
 	}

@@ -134,6 +134,13 @@ type Translator struct {
 	top, msg, block object
 	// scratch is reused to rename each piece of a tool's streamed input.
 	scratch []byte
+
+	// A long line read in pieces (pieces.go): the one being read; the
+	// last one read, which the next Append is given (its own array: it
+	// is read in place), and the streamed text left out of it.
+	long     *longLine
+	piecesOf []byte
+	hole     hole
 }
 
 // HoldResults makes a result line end the CLI turn but not the run: after
@@ -343,6 +350,12 @@ var streamEventPrefix = []byte(`{"type":"stream_event",`)
 // Append is [Translator.Line] appending the events to dst, so a caller can
 // reuse one slice for every line. line is only read during the call.
 func (t *Translator) Append(dst []Event, line []byte) []Event {
+	owned := len(line) > 0 && len(t.piecesOf) == len(line) && &t.piecesOf[0] == &line[0]
+	if !owned {
+		t.hole = hole{}
+	}
+	t.piecesOf = nil
+	defer func() { t.hole = hole{} }()
 	if t.ended || !gjson.ValidBytes(line) {
 		return dst
 	}
@@ -357,7 +370,7 @@ func (t *Translator) Append(dst []Event, line []byte) []Event {
 	// strings taken from it may be kept.
 	v := t.top.index(unsafe.String(unsafe.SliceData(line), len(line)))
 	typ := v.Get("type").String()
-	if !t.inPlace(typ, v) {
+	if !owned && !t.inPlace(typ, v) {
 		v = t.top.index(string(line))
 	}
 	t.noteSession(v.Get("session_id"))
@@ -824,9 +837,9 @@ func (t *Translator) authoritative(out []Event, ci int, b *object) []Event {
 	c := &t.cur.msg.Content[ci]
 	switch {
 	case c.Type == "text" && b.Get("type").String() == "text":
-		return t.complete(out, ci, c.Text, b.raw("text"))
+		return t.complete(out, ci, c.Text, b.raw("text"), "text")
 	case c.Type == "thinking" && b.Get("type").String() == "thinking":
-		return t.complete(out, ci, c.Thinking, b.raw("thinking"))
+		return t.complete(out, ci, c.Thinking, b.raw("thinking"), "thinking")
 	case c.Type == "toolCall":
 		if in := b.Get("input"); in.IsObject() {
 			c.Arguments = t.names.Args(t.names.CLIName(c.Name), json.RawMessage(in.Raw))
@@ -839,7 +852,17 @@ func (t *Translator) authoritative(out []Event, ci int, b *object) []Event {
 // beyond the text streamed so far. When the literal is no longer than the
 // streamed text, nothing is missing, and the reply (2 MB in the recording)
 // is not unescaped into a copy to compare.
-func (t *Translator) complete(out []Event, ci int, streamed, raw string) []Event {
+//
+// A line read in pieces has the text left out (raw is "") when it began
+// with the streamed text; the hole says how long it was and what it has
+// beyond the streamed text.
+func (t *Translator) complete(out []Event, ci int, streamed, raw, key string) []Event {
+	if h := &t.hole; h.set && h.key == key && raw == `""` {
+		if h.n > len(streamed) && len(h.ref) == len(streamed) {
+			out = t.appendText(out, ci, unsafe.String(unsafe.SliceData(h.tail), len(h.tail)))
+		}
+		return out
+	}
 	if unescapedLen(raw) <= len(streamed) {
 		return out
 	}

@@ -70,6 +70,12 @@ func translate(rec recording, lines [][]byte, end func(*Translator) []Event) []E
 
 // translateAs is translate with tool calls shown with names.
 func translateAs(rec recording, lines [][]byte, end func(*Translator) []Event, names ToolNames) []Event {
+	return translateFed(rec, lines, end, names, (*Translator).Line)
+}
+
+// translateFed is translateAs with each line given to the translator by
+// feed, which returns the line it made of it (for lifecycle).
+func translateFed(rec recording, lines [][]byte, end func(*Translator) []Event, names ToolNames, feed func(*Translator, []byte) []Event) []Event {
 	now := clock()
 	tr := NewTranslator(now)
 	tr.SetToolNames(names)
@@ -81,7 +87,7 @@ func translateAs(rec recording, lines [][]byte, end func(*Translator) []Event, n
 	}
 	evs := tr.Start(UserMessage([]Content{TextContent(rec.prompt)}, now()))
 	for _, l := range lines {
-		evs = append(evs, tr.Line(l)...)
+		evs = append(evs, feed(tr, l)...)
 		if uuid, state, ok := lifecycle(l); ok && held && uuid == rec.steerUUID && state == "started" {
 			held = false
 			evs = append(evs, tr.Steered(UserMessage([]Content{TextContent(rec.steer)}, now()))...)
@@ -297,6 +303,18 @@ func abortedTool(evs []Event) bool {
 	return false
 }
 
+// recordingNamed is the recording called name.
+func recordingNamed(t testing.TB, name string) recording {
+	t.Helper()
+	for _, r := range recordings(t) {
+		if r.name == name {
+			return r
+		}
+	}
+	t.Fatalf("no recording %s", name)
+	return recording{}
+}
+
 func lastAssistant(evs []Event) *Message {
 	for i := len(evs) - 1; i >= 0; i-- {
 		if evs[i].Type == EventMessageEnd && evs[i].Message.Role == RoleAssistant {
@@ -307,13 +325,7 @@ func lastAssistant(evs []Event) *Message {
 }
 
 func TestAbortKeepsStreamedText(t *testing.T) {
-	var rec recording
-	for _, r := range recordings(t) {
-		if r.name == "text" {
-			rec = r
-		}
-	}
-	require.NotEmpty(t, rec.lines)
+	rec := recordingNamed(t, "text")
 	// Cut after the second text delta.
 	n, deltas := 0, 0
 	for i, l := range rec.lines {

@@ -21,6 +21,11 @@ const DefaultMaxLine = 64 << 20
 // cap. The line has been skipped; the next call reads the line after it.
 var ErrLineTooLong = errors.New("line too long")
 
+// ErrPiece comes with each piece of a long line but its last, from a
+// reader set to hand long lines over in pieces ([Reader.SetPieces]); the
+// last piece comes with a nil error, as a whole line does.
+var ErrPiece = errors.New("a piece of a long line")
+
 // keepBuffer is the largest line buffer a reader keeps for the next line.
 const keepBuffer = 1 << 20
 
@@ -37,6 +42,24 @@ type Reader struct {
 	// at its end. Growing buf by append instead allocated about five times
 	// a long line (the CLI's 2 MB assistant and result lines: 10 MB each).
 	parts [][]byte
+
+	// Long lines in pieces (SetPieces): lines longer than pieceOver
+	// whose start ok accepts; piecing while one is being handed over,
+	// pieceN its bytes so far.
+	pieceOver int
+	pieceOK   func(head []byte) bool
+	piecing   bool
+	pieceN    int
+}
+
+// SetPieces makes a line longer than over bytes whose first bytes ok
+// accepts come in pieces, as it is read, instead of whole: Next returns
+// its first over bytes or so, then each piece as it is read, with
+// [ErrPiece] for all but the last. A line that turns out over the cap
+// gives [ErrLineTooLong] after the pieces handed over so far (the caller
+// drops them) and is skipped.
+func (lr *Reader) SetPieces(over int, ok func(head []byte) bool) {
+	lr.pieceOver, lr.pieceOK = over, ok
 }
 
 // readBuffer is the size of a Reader's buffer: a long line is kept in
@@ -61,6 +84,9 @@ func (lr *Reader) Next() ([]byte, error) {
 		lr.buf = nil
 	}
 	lr.buf = lr.buf[:0]
+	if lr.piecing {
+		return lr.nextPiece()
+	}
 	clear(lr.parts)
 	lr.parts = lr.parts[:0]
 	over := false // past the cap: count the line's bytes, keep none
@@ -88,11 +114,42 @@ func (lr *Reader) Next() ([]byte, error) {
 		case errors.Is(err, bufio.ErrBufferFull):
 			if !over {
 				lr.parts = append(lr.parts, bytes.Clone(chunk))
+				if lr.pieceOK != nil && n > lr.pieceOver && lr.pieceOK(lr.parts[0]) {
+					lr.join(nil, n)
+					lr.piecing, lr.pieceN = true, n
+					return lr.buf, ErrPiece
+				}
 			}
 			continue
 		default:
 			return nil, err // io.EOF with nothing read, or a read error
 		}
+	}
+}
+
+// nextPiece reads the next piece of a long line.
+func (lr *Reader) nextPiece() ([]byte, error) {
+	chunk, err := lr.r.ReadSlice('\n')
+	lr.pieceN += len(chunk)
+	if lr.pieceN > lr.max+2 || (err == nil || errors.Is(err, io.EOF)) && contentLen(lr.pieceN, chunk) > lr.max {
+		for errors.Is(err, bufio.ErrBufferFull) { // skip the rest
+			chunk, err = lr.r.ReadSlice('\n')
+			lr.pieceN += len(chunk)
+		}
+		lr.piecing = false
+		return nil, fmt.Errorf("%w: %d bytes, more than the limit of %d", ErrLineTooLong, contentLen(lr.pieceN, chunk), lr.max)
+	}
+	switch {
+	case errors.Is(err, bufio.ErrBufferFull):
+		lr.buf = append(lr.buf, chunk...)
+		return lr.buf, ErrPiece
+	case err == nil, errors.Is(err, io.EOF): // at EOF, the next call returns io.EOF
+		lr.piecing = false
+		lr.buf = append(lr.buf, chunk...)
+		return trimEOL(lr.buf), nil
+	default:
+		lr.piecing = false
+		return nil, err
 	}
 }
 

@@ -177,3 +177,37 @@ func BenchmarkReaderLongLine(b *testing.B) {
 		}
 	}
 }
+
+// TestReaderPieces reads long lines in pieces: joined, they are the lines;
+// a line over the cap is skipped after its pieces; short lines and lines
+// the filter refuses come whole.
+func TestReaderPieces(t *testing.T) {
+	long := `{"a":"` + strings.Repeat("x", 100_000) + `"}`
+	refused := `[` + strings.Repeat("1,", 50_000) + `1]`
+	tooLong := `{"b":"` + strings.Repeat("y", 300_000) + `"}`
+	in := "{}\n" + long + "\r\n" + refused + "\n" + tooLong + "\n" + long
+	lr := NewReader(iotest.OneByteReader(strings.NewReader(in)), 200_000)
+	lr.SetPieces(64<<10, func(head []byte) bool { return head[0] == '{' })
+	var got []string
+	var cur []byte
+	pieces := 0
+	for {
+		b, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		switch {
+		case errors.Is(err, ErrPiece):
+			cur = append(cur, b...)
+			pieces++
+			continue
+		case errors.Is(err, ErrLineTooLong):
+			got, cur = append(got, "ERR"), nil
+			continue
+		}
+		require.NoError(t, err)
+		got, cur = append(got, string(append(cur, b...))), nil
+	}
+	assert.Equal(t, []string{"{}", long, refused, "ERR", long}, got)
+	assert.Greater(t, pieces, 4)
+}
