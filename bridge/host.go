@@ -354,7 +354,7 @@ var toolNameRe = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,54}$`)
 
 func (s *server) setHostTools(c *call) (any, error) {
 	if !s.capsNow().Control {
-		return nil, errors.New("set_host_tools needs the stream transport (--transport stream): the CLI calls host tools over its control protocol")
+		return nil, errors.New("set_host_tools: the transport cannot reach the host's tools")
 	}
 	var tools []hostTool
 	names := []string{}

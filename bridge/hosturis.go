@@ -42,7 +42,7 @@ var reservedSchemes = map[string]bool{"http": true, "https": true, "file": true,
 
 func (s *server) setHostURISchemes(c *call) (any, error) {
 	if !s.capsNow().Control {
-		return nil, errors.New("set_host_uri_schemes needs the stream transport (--transport stream): the CLI reaches the host's URLs through tools over its control protocol")
+		return nil, errors.New("set_host_uri_schemes: the transport cannot reach the host's tools")
 	}
 	v := c.raw.Get("schemes")
 	if !v.IsArray() {

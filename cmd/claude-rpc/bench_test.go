@@ -33,9 +33,10 @@ func timeRawTurn(b *testing.B, cli, dir string, env []string) (first, exit time.
 		string(claudecli.UserLine(benchPrompt, nil)), `"type":"result"`)
 }
 
-// timeBridgeTurn times one prompt in a new bridge, stdin closed after it.
-func timeBridgeTurn(b *testing.B, cli, dir string, env []string, transport string) (first, exit time.Duration) {
-	return timeProcess(b, exec.Command(binary(b), "--mode", "rpc", "--claude-path", cli, "--cwd", dir, "--transport", transport),
+// timeBridgeTurn times one prompt in a new bridge (with args), stdin
+// closed after it.
+func timeBridgeTurn(b *testing.B, cli, dir string, env []string, transport string, args ...string) (first, exit time.Duration) {
+	return timeProcess(b, exec.Command(binary(b), append([]string{"--mode", "rpc", "--claude-path", cli, "--cwd", dir, "--transport", transport}, args...)...),
 		env, dir, fmt.Sprintf("{\"type\":\"prompt\",\"message\":%q}\n", benchPrompt), `"type":"agent_end"`)
 }
 

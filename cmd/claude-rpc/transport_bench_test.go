@@ -53,7 +53,8 @@ func (bb *benchBridge) close() {
 
 // BenchmarkTransports measures, alternated within each round so every
 // variant sees the same machine: a raw CLI cold turn; a cold bridge turn on
-// each transport (spawn to exit); and a later turn on each transport in a
+// each transport (spawn to exit), and on pipe with --ask=false (no relay:
+// the raw turn's command line); and a later turn on each transport in a
 // bridge that already ran one (prompt to agent_end). It reports medians
 // and the ratios the project's goals name.
 //
@@ -90,6 +91,10 @@ func BenchmarkTransports(b *testing.B) {
 			samples[tp+"-cold"] = append(samples[tp+"-cold"], exit)
 			samples[tp+"-later"] = append(samples[tp+"-later"], warm[tp].prompt(b, benchPrompt))
 		}
+		// Without asking, pipe starts the CLI with the raw turn's command
+		// line: no relay (its MCP servers and hooks).
+		_, exit := timeBridgeTurn(b, cli, dir, env, "pipe", "--ask=false")
+		samples["pipe-noask-cold"] = append(samples["pipe-noask-cold"], exit)
 		if round%2 == 1 {
 			raw()
 		}
@@ -101,6 +106,8 @@ func BenchmarkTransports(b *testing.B) {
 		b.ReportMetric(med[k], k+"-ms")
 	}
 	b.ReportMetric(med["pipe-cold"]/med["cli-cold"], "pipe-cold/cli")
+	b.ReportMetric(med["pipe-noask-cold"]/med["cli-cold"], "pipe-noask-cold/cli")
+	b.ReportMetric(med["pipe-cold"]/med["pipe-noask-cold"], "pipe-relay/pipe-noask")
 	b.ReportMetric(med["pty-cold"]/med["cli-cold"], "pty-cold/cli")
 	b.ReportMetric(med["stream-cold"]/med["cli-cold"], "stream-cold/cli")
 	b.ReportMetric(med["stream-later"]/med["pipe-later"], "stream-later/pipe-later")
