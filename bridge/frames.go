@@ -575,8 +575,10 @@ type hostToolCancelJSON struct {
 type toolExecutionUpdateJSON struct {
 	Type       string `json:"type"`
 	ToolCallID string `json:"toolCallId"`
-	// ToolName is the CLI's name of the tool: mcp__host__<name>; an
-	// extension's tool (--extension) goes by its own name, as in pi.
+	// ToolName is the tool's name as tool_execution_start shows it: a
+	// host's tool and an extension's (--extension) go by their own names,
+	// as in pi and omp (--tool-names claude: mcp__host__<name>,
+	// mcp__ext__<name>).
 	ToolName string          `json:"toolName"`
 	Args     json.RawMessage `json:"args"`
 	// PartialResult is the host_tool_update's partialResult.

@@ -472,7 +472,7 @@ func (s *server) callHostTool(ctx context.Context, p gjson.Result) map[string]an
 		case a := <-w.ch:
 			if a.Get("type").String() == "host_tool_update" {
 				s.out.send(toolExecutionUpdateJSON{Type: "tool_execution_update", ToolCallID: toolCallID,
-					ToolName: "mcp__" + hostServer + "__" + name, Args: args, PartialResult: json.RawMessage(a.Get("partialResult").Raw)})
+					ToolName: s.opts.ToolNames.Name("mcp__" + hostServer + "__" + name), Args: args, PartialResult: json.RawMessage(a.Get("partialResult").Raw)})
 				continue
 			}
 			content := json.RawMessage(a.Get("result.content").Raw)

@@ -200,7 +200,7 @@ var referenceDocs = schema.Docs{
 	"github.com/claude-rpc/claude-rpc/bridge.todosData.TodoPhases":                  "TodoPhases are the phases as stored: ids filled in, statuses checked.",
 	"github.com/claude-rpc/claude-rpc/bridge.toolExecutionUpdateJSON":               "toolExecutionUpdateJSON relays a host_tool_update: a host tool's progress. Only host tools update: the CLI reports no progress of its own tools.",
 	"github.com/claude-rpc/claude-rpc/bridge.toolExecutionUpdateJSON.PartialResult": "PartialResult is the host_tool_update's partialResult.",
-	"github.com/claude-rpc/claude-rpc/bridge.toolExecutionUpdateJSON.ToolName":      "ToolName is the CLI's name of the tool: mcp__host__<name>; an extension's tool (--extension) goes by its own name, as in pi.",
+	"github.com/claude-rpc/claude-rpc/bridge.toolExecutionUpdateJSON.ToolName":      "ToolName is the tool's name as tool_execution_start shows it: a host's tool and an extension's (--extension) go by their own names, as in pi and omp (--tool-names claude: mcp__host__<name>, mcp__ext__<name>).",
 	"github.com/claude-rpc/claude-rpc/bridge.treeData":                              "treeData is get_tree's data: the session's entries as pi's tree. Claude sessions do not branch in place (fork makes a new session), so the bridge's own are one chain; a pi file opened may have branches.",
 	"github.com/claude-rpc/claude-rpc/bridge.treeNode":                              "treeNode is one entry of get_tree and the entries made after it.",
 	"github.com/claude-rpc/claude-rpc/bridge.treeNode.Label":                        "Label and LabelTimestamp are the entry's label, the latest label entry's for it (pi's setLabel), and when it was set.",

@@ -96,18 +96,31 @@ func (n ToolNames) tool(cli string) *piTool {
 	return byCLI[cli]
 }
 
-// extensionTools is the prefix of the CLI's names of pi extensions' tools
-// (claude-rpc's --extension serves them as the MCP server "ext"). Under
-// pi's names they are shown by their own names, as pi shows them.
-const extensionTools = "mcp__ext__"
+// The prefixes of the CLI's names of the tools claude-rpc serves itself:
+// pi extensions' (--extension, the MCP server "ext") and the host's
+// (set_host_tools, host URIs: "host"). Under pi's names they are shown by
+// their own names, as pi and omp show an extension's or a host's tool (a
+// host's named as one of pi's tools keeps the CLI's name).
+const (
+	extensionTools = "mcp__ext__"
+	hostTools      = "mcp__host__"
+)
 
 // Name is the name the CLI's tool cli is shown with.
 func (n ToolNames) Name(cli string) string {
 	if p := n.tool(cli); p != nil {
 		return p.Pi
 	}
-	if own, ok := strings.CutPrefix(cli, extensionTools); ok && n == toolNamesPi && own != "" {
+	if n != toolNamesPi {
+		return cli
+	}
+	if own, ok := strings.CutPrefix(cli, extensionTools); ok && own != "" {
 		return strings.Clone(own) // cli may be a view of a buffer reused later
+	}
+	// A host's tool named as one of pi's keeps the CLI's name: shown as
+	// pi's, it would be drawn (and read back, CLIName) as the CLI's own.
+	if own, ok := strings.CutPrefix(cli, hostTools); ok && own != "" && byPi[own] == nil {
+		return strings.Clone(own)
 	}
 	return cli
 }

@@ -193,7 +193,11 @@ func TestExtensionToolNames(t *testing.T) {
 	}{
 		{toolNamesClaude, "mcp__ext__name_chat", "mcp__ext__name_chat"},
 		{toolNamesPi, "mcp__ext__", "mcp__ext__"},
-		{toolNamesPi, "mcp__host__echo", "mcp__host__echo"},
+		{toolNamesPi, "mcp__host__echo", "echo"},
+		{toolNamesClaude, "mcp__host__echo", "mcp__host__echo"},
+		{toolNamesPi, "mcp__host__", "mcp__host__"},
+		{toolNamesPi, "mcp__other__echo", "mcp__other__echo"},
+		{toolNamesPi, "mcp__host__bash", "mcp__host__bash"}, // pi's name: kept
 	} {
 		if got := tc.n.Name(tc.cli); got != tc.want {
 			t.Errorf("%v Name(%q) = %q, want %q", tc.n, tc.cli, got, tc.want)

@@ -1002,7 +1002,7 @@ func (t *Translator) toolResult(out []Event, r toolResultLine) []Event {
 	}
 	if !isError {
 		content = t.names.Content(cli, call.Arguments, r.details, content)
-	} else if unknownTool(content, cli) {
+	} else if unknownTool(content, cli, hostTools+call.Name, extensionTools+call.Name) {
 		content = []Content{TextContent("Tool " + call.Name + " not found")}
 	}
 	return t.emitToolResult(out, id, call.Name, content, details, x.Usage, isError)
@@ -1016,12 +1016,19 @@ func (t *Translator) toolResult(out []Event, r toolResultLine) []Event {
 // this tool here. ..."). Hosts get pi's words for a tool it does not know
 // instead (pi 1.6.0's agent loop: "Tool X not found"); the model keeps
 // the CLI's.
-func unknownTool(content []Content, cli string) bool {
+// The call's CLI name is one of names (a host's or an extension's tool is
+// shown by its own name: which server's it was is not kept).
+func unknownTool(content []Content, names ...string) bool {
 	if len(content) != 1 || content[0].Type != "text" {
 		return false
 	}
-	rest, ok := strings.CutPrefix(content[0].Text, "<tool_use_error>Error: No such tool available: "+cli)
-	return ok && (strings.HasPrefix(rest, "</tool_use_error>") || strings.HasPrefix(rest, ". "))
+	for _, cli := range names {
+		rest, ok := strings.CutPrefix(content[0].Text, "<tool_use_error>Error: No such tool available: "+cli)
+		if ok && (strings.HasPrefix(rest, "</tool_use_error>") || strings.HasPrefix(rest, ". ")) {
+			return true
+		}
+	}
+	return false
 }
 
 func (t *Translator) emitToolResult(out []Event, id, name string, content []Content, details, usage json.RawMessage, isError bool) []Event {

@@ -13,9 +13,9 @@ import (
 // does not know ("Tool X not found"); other errors are kept as they are.
 func TestUnknownToolIsPis(t *testing.T) {
 	for _, c := range []struct{ cli, want string }{
-		{"<tool_use_error>Error: No such tool available: mcp__host__alpha</tool_use_error>", "Tool mcp__host__alpha not found"},
-		{"<tool_use_error>Error: No such tool available: mcp__host__alpha. mcp__host__alpha is still listed for this conversation, but nothing in this session provides it right now (its source was removed or disconnected, or this version no longer has it), so it cannot run. Continue without it.</tool_use_error>", "Tool mcp__host__alpha not found"},
-		{"<tool_use_error>Error: No such tool available: mcp__host__alpha. Its MCP server 'host' is connected but does not offer this tool here. Continue without it.</tool_use_error>", "Tool mcp__host__alpha not found"},
+		{"<tool_use_error>Error: No such tool available: mcp__host__alpha</tool_use_error>", "Tool alpha not found"},
+		{"<tool_use_error>Error: No such tool available: mcp__host__alpha. mcp__host__alpha is still listed for this conversation, but nothing in this session provides it right now (its source was removed or disconnected, or this version no longer has it), so it cannot run. Continue without it.</tool_use_error>", "Tool alpha not found"},
+		{"<tool_use_error>Error: No such tool available: mcp__host__alpha. Its MCP server 'host' is connected but does not offer this tool here. Continue without it.</tool_use_error>", "Tool alpha not found"},
 		// Another tool's name, another error: as the CLI said.
 		{"<tool_use_error>Error: No such tool available: mcp__host__alphabet</tool_use_error>", ""},
 		{"<tool_use_error>InputValidationError: bad</tool_use_error>", ""},

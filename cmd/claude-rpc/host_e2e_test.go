@@ -247,6 +247,9 @@ func hostTools(t *testing.T, transport string) {
 	require.True(t, b.call(map[string]any{"type": "prompt", "message": `[[tool:mcp__host__echo_host:{"message":"hello"}]]`}).Get("success").Bool())
 	frames := b.until(30*time.Second, isType("host_tool_call"))
 	call := frames[len(frames)-1]
+	start := last(frames, "tool_execution_start", "")
+	require.True(t, start.Exists(), "tool_execution_start before host_tool_call, as omp")
+	assert.Equal(t, "echo_host", start.Get("toolName").String())
 	assert.Equal(t, "echo_host", call.Get("toolName").String())
 	assert.Equal(t, "hello", call.Get("arguments.message").String())
 	assert.NotEmpty(t, call.Get("toolCallId").String())
@@ -256,6 +259,11 @@ func hostTools(t *testing.T, transport string) {
 	frames = b.until(30*time.Second, isType("agent_end"))
 	update := last(frames, "tool_execution_update", "")
 	assert.Equal(t, call.Get("toolCallId").String(), update.Get("toolCallId").String())
+	// Shown by its own name, as omp shows a host's tool: in every frame
+	// and in the messages.
+	assert.Equal(t, "echo_host", update.Get("toolName").String())
+	assert.Equal(t, "echo_host", last(frames, "tool_execution_end", "").Get("toolName").String())
+	assert.Equal(t, "echo_host", last(frames, "message_end", "toolResult").Get("message.toolName").String())
 	assert.Equal(t, "working", update.Get("partialResult.content.0.text").String())
 	assert.Equal(t, "tool said: host says hi", last(frames, "message_end", "assistant").Get("message.content.0.text").String())
 	// The model gets the tool itself (alwaysLoad), with its schema, not a

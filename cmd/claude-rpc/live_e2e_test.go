@@ -220,8 +220,8 @@ func TestHostToolsLive(t *testing.T) {
 	assert.False(t, called, "a tool removed does not reach the host")
 	// CLI 2.1.328 and 2.1.332 keep it in the model's list and refuse its
 	// call; the host gets pi 1.6.0's words for a tool it does not know.
-	assert.Equal(t, "Tool mcp__host__alpha not found", last(frames, "tool_execution_end", "").Get("result.content.0.text").String())
-	assert.Equal(t, "Tool mcp__host__alpha not found", last(frames, "message_end", "toolResult").Get("message.content.0.text").String())
+	assert.Equal(t, "Tool alpha not found", last(frames, "tool_execution_end", "").Get("result.content.0.text").String())
+	assert.Equal(t, "Tool alpha not found", last(frames, "message_end", "toolResult").Get("message.content.0.text").String())
 	assert.Contains(t, offered(n), "mcp__host__gamma")
 	called, _ = callTool("gamma")
 	assert.True(t, called)
