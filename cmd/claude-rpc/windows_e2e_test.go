@@ -704,3 +704,41 @@ func TestWindowsSessionFile(t *testing.T) {
 	assert.Equal(t, cwd, pf.Header.Cwd)
 	assert.Equal(t, id, pf.Header.ID)
 }
+
+// TestWindowsRelay: on pipe, each turn's claude.exe reaches the bridge
+// through the relay (HTTP on 127.0.0.1): a host tool is called and its
+// result reaches the model, and a tool that needs permission is asked of
+// the host (allowed: the file is written; denied: it is not).
+func TestWindowsRelay(t *testing.T) {
+	cli := winCLI(t)
+	dir := spacedDir(t)
+	b := startWin(t, cli, dir, "--transport", "pipe")
+	r := b.call(map[string]any{"type": "set_host_tools", "tools": []any{map[string]any{"name": "echo_host", "description": "Echo",
+		"parameters": map[string]any{"type": "object", "properties": map[string]any{"message": map[string]any{"type": "string"}}}}}})
+	require.True(t, r.Get("success").Bool(), r.Raw)
+
+	require.True(t, b.call(map[string]any{"type": "prompt", "message": `[[tool:mcp__host__echo_host:{"message":"hi"}]]`}).Get("success").Bool())
+	frames := b.until(90*time.Second, frameType("host_tool_call"))
+	call := frames[len(frames)-1]
+	assert.Equal(t, "echo_host", call.Get("toolName").String())
+	b.send(map[string]any{"type": "host_tool_result", "id": call.Get("id").String(),
+		"result": map[string]any{"content": []any{map[string]any{"type": "text", "text": "from the host"}}}})
+	frames = b.until(60*time.Second, frameType("agent_end"))
+	assert.Contains(t, replyText(frames), "from the host")
+
+	for _, tc := range []struct {
+		answer  string
+		written bool
+	}{{"Allow once", true}, {"Deny", false}} {
+		path := filepath.Join(dir, strings.ReplaceAll(tc.answer, " ", "-")+".txt")
+		prompt := fmt.Sprintf(`[[tool:Write:{"file_path":%q,"content":"written"}]]`, path)
+		require.True(t, b.call(map[string]any{"type": "prompt", "message": prompt}).Get("success").Bool())
+		frames := b.until(90*time.Second, frameType("extension_ui_request"))
+		req := frames[len(frames)-1]
+		assert.Equal(t, "Allow Write?", req.Get("title").String())
+		b.send(map[string]any{"type": "extension_ui_response", "id": req.Get("id").String(), "value": tc.answer})
+		b.until(60*time.Second, frameType("agent_end"))
+		_, err := os.Stat(path)
+		assert.Equal(t, tc.written, err == nil, "%s: %v", tc.answer, err)
+	}
+}
