@@ -63,7 +63,8 @@ type Config struct {
 	// per-turn process lists the tools when it starts; a persistent one
 	// (stream) is told to list them again when a fingerprint changes.
 	SDKTools map[string]string
-	// Host answers the CLI's control requests (stream transport). Nil
+	// Host answers the CLI's control requests (stream: its control
+	// protocol; pipe and pty: the relay, relay.go). Nil
 	// refuses them.
 	Host Host
 	// DialogKinds are the request_user_dialog kinds Host renders, declared

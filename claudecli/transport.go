@@ -89,10 +89,13 @@ type Caps struct {
 	// Steer: the transport's turns are [Steerer]s, which take user lines
 	// while they run. False: a turn takes its input only.
 	Steer bool
-	// Control: the CLI speaks the control protocol with [Config.Host]
-	// while a turn runs: it calls the tools the host serves
-	// ([Config.SDKServers]) and asks before a tool that needs permission
-	// ([Config.AskPermissions]). False: Host is never called.
+	// Control: the CLI reaches [Config.Host] while a turn runs: it calls
+	// the tools the host serves ([Config.SDKServers]), asks before a tool
+	// that needs permission ([Config.AskPermissions]) and runs the host's
+	// tool hooks ([Config.ToolHooks]) — over the control protocol
+	// (stream) or through the relay (pipe, pty: relay.go; the CLI's own
+	// dialogs and ControlRequest need the control protocol). False: Host
+	// is never called.
 	Control bool
 
 	// LiveInfo, when set, is what the running CLI process said about
