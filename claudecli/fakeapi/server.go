@@ -59,7 +59,8 @@ func (r Request) LastUserText() string { return lastUserText(r.Body) }
 type Server struct {
 	URL string
 
-	srv *minihttp.Server
+	srv  *minihttp.Server
+	done chan struct{} // closed by Close: ends the replies streaming
 
 	mu    sync.Mutex
 	reqs  []*Request
@@ -74,7 +75,7 @@ func New() (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listening on 127.0.0.1: %w", err)
 	}
-	s := &Server{URL: "http://" + ln.Addr().String(), tries: map[string]int{}}
+	s := &Server{URL: "http://" + ln.Addr().String(), tries: map[string]int{}, done: make(chan struct{})}
 	s.srv = minihttp.Serve(ln, s.handle, minihttp.Options{BadRequest: func(w *minihttp.Response, err error) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "fake API: malformed request: "+err.Error())
 	}})
@@ -83,7 +84,16 @@ func New() (*Server, error) {
 
 // Close stops the server: it ends any reply still streaming, closes every
 // connection and returns once their goroutines are done.
-func (s *Server) Close() { s.srv.Close() }
+func (s *Server) Close() {
+	s.mu.Lock()
+	select {
+	case <-s.done:
+	default:
+		close(s.done)
+	}
+	s.mu.Unlock()
+	s.srv.Close()
+}
 
 // Env returns the environment variables that point the Claude CLI at this
 // server and keep it from reaching anything else.
@@ -224,7 +234,7 @@ func (s *Server) serveMessages(w *minihttp.Response, hr *http.Request, req *Requ
 		return
 	}
 	sw := newSSEWriter(w)
-	err := script.stream(hr.Context(), s.srv.Done(), sw, model, inTokens)
+	err := script.stream(hr.Context(), s.done, sw, model, inTokens)
 	s.update(req, func(r *Request) {
 		r.Completed = err == nil
 		r.Disconnected = err != nil && hr.Context().Err() != nil

@@ -72,9 +72,6 @@ func Serve(ln net.Listener, h Handler, o Options) *Server {
 	return s
 }
 
-// Done is closed once Close began: what a handler streams ends then.
-func (s *Server) Done() <-chan struct{} { return s.done }
-
 // Close stops the server: it ends any reply still being written, closes
 // every connection and returns once their goroutines are done.
 func (s *Server) Close() {
