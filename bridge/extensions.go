@@ -516,7 +516,6 @@ func (s *server) showUI(u extensions.UI) {
 		}
 		ev := transform.StatusEvent(m.Get("statusKey").String(), text)
 		ev.Notice.ID = id
-		s.extStatus.note(ev.Notice.StatusKey, text != nil)
 		s.out.events([]transform.Event{ev})
 	case "setWidget":
 		f := uiSetWidgetJSON{Type: typ, ID: id, Method: u.Method, WidgetKey: m.Get("widgetKey").String(), WidgetPlacement: m.Get("widgetPlacement").String()}

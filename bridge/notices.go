@@ -4,7 +4,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/tidwall/gjson"
 
@@ -75,14 +74,13 @@ func (o *runner) learnLine(tr *transform.Translator) {
 	}
 }
 
-// Statuses on a session switch. pi clears every extension status when the
-// session changes (interactive mode's resetExtensionUI:
-// footerDataProvider.clearExtensionStatuses); a host of pi's RPC keeps
-// what it was sent, so the bridge clears them: the extensions' entries,
-// and the CLI's that belong to the session left (claude.hook.*, a hook of
-// its run; claude.backgroundTasks, its tasks). The CLI's that describe the
-// bridge or the account stay (claude.permissionMode, claude.rateLimit,
-// claude.auth).
+// Statuses on a session switch. The CLI's entries that belong to the
+// session left are cleared (claude.hook.*, a hook of its run;
+// claude.backgroundTasks, its tasks); those describing the bridge or the
+// account stay (claude.permissionMode, claude.rateLimit, claude.auth).
+// The extensions' own entries are theirs to clear, as under pi 1.6.0's
+// RPC mode, which sends no clear on a switch (its interactive mode resets
+// its footer; TestRealExtensions compares the frames with pi's).
 
 // leaveSession clears the CLI's status entries of the session left: the
 // events, numbered, that clear them. On the loop.
@@ -96,47 +94,10 @@ func (b *noticeBoard) leaveSession() []transform.Event {
 	return b.pass(out)
 }
 
-// shownStatus are the status entries of the extensions the host shows
-// (set, not cleared since). Its mutex is taken only in its methods.
-type shownStatus struct {
-	mu   sync.Mutex
-	keys map[string]bool
-}
-
-// note records a setStatus sent: set, or cleared.
-func (s *shownStatus) note(key string, set bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.keys == nil {
-		s.keys = map[string]bool{}
-	}
-	if set {
-		s.keys[key] = true
-	} else {
-		delete(s.keys, key)
-	}
-}
-
-// take returns the keys shown, in order, and forgets them.
-func (s *shownStatus) take() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	keys := slices.Sorted(maps.Keys(s.keys))
-	s.keys = nil
-	return keys
-}
-
-// clearStatuses clears, for a session switch, the status entries that
-// were the session's: the CLI's (noticeBoard.leaveSession) and the
-// extensions'. On the loop.
+// clearStatuses clears, for a session switch, the CLI's status entries
+// that were the session's (noticeBoard.leaveSession). On the loop.
 func (s *server) clearStatuses() {
-	evs := s.runs.notices.leaveSession()
-	for _, key := range s.extStatus.take() {
-		ev := transform.StatusEvent(key, nil)
-		ev.Notice.ID = s.host.next("ui_")
-		evs = append(evs, ev)
-	}
-	if len(evs) > 0 {
+	if evs := s.runs.notices.leaveSession(); len(evs) > 0 {
 		s.out.events(evs)
 	}
 }

@@ -97,8 +97,6 @@ type server struct {
 	extActs    extActionQueue // the extensions' calls they do not wait for, in order
 	toolStarts toolStarts     // the tool calls whose start the host was shown
 	extDialogs extDialogs
-	// extStatus are the extensions' status entries the host shows.
-	extStatus shownStatus
 	// internal carries the bridge's own calls (internalCall) to the
 	// dispatcher, as the host's lines come.
 	internal chan inLine

@@ -26,8 +26,9 @@ func versionedCLI(t *testing.T, v string) string {
 }
 
 // TestOlderCLIDegrades: a CLI without command_lifecycle (2.1.200) runs on
-// the pipe transport though stream was asked, without --ask, saying so once
-// on stderr; prompts, a steer and an abort still work.
+// the pipe transport though stream was asked, saying so once on stderr,
+// and still asks (through the relay); prompts, a steer and an abort still
+// work.
 func TestOlderCLIDegrades(t *testing.T) {
 	t.Parallel()
 	b := startBridgeWith(t, bridgeOpts{cli: versionedCLI(t, "2.1.200")}, "--transport", "stream", "--ask")
@@ -43,18 +44,19 @@ func TestOlderCLIDegrades(t *testing.T) {
 	frames = b.until(60*time.Second, isType("agent_end"))
 	assert.Equal(t, "steered", last(frames, "message_end", "assistant").Get("message.content.0.text").String())
 
-	// Without --ask, a tool that needs permission is refused, not asked.
-	frames = b.runPrompt(`[[tool:Write:{"file_path":"` + filepath.Join(b.dir, "x.txt") + `","content":"x"}]]`)
-	for _, f := range frames {
-		assert.NotEqual(t, "extension_ui_request", f.Get("type").String())
-	}
+	// --ask stays on: pipe asks through the relay. Denied, nothing is
+	// written.
+	require.True(t, b.call(map[string]any{"type": "prompt", "message": `[[tool:Write:{"file_path":"` + filepath.Join(b.dir, "x.txt") + `","content":"x"}]]`}).Get("success").Bool())
+	asked := b.until(30*time.Second, isType("extension_ui_request"))
+	b.sendJSON(map[string]any{"type": "extension_ui_response", "id": asked[len(asked)-1].Get("id").String(), "value": "Deny"})
+	b.until(30*time.Second, isType("agent_end"))
 	assert.NoFileExists(t, filepath.Join(b.dir, "x.txt"))
 
 	code, _ := b.closeAndWait(30 * time.Second)
 	assert.Equal(t, 0, code)
 	stderr := b.stderr.String()
 	assert.Equal(t, 1, strings.Count(stderr, "the Claude CLI 2.1.200 lacks command_lifecycle (steering mid-turn) (since 2.1.206): running --transport pipe instead of stream"), stderr)
-	assert.Equal(t, 1, strings.Count(stderr, "--ask is off: it needs the stream transport"), stderr)
+	assert.NotContains(t, stderr, "--ask is off", stderr)
 	assert.Equal(t, 1, strings.Count(stderr, "the Claude CLI 2.1.200 is older than the supported range ("+claudecli.OldestSupported+" to "+claudecli.NewestTested+")"), stderr)
 }
 

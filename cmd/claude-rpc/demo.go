@@ -95,7 +95,7 @@ End with Ctrl-D (stdin closed).
 // fakeAPIEnv is env pointed at a fake API (its variables in api): without
 // what would send the CLI elsewhere or authenticate it (ANTHROPIC_*, the
 // Bedrock/Vertex/Foundry switches, an OAuth token, CLAUDE_CONFIG_DIR), with
-// configDir as the CLI's settings and transcripts folder.
+// configDir as the CLI's settings and transcripts folder, and its cache's.
 func fakeAPIEnv(env, api []string, configDir string) []string {
 	var out []string
 	for _, kv := range env {
@@ -108,5 +108,7 @@ func fakeAPIEnv(env, api []string, configDir string) []string {
 		out = append(out, kv)
 	}
 	out = append(out, api...)
-	return append(out, "CLAUDE_CONFIG_DIR="+configDir)
+	// The CLI keeps its MCP servers' logs (the relay's, on pipe and pty)
+	// in its cache folder: XDG_CACHE_HOME's where it reads it (Linux).
+	return append(out, "CLAUDE_CONFIG_DIR="+configDir, "XDG_CACHE_HOME="+filepath.Join(configDir, "cache"))
 }

@@ -395,7 +395,6 @@ func TestFlagErrors(t *testing.T) {
 		{"--mode", "rpc", "@stray.md"}, // pi refuses @file arguments in --mode rpc too (a plain one it ignores)
 		{"--mode", "rpc", "--idle-timeout", "soon"},
 		{"--mode", "rpc", "--idle-timeout", "-1s"},
-		{"--mode", "rpc", "--ask", "--transport", "pipe"},
 		{"--mode", "rpc", "--ask-timeout", "-5s"},
 		{"--mode", "rpc", "--coalesce", "-4ms"},
 		// A host flag whose value is missing (the last argument).
@@ -496,7 +495,10 @@ func TestChildEnvironment(t *testing.T) {
 	assert.NotContains(t, string(env), "ENTRYPOINT=cli")
 	args, err := os.ReadFile(fake + ".args")
 	require.NoError(t, err)
-	assert.Regexp(t, `^-p --verbose --input-format stream-json --output-format stream-json --include-partial-messages --model sonnet --permission-mode plan --session-id=[0-9a-f-]{36}\n$`, string(args))
+	// Asking is on (the default): the relay's MCP servers, permission
+	// tool and hooks, in files named on the command line.
+	assert.Regexp(t, `^-p --verbose --input-format stream-json --output-format stream-json --include-partial-messages --model sonnet --permission-mode plan `+
+		`--mcp-config /\S+-mcp\.json --permission-prompt-tool mcp__claude-rpc__permission --settings /\S+-settings\.json --session-id=[0-9a-f-]{36}\n$`, string(args))
 }
 
 func runBinaryWithStdin(t *testing.T, env []string, stdin string, args ...string) (string, error) {

@@ -187,6 +187,7 @@ func TestTodoToolsCanBeTurnedOff(t *testing.T) {
 	frames := b.runPrompt(taskTool("TaskCreate", `{"subject":"x","description":"y"}`))
 	end := last(frames, "tool_execution_end", "")
 	assert.True(t, end.Get("isError").Bool(), "%s", end.Raw)
-	assert.Contains(t, end.Get("result.content.0.text").String(), "No such tool available: TaskCreate")
+	assert.Equal(t, "Tool TaskCreate not found", end.Get("result.content.0.text").String(), "pi's words for a tool it does not have")
+	assert.Contains(t, b.lastRequest().Get("messages").Raw, "No such tool available: TaskCreate", "the model gets the CLI's")
 	assert.JSONEq(t, `[]`, b.todoPhases())
 }
