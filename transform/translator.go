@@ -157,7 +157,7 @@ func (t *Translator) NextTurn() []Event {
 	t.atResult = false
 	out := t.endAssistant(nil)
 	out = t.flushPending(out)
-	out = t.endTurn(out)
+	out = t.endTurn(t.emptyAssistant(out))
 	t.dropEscapes()
 	t.between = true
 	return out
@@ -1301,6 +1301,20 @@ func (t *Translator) endTurn(out []Event) []Event {
 	return out
 }
 
+// emptyAssistant gives the open turn an empty assistant message when it
+// has none: pi's turns always have their assistant message, and a turn
+// that ends without one (a slash command that printed nothing, at the
+// run's end or before a queued message's turn) gets an empty one.
+func (t *Translator) emptyAssistant(out []Event) []Event {
+	if !t.turnOpen || t.turnAssistant >= 0 {
+		return out
+	}
+	t.cur = t.newAssistant("", "", false)
+	out = append(out, t.snapshot(EventMessageStart, AssistantEvent{}))
+	out = t.endAssistant(out)
+	return t.flushPending(out)
+}
+
 // endRun ends what is still open and emits agent_end. A message still open
 // ends with stop and errMsg; a tool still running gets an error result.
 func (t *Translator) endRun(out []Event, stop, errMsg string) []Event {
@@ -1321,15 +1335,7 @@ func (t *Translator) endRun(out []Event, stop, errMsg string) []Event {
 		// run ends before the model answers them.
 		out = t.flushDeferred(t.closeRunning(out, toolAbortedMessage))
 	}
-	if t.turnOpen && t.turnAssistant < 0 {
-		// pi's turns always have their assistant message; a run that ends
-		// without one (a slash command that printed nothing) gets an empty
-		// one.
-		t.cur = t.newAssistant("", "", false)
-		out = append(out, t.snapshot(EventMessageStart, AssistantEvent{}))
-		out = t.endAssistant(out)
-		out = t.flushPending(out)
-	}
+	out = t.emptyAssistant(out)
 	out = t.closeRunning(out, toolAbortedMessage)
 	out = t.endTurn(out)
 	t.ended = true
