@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -190,4 +191,66 @@ func TestTreeOfABranchedFile(t *testing.T) {
 	}
 	assert.Equal(t, []string{"e1(e3(e4(e5)) e2[there])", "e6"}, roots)
 	assert.Equal(t, "e6", tree.Get("leafId").String())
+}
+
+// TestClearThenFollowUpSameRun: /clear in a run that goes on (a follow-up
+// queued while it ran) starts the session over at the clear: the
+// messages after it go to the new session's pi file, not the old one's,
+// and the run's next CLI turn works on the CLI's new session, on a
+// persistent and a per-turn transport. Recorded: clear-then-text (the
+// real CLI reports its new session on the init line after
+// conversation_reset, and runs the follow-up there).
+func TestClearThenFollowUpSameRun(t *testing.T) {
+	rec := recording(t, "clear-then-text")
+	first := slices.IndexFunc(rec.Lines, func(l []byte) bool { return gjson.GetBytes(l, "type").String() == "result" })
+	require.Positive(t, first)
+	newID := gjson.GetBytes(rec.Lines[first], "session_id").String()
+	for _, per := range []bool{false, true} {
+		t.Run(map[bool]string{false: "stream", true: "pipe"}[per], func(t *testing.T) {
+			dir := t.TempDir()
+			queued := make(chan struct{})
+			fake := &claudetest.Transport{Per: per, Scenarios: []claudetest.Scenario{
+				replay(recording(t, "text")),
+				func(turn *claudetest.Turn) { <-queued; turn.Emit(rec.Lines[:first+1]...) },
+				func(turn *claudetest.Turn) { turn.Emit(rec.Lines[first+1:]...) },
+			}}
+			r := newRig(t, fake, Options{PiSessions: true, SessionDir: dir})
+			r.sendf(`{"type":"prompt","message":"Remember pelican"}`)
+			r.event("session_settled")
+			oldFile := r.call(map[string]any{"type": "get_state"}).Get("data.sessionFile").String()
+			r.sendf(`{"type":"prompt","message":"/clear"}`)
+			require.True(t, r.call(map[string]any{"type": "follow_up", "message": "after [[say:two]]"}).Get("success").Bool())
+			close(queued)
+			r.event("session_settled")
+
+			turns := fake.Turns()
+			require.Len(t, turns, 3)
+			assert.Equal(t, newID, turns[2].Session.ID, "the follow-up's turn works on the CLI's new session")
+			st := r.call(map[string]any{"type": "get_state"}).Get("data")
+			assert.Equal(t, newID, st.Get("sessionId").String())
+			newFile := st.Get("sessionFile").String()
+			require.NotEqual(t, oldFile, newFile, "a new pi file after /clear")
+
+			old, err := sessions.ReadPi(oldFile)
+			require.NoError(t, err)
+			for _, e := range old.Entries {
+				assert.NotContains(t, string(e.Raw), "[[say:two]]", "the old session's file has nothing of after the clear")
+			}
+			pf, err := sessions.ReadPi(newFile)
+			require.NoError(t, err, "the new session's file")
+			assert.Equal(t, newID, pf.Header.ClaudeSessionID, "the new file begins on the CLI's new session")
+			var texts []string
+			for _, e := range pf.Entries {
+				assert.Equal(t, newID, e.ClaudeSessionID, "entry %s", e.Raw)
+				if e.Type == "message" {
+					texts = append(texts, gjson.GetBytes(e.Raw, "message.role").String()+": "+gjson.GetBytes(e.Raw, "message.content.0.text").String())
+				}
+			}
+			assert.Equal(t, []string{"user: after [[say:two]]", "assistant: two"}, texts, "the new file: what came after the clear, once")
+			entries := r.call(map[string]any{"type": "get_entries"}).Get("data.entries").Array()
+			assert.Len(t, entries, len(pf.Entries), "get_entries is the new file's")
+			msgs := r.call(map[string]any{"type": "get_messages"}).Get("data.messages").Array()
+			assert.Len(t, msgs, 2, "get_messages: the session after the clear")
+		})
+	}
 }

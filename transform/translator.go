@@ -118,17 +118,20 @@ type Translator struct {
 	names ToolNames
 
 	// denied: why the CLI refused tool calls not yet answered
-	// (permission_denied), by id; wasReset: the CLI cleared the
-	// conversation during the run, at message resetAt; commands: the last commands_changed's
-	// list, until taken (notices.go).
+	// (permission_denied), by id; resets: how often the CLI cleared the
+	// conversation during the run, the last time at message resetAt
+	// (resetOpen: in the turn under way, whose end is the new
+	// conversation's start); commands: the last commands_changed's list,
+	// until taken (notices.go).
 	denied map[string]denial
 	// extras are what tool results carry that the CLI's lines do not (a
 	// tool the bridge served over MCP: an extension's), by call id, until
 	// its result comes.
-	extras   map[string]ToolExtras
-	wasReset bool
-	resetAt  int
-	commands json.RawMessage
+	extras    map[string]ToolExtras
+	resets    int
+	resetAt   int
+	resetOpen bool
+	commands  json.RawMessage
 
 	// Reused indexes of the line being read, its message and a block.
 	top, msg, block object
@@ -1246,6 +1249,9 @@ func (t *Translator) turnBoundary(out []Event) []Event {
 		out = t.endTurn(out)
 		t.dropEscapes()
 		t.turnOpen = true
+		if t.resetOpen { // the new conversation starts with this turn
+			t.resetAt, t.resetOpen = len(t.messages), false
+		}
 		out = append(out, Event{Type: EventTurnStart})
 	}
 	return t.flushDeferred(out)
