@@ -553,11 +553,24 @@ func (st *state) allEntries() []entryJSON {
 	return ls.entries
 }
 
-// promptOfEntry is entryText under the lock.
-func (st *state) promptOfEntry(id string) (text string, nth int, ok bool) {
+// promptOfEntry is entryPromptOf under the lock.
+func (st *state) promptOfEntry(id string) (entryPrompt, bool) {
 	ls := st.lock()
 	defer st.mu.Unlock()
-	return ls.entryText(id)
+	return ls.entryPromptOf(id)
+}
+
+// piForkPoints are the user messages of every branch of the session's
+// entries, with their entry ids, when the session was opened from a pi
+// file (ok), as pi lists them for forking; else ok is false (the
+// session's prompts are its CLI transcript's).
+func (st *state) piForkPoints() (points []forkPoint, ok bool) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	if !ls.pi.existing() {
+		return nil, false
+	}
+	return ls.userEntries(), true
 }
 
 // thinkingLevel is the level get_state reports.
