@@ -358,21 +358,90 @@ func entryTime(e entryJSON) int64 {
 	return t.UnixMilli()
 }
 
-// entryText is the text of the user message an entry id (get_entries')
-// names, and how many user messages with the same text come before it, so
-// fork can find that prompt in the CLI's transcript; ok is false when the
-// id is no user message's entry. Called with st.mu held.
-func (ls *lockedState) entryText(id string) (text string, nth int, ok bool) {
-	seen := map[string]int{}
+// entryPrompt is what fork needs of a user message entry (an id of
+// get_entries' or of a pi file's get_fork_messages).
+type entryPrompt struct {
+	text string
+	// nth is how many user messages with the same text come before it on
+	// the session's current branch, so fork can find that prompt in the
+	// CLI's transcript, which holds that branch.
+	nth int
+	// offBranch: the entry is on another branch of the session's pi file
+	// than the current one, which the CLI's transcript does not hold;
+	// before are then the entries before it (from the first to its
+	// parent), copies, as pi builds a fork from them.
+	offBranch bool
+	before    []entryJSON
+}
+
+// pathTo is the indexes of the entries from the first to all[i], by
+// parentId, oldest first (pi's branch: SessionManager.getBranch). A
+// parent not in all (or a cycle) ends it.
+func pathTo(all []entryJSON, i int) []int {
+	at := make(map[string]int, len(all))
+	for j, e := range all {
+		if _, dup := at[e.ID]; !dup {
+			at[e.ID] = j
+		}
+	}
+	var rev []int
+	seen := map[int]bool{}
+	for ok := true; ok && !seen[i]; {
+		seen[i] = true
+		rev = append(rev, i)
+		p := all[i].ParentID
+		if p == nil {
+			break
+		}
+		i, ok = at[*p]
+	}
+	slices.Reverse(rev)
+	return rev
+}
+
+// entryPromptOf is the user message entry id as fork needs it; ok is false
+// when the id is no user message's entry. The current branch is the one
+// that ends in the last entry (pi's leaf). Called with st.mu held.
+func (ls *lockedState) entryPromptOf(id string) (p entryPrompt, ok bool) {
+	all := ls.entries
+	at := slices.IndexFunc(all, func(e entryJSON) bool { return e.ID == id })
+	if at < 0 || all[at].Type != "message" || all[at].Message == nil || all[at].Message.Role != transform.RoleUser {
+		return entryPrompt{}, false
+	}
+	p.text = all[at].Message.Text()
+	branch := pathTo(all, len(all)-1)
+	if !slices.Contains(branch, at) {
+		p.offBranch = true
+		for _, i := range pathTo(all, at) {
+			if i != at {
+				p.before = append(p.before, all[i])
+			}
+		}
+		return p, true
+	}
+	for _, i := range branch {
+		if i == at {
+			break
+		}
+		if e := all[i]; e.Type == "message" && e.Message != nil && e.Message.Role == transform.RoleUser && e.Message.Text() == p.text {
+			p.nth++
+		}
+	}
+	return p, true
+}
+
+// userEntries are the user messages of every branch of the session's
+// entries that have text, as pi lists them for forking
+// (getUserMessagesForForking). Called with st.mu held.
+func (ls *lockedState) userEntries() []forkPoint {
+	points := []forkPoint{}
 	for _, e := range ls.entries {
 		if e.Type != "message" || e.Message == nil || e.Message.Role != transform.RoleUser {
 			continue
 		}
-		t := e.Message.Text()
-		if e.ID == id {
-			return t, seen[t], true
+		if t := e.Message.Text(); t != "" {
+			points = append(points, forkPoint{EntryID: e.ID, Text: t})
 		}
-		seen[t]++
 	}
-	return "", 0, false
+	return points
 }

@@ -3,9 +3,11 @@ package bridge
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -190,4 +192,143 @@ func TestTreeOfABranchedFile(t *testing.T) {
 	}
 	assert.Equal(t, []string{"e1(e3(e4(e5)) e2[there])", "e6"}, roots)
 	assert.Equal(t, "e6", tree.Get("leafId").String())
+}
+
+// TestClearThenFollowUpSameRun: /clear in a run that goes on (a follow-up
+// queued while it ran) starts the session over at the clear: the
+// messages after it go to the new session's pi file, not the old one's,
+// and the run's next CLI turn works on the CLI's new session, on a
+// persistent and a per-turn transport. Recorded: clear-then-text (the
+// real CLI reports its new session on the init line after
+// conversation_reset, and runs the follow-up there).
+func TestClearThenFollowUpSameRun(t *testing.T) {
+	rec := recording(t, "clear-then-text")
+	first := slices.IndexFunc(rec.Lines, func(l []byte) bool { return gjson.GetBytes(l, "type").String() == "result" })
+	require.Positive(t, first)
+	newID := gjson.GetBytes(rec.Lines[first], "session_id").String()
+	for _, per := range []bool{false, true} {
+		t.Run(map[bool]string{false: "stream", true: "pipe"}[per], func(t *testing.T) {
+			dir := t.TempDir()
+			queued := make(chan struct{})
+			fake := &claudetest.Transport{Per: per, Scenarios: []claudetest.Scenario{
+				replay(recording(t, "text")),
+				func(turn *claudetest.Turn) { <-queued; turn.Emit(rec.Lines[:first+1]...) },
+				func(turn *claudetest.Turn) { turn.Emit(rec.Lines[first+1:]...) },
+			}}
+			r := newRig(t, fake, Options{PiSessions: true, SessionDir: dir})
+			r.sendf(`{"type":"prompt","message":"Remember pelican"}`)
+			r.event("session_settled")
+			oldFile := r.call(map[string]any{"type": "get_state"}).Get("data.sessionFile").String()
+			r.sendf(`{"type":"prompt","message":"/clear"}`)
+			require.True(t, r.call(map[string]any{"type": "follow_up", "message": "after [[say:two]]"}).Get("success").Bool())
+			close(queued)
+			r.event("session_settled")
+
+			turns := fake.Turns()
+			require.Len(t, turns, 3)
+			assert.Equal(t, newID, turns[2].Session.ID, "the follow-up's turn works on the CLI's new session")
+			st := r.call(map[string]any{"type": "get_state"}).Get("data")
+			assert.Equal(t, newID, st.Get("sessionId").String())
+			newFile := st.Get("sessionFile").String()
+			require.NotEqual(t, oldFile, newFile, "a new pi file after /clear")
+
+			old, err := sessions.ReadPi(oldFile)
+			require.NoError(t, err)
+			for _, e := range old.Entries {
+				assert.NotContains(t, string(e.Raw), "[[say:two]]", "the old session's file has nothing of after the clear")
+			}
+			pf, err := sessions.ReadPi(newFile)
+			require.NoError(t, err, "the new session's file")
+			assert.Equal(t, newID, pf.Header.ClaudeSessionID, "the new file begins on the CLI's new session")
+			var texts []string
+			for _, e := range pf.Entries {
+				assert.Equal(t, newID, e.ClaudeSessionID, "entry %s", e.Raw)
+				if e.Type == "message" {
+					texts = append(texts, gjson.GetBytes(e.Raw, "message.role").String()+": "+gjson.GetBytes(e.Raw, "message.content.0.text").String())
+				}
+			}
+			assert.Equal(t, []string{"user: after [[say:two]]", "assistant: two"}, texts, "the new file: what came after the clear, once")
+			entries := r.call(map[string]any{"type": "get_entries"}).Get("data.entries").Array()
+			assert.Len(t, entries, len(pf.Entries), "get_entries is the new file's")
+			msgs := r.call(map[string]any{"type": "get_messages"}).Get("data.messages").Array()
+			assert.Len(t, msgs, 2, "get_messages: the session after the clear")
+		})
+	}
+}
+
+// TestForkOnABranchedPiFile: a session opened from a pi file with
+// branches (pi's own, imported for the CLI, whose transcript holds only
+// the current branch) is forked as pi forks it (AgentSessionRuntime.fork):
+// get_fork_messages lists the user messages of every branch by entry id
+// (getUserMessagesForForking); fork at one on the current branch whose
+// text another branch repeats forks there; fork at one on another branch
+// makes a session of the file's entries before it, which the CLI then
+// resumes.
+func TestForkOnABranchedPiFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "branched.jsonl")
+	msg := func(id, parent, role, text string, at int) string {
+		m := fmt.Sprintf(`{"role":"user","content":[{"type":"text","text":%q}],"timestamp":%d}`, text, at)
+		if role == "assistant" {
+			m = fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":%q}],"api":"anthropic-messages","provider":"anthropic","model":"claude-fake-opus","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":%d}`, text, at)
+		}
+		return fmt.Sprintf(`{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-01-01T00:00:%02d.000Z","message":%s}`, id, parent, at, m)
+	}
+	lines := []string{
+		`{"type":"session","version":3,"id":"0198aaaa-0000-7000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}`,
+		`{"type":"model_change","id":"e1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","provider":"anthropic","modelId":"claude-fake-opus"}`,
+		msg("u1", "e1", "user", "first", 2), msg("a1", "u1", "assistant", "one", 3),
+		// Branch A: left behind.
+		msg("uA", "a1", "user", "again", 4), msg("aA", "uA", "assistant", "A", 5), msg("uD", "aA", "user", "deep", 6),
+		// Branch B, the current one: "again" once more.
+		msg("uB", "a1", "user", "again", 7), msg("aB", "uB", "assistant", "B", 8),
+		msg("u4", "aB", "user", "more", 9), msg("a4", "u4", "assistant", "four", 10),
+	}
+	require.NoError(t, os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+	fake := &claudetest.Transport{Scenarios: []claudetest.Scenario{replay(recording(t, "text"))}}
+	r := newRig(t, fake, Options{PiSessions: true, SessionDir: dir})
+	open := func() {
+		t.Helper()
+		res := r.call(map[string]any{"type": "switch_session", "sessionPath": file})
+		require.True(t, res.Get("success").Bool(), res.Raw)
+	}
+	texts := func() (out []string) {
+		for _, m := range r.call(map[string]any{"type": "get_messages"}).Get("data.messages").Array() {
+			out = append(out, m.Get("content.0.text").String())
+		}
+		return out
+	}
+	open()
+	assert.Equal(t, []string{"first", "one", "again", "B", "more", "four"}, texts(), "the current branch")
+	points := r.call(map[string]any{"type": "get_fork_messages"}).Get("data.messages")
+	assert.JSONEq(t, `[{"entryId":"u1","text":"first"},{"entryId":"uA","text":"again"},{"entryId":"uD","text":"deep"},{"entryId":"uB","text":"again"},{"entryId":"u4","text":"more"}]`, points.Raw,
+		"every branch's user messages, by entry id, as pi lists them")
+
+	// On the current branch, its text repeated by the other branch before it.
+	res := r.call(map[string]any{"type": "fork", "entryId": "uB"})
+	require.True(t, res.Get("success").Bool(), res.Raw)
+	assert.Equal(t, "again", res.Get("data.text").String())
+	assert.Equal(t, []string{"first", "one"}, texts())
+
+	// On the other branch.
+	open()
+	res = r.call(map[string]any{"type": "fork", "entryId": "uD", "restoreFiles": true})
+	require.True(t, res.Get("success").Bool(), res.Raw)
+	assert.Equal(t, "deep", res.Get("data.text").String())
+	assert.False(t, res.Get("data.restoredFiles.restored").Bool())
+	assert.Contains(t, res.Get("data.restoredFiles.error").String(), "another branch")
+	assert.Equal(t, []string{"first", "one", "again", "A"}, texts(), "the other branch's messages before it")
+	st := r.call(map[string]any{"type": "get_state"}).Get("data")
+	assert.NotEqual(t, file, st.Get("sessionFile").String(), "a new session")
+	r.sendf(`{"type":"prompt","message":"deeper"}`)
+	r.event("session_settled")
+	turns := fake.Turns()
+	require.NotEmpty(t, turns)
+	last := turns[len(turns)-1].Session
+	assert.Equal(t, st.Get("sessionId").String(), last.ID)
+	assert.True(t, last.Exists, "the CLI resumes the branch's transcript")
+	assert.Empty(t, last.ForkFrom)
+	pf, err := sessions.ReadPi(st.Get("sessionFile").String())
+	require.NoError(t, err)
+	assert.Equal(t, file, pf.Header.ParentSession)
 }

@@ -326,6 +326,7 @@ type run struct {
 	prompt string
 
 	sawSession bool        // the translator's session id was noted
+	resets     int         // the translator's resets (/clear) the session started over at
 	retrying   bool        // the CLI waits to retry an API call (auto_retry_start shown)
 	idle       bool        // the watchdog stopped the turn: the CLI printed nothing for IdleTimeout
 	wd         *time.Timer // the turn's watchdog
@@ -532,13 +533,46 @@ func (o *runner) delivered(r *run, evs []transform.Event, update bool) {
 }
 
 // emit writes r's events, and keeps each message they end in the
-// session's entries (its pi file) as it ends, if r belongs to the session
-// in use. On the loop.
+// session's entries (its pi file) as it ends (note). On the loop.
 func (o *runner) emit(r *run, evs []transform.Event) {
 	o.onLoop()
-	o.s.st.noteMessages(r.gen, evs)
+	o.note(r, evs)
+	o.write(evs)
+}
+
+// write writes events. On the loop.
+func (o *runner) write(evs []transform.Event) {
+	o.onLoop()
 	o.s.toolStarts.seen(evs)
 	o.s.out.events(o.notices.pass(evs))
+}
+
+// note keeps each message of r's that evs end in the session's entries
+// (its pi file), if r belongs to the session in use. Where the CLI
+// cleared the conversation (/clear), the session starts over at the turn
+// after the clear's (its turn_start), as the translator counts it
+// ([transform.Translator.Resets]): the messages from there on are the new
+// session's, in a pi file of its own, and the run's next CLI turns work
+// on the session the CLI reported since (its init line after
+// conversation_reset). A run that ends in the clear's turn starts over
+// at its end (finishNow). On the loop.
+func (o *runner) note(r *run, evs []transform.Event) {
+	o.onLoop()
+	if r.tr != nil && r.resets < r.tr.Resets() {
+		if i := slices.IndexFunc(evs, func(e transform.Event) bool { return e.Type == transform.EventTurnStart && e.Subagent == nil }); i >= 0 {
+			o.s.st.noteMessages(r.gen, evs[:i])
+			o.startOver(r)
+			evs = evs[i:]
+		}
+	}
+	o.s.st.noteMessages(r.gen, evs)
+}
+
+// startOver starts the session over after r's /clear. On the loop.
+func (o *runner) startOver(r *run) {
+	o.onLoop()
+	r.resets = r.tr.Resets()
+	o.s.st.startOver(r.gen, r.tr.SessionID())
 }
 
 // queueChanged sends queue_update with the queues as they are. On the
@@ -1331,6 +1365,12 @@ func (o *runner) finish(r *run, evs []transform.Event) {
 func (o *runner) finishNow(r *run, evs []transform.Event) {
 	o.onLoop()
 	s, tr := o.s, r.tr
+	// The run's last messages are noted before the session learns the
+	// run (a /clear in its last turn starts the session over after them).
+	o.note(r, evs)
+	if r.resets < tr.Resets() {
+		o.startOver(r)
+	}
 	if s.st.learn(r.gen, tr, true) {
 		s.saveLimitsLater()
 	}
@@ -1347,7 +1387,7 @@ func (o *runner) finishNow(r *run, evs []transform.Event) {
 	if n := len(evs); n > 0 && evs[n-1].Type == transform.EventAgentEnd {
 		evs[n-1].Continues = o.cur == r && (r.then != nil || !r.aborted && o.queued())
 	}
-	o.emit(r, s.subs.observe(evs, s.subagentFile(tr)))
+	o.write(s.subs.observe(evs, s.subagentFile(tr)))
 	o.ended(r, tr.Messages())
 }
 

@@ -168,18 +168,10 @@ func (s *server) loadPi(ctx context.Context, pf *sessions.PiFile) (*loaded, erro
 	}
 	var newest *sessions.PiEntry
 	branch := pf.Branch()
-	for i, pe := range branch {
-		if m, ok := customMessageOf(pe.Raw); ok {
-			l.messages = append(l.messages, m) // an extension's: the transcript has it as the user's
-			continue
-		}
-		if pe.Type != "message" {
-			continue
-		}
-		if m, ok := transform.MessageFromPi([]byte(gjson.GetBytes(pe.Raw, "message").Raw)); ok {
-			l.messages = append(l.messages, m)
-			newest = &branch[i]
-		}
+	msgs, last := piMessages(branch)
+	l.messages = msgs
+	if last >= 0 {
+		newest = &branch[last]
 	}
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
@@ -197,7 +189,7 @@ func (s *server) loadPi(ctx context.Context, pf *sessions.PiFile) (*loaded, erro
 		l.id = newest.ClaudeSessionID
 		l.path, _ = sessions.Locate(s.configDir, s.cwd, l.id)
 	default:
-		id, err := s.importPi(ctx, pf)
+		id, err := s.importBranch(ctx, branch, pf.Path)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", pf.Path, err)
 		}
@@ -205,6 +197,26 @@ func (s *server) loadPi(ctx context.Context, pf *sessions.PiFile) (*loaded, erro
 		l.path, _ = sessions.Locate(s.configDir, s.cwd, id)
 	}
 	return l, nil
+}
+
+// piMessages are the messages of a pi file's branch, and the index of the
+// last message entry among them (-1 when none).
+func piMessages(branch []sessions.PiEntry) (msgs []transform.Message, last int) {
+	last = -1
+	for i, pe := range branch {
+		if m, ok := customMessageOf(pe.Raw); ok {
+			msgs = append(msgs, m) // an extension's: the transcript has it as the user's
+			continue
+		}
+		if pe.Type != "message" {
+			continue
+		}
+		if m, ok := transform.MessageFromPi([]byte(gjson.GetBytes(pe.Raw, "message").Raw)); ok {
+			msgs = append(msgs, m)
+			last = i
+		}
+	}
+	return msgs, last
 }
 
 func raws(entries []sessions.Entry) [][]byte {
@@ -335,6 +347,12 @@ func (s *server) history() (entries []sessions.Entry, sourceID string, err error
 // getForkMessages handles get_branch_messages and get_fork_messages: the
 // prompts of the session in use, oldest first, with their entry ids.
 func (s *server) getForkMessages(*call) (any, error) {
+	if points, ok := s.st.piForkPoints(); ok {
+		// A session opened from a pi file: its prompts are the file's
+		// user messages, on every branch, by entry id, as pi lists them;
+		// the CLI's transcript holds only the current branch.
+		return forkMessagesData{Messages: points}, nil
+	}
 	conv, _, err := s.history()
 	if err != nil {
 		return nil, err
@@ -357,6 +375,16 @@ func (s *server) fork(c *call) (any, error) {
 	if s.extSessionBefore(c, map[string]any{"type": "session_before_fork", "entryId": entryID, "position": "before"}) {
 		return forkData{Cancelled: true}, nil
 	}
+	// entryId is a prompt's uuid in the CLI's transcript (get_fork_messages)
+	// or a user message's entry id (get_entries; get_fork_messages of a
+	// session opened from a pi file): that prompt is found by its text
+	// among the current branch's, which the transcript holds. One on
+	// another branch of the pi file is forked from the file's entries.
+	p, isEntry := s.st.promptOfEntry(entryID)
+	if isEntry && p.offBranch {
+		return s.forkOffBranch(c, p)
+	}
+	text, nth := p.text, p.nth
 	conv, source, err := s.history()
 	if err == nil {
 		err = c.stopped()
@@ -364,10 +392,6 @@ func (s *server) fork(c *call) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	// entryId is a prompt's uuid in the CLI's transcript (get_fork_messages)
-	// or a user message's entry id (get_entries): that prompt is found by
-	// its text.
-	text, nth, isEntry := s.st.promptOfEntry(entryID)
 	at := -1
 	for i, e := range conv {
 		t, ok := transform.TranscriptPrompt(e.Raw)
@@ -401,6 +425,49 @@ func (s *server) fork(c *call) (any, error) {
 	_, parent := s.st.where() // its pi file (none is begun when none is kept)
 	s.switchTo(c, &loaded{id: sessions.NewID(), messages: msgs, parent: parent}, f, "fork")
 	return forkData{Text: text, Cancelled: false, RestoredFiles: restored}, nil
+}
+
+// forkOffBranch is fork at a user message on a branch of the session's pi
+// file other than the current one: the CLI's transcript holds only the
+// current branch, so the new session is made, as pi makes it, from the
+// file's entries before that message (from the first to its parent),
+// imported into a transcript of its own (importBranch) as a session
+// opened from a pi file is. No files are restored: the CLI's checkpoints
+// are of the transcript's turns, and that branch's are not among them.
+func (s *server) forkOffBranch(c *call, p entryPrompt) (any, error) {
+	branch := make([]sessions.PiEntry, 0, len(p.before))
+	for i := range p.before {
+		e := &p.before[i]
+		raw, err := appendEntry(nil, e)
+		if err != nil {
+			continue // none of ours: every entry the bridge makes encodes
+		}
+		pe := sessions.PiEntry{Type: e.Type, ID: e.ID, ClaudeSessionID: e.ClaudeSessionID, Raw: raw}
+		if e.ParentID != nil {
+			pe.ParentID = *e.ParentID
+		}
+		branch = append(branch, pe)
+	}
+	msgs, _ := piMessages(branch)
+	_, parent := s.st.where()
+	l := &loaded{id: sessions.NewID(), parent: parent}
+	if len(msgs) > 0 {
+		id, err := s.importBranch(c.Context(), branch, parent)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.typ, err)
+		}
+		l.id, l.messages = id, msgs
+		l.path, _ = sessions.Locate(s.configDir, s.cwd, id)
+	}
+	if err := c.stopped(); err != nil {
+		return nil, err
+	}
+	var restored *restoredFiles
+	if c.raw.Get("restoreFiles").Bool() {
+		restored = &restoredFiles{Files: []string{}, Error: "the prompt is on another branch of the pi file than the CLI's transcript holds: the CLI has no checkpoints of its files"}
+	}
+	s.switchTo(c, l, nil, "fork")
+	return forkData{Text: p.text, Cancelled: false, RestoredFiles: restored}, nil
 }
 
 // clone handles clone: the same conversation under a new session id; the

@@ -376,6 +376,27 @@ func (st *state) sawSessionID(gen uint64, id string) {
 	}
 }
 
+// startOver starts the session over where a run (gen) of the session in
+// use cleared the conversation (/clear), if it still is: as pi's /new, a
+// session with no messages, todos or entries but the start's, in a pi
+// file of its own, on the CLI session the run reported since the clear
+// (sid), which the run's next turns resume. The run's messages after the
+// clear come as entries (noteMessages), and into messages at its end
+// (learn).
+func (st *state) startOver(gen uint64, sid string) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	if gen != ls.gen {
+		return
+	}
+	if sid != "" {
+		ls.sessionID = sid
+	}
+	ls.messages, ls.compacted, ls.todos = nil, false, todoState{}
+	ls.pi = ls.newPiLog(ls.sessionID, ls.sessionID, "")
+	ls.startEntries()
+}
+
 // learn keeps what a run's translator learned, if the run belongs to the
 // session in use. It reports whether the run told limits not known
 // before (worth keeping in the info cache).
@@ -386,16 +407,10 @@ func (st *state) learn(gen uint64, tr *transform.Translator, msgs bool) (newLimi
 		return false
 	}
 	if at, reset := tr.Reset(); reset {
-		// The CLI cleared the conversation (/clear) and went on in a
-		// session of its own: as pi's /new, the session starts over, with
-		// a pi file of its own from the run's messages after the clear.
-		if sid := tr.SessionID(); sid != "" {
-			ls.sessionID = sid
-		}
+		// The CLI cleared the conversation (/clear): the session started
+		// over (startOver) with the run's messages after the clear.
 		ls.messages = append([]transform.Message(nil), tr.Messages()[at:]...)
-		ls.compacted, ls.todos = false, todoState{}
-		ls.pi = ls.newPiLog(ls.sessionID, ls.sessionID, "")
-		ls.startEntries()
+		ls.compacted = false
 	} else if msgs {
 		// (Their entries were made as each ended: noteMessages.)
 		ls.messages = append(ls.messages, tr.Messages()...)
@@ -538,11 +553,24 @@ func (st *state) allEntries() []entryJSON {
 	return ls.entries
 }
 
-// promptOfEntry is entryText under the lock.
-func (st *state) promptOfEntry(id string) (text string, nth int, ok bool) {
+// promptOfEntry is entryPromptOf under the lock.
+func (st *state) promptOfEntry(id string) (entryPrompt, bool) {
 	ls := st.lock()
 	defer st.mu.Unlock()
-	return ls.entryText(id)
+	return ls.entryPromptOf(id)
+}
+
+// piForkPoints are the user messages of every branch of the session's
+// entries, with their entry ids, when the session was opened from a pi
+// file (ok), as pi lists them for forking; else ok is false (the
+// session's prompts are its CLI transcript's).
+func (st *state) piForkPoints() (points []forkPoint, ok bool) {
+	ls := st.lock()
+	defer st.mu.Unlock()
+	if !ls.pi.existing() {
+		return nil, false
+	}
+	return ls.userEntries(), true
 }
 
 // thinkingLevel is the level get_state reports.

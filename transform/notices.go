@@ -319,17 +319,29 @@ func (t *Translator) taskUpdated(out []Event, v *object) []Event {
 }
 
 // reset notes that the CLI cleared the conversation (conversation_reset):
-// what follows starts over.
+// the turn under way (the /clear and what the CLI answered) is the old
+// conversation's last; the new one starts with the next turn.
 func (t *Translator) reset() {
-	t.resetAt, t.wasReset = len(t.messages), true
+	t.resets++
+	t.resetOpen = true
 }
 
 // Reset reports whether the CLI cleared the conversation during the run
-// (/clear), and where: the run's messages from at on
-// ([Translator.Messages]) are the new conversation's; the session's
-// earlier ones are gone from the CLI's context. The run's events show
-// them all, as the run made them.
-func (t *Translator) Reset() (at int, ok bool) { return t.resetAt, t.wasReset }
+// (/clear), and where, the last time: the run's messages from at on
+// ([Translator.Messages]) are the new conversation's, from the turn after
+// the clear's; the session's earlier ones are gone from the CLI's
+// context. The run's events show them all, as the run made them.
+func (t *Translator) Reset() (at int, ok bool) {
+	if t.resetOpen {
+		return len(t.messages), true
+	}
+	return t.resetAt, t.resets > 0
+}
+
+// Resets is how often the CLI cleared the conversation during the run.
+// The new conversation of each starts at the next top-level turn_start
+// the run shows (none: the run ended in the clear's turn).
+func (t *Translator) Resets() int { return t.resets }
 
 // TakeCommands returns the CLI's command list from the last
 // commands_changed line (JSON: an array of the SDK's SlashCommand) since

@@ -118,17 +118,20 @@ type Translator struct {
 	names ToolNames
 
 	// denied: why the CLI refused tool calls not yet answered
-	// (permission_denied), by id; wasReset: the CLI cleared the
-	// conversation during the run, at message resetAt; commands: the last commands_changed's
-	// list, until taken (notices.go).
+	// (permission_denied), by id; resets: how often the CLI cleared the
+	// conversation during the run, the last time at message resetAt
+	// (resetOpen: in the turn under way, whose end is the new
+	// conversation's start); commands: the last commands_changed's list,
+	// until taken (notices.go).
 	denied map[string]denial
 	// extras are what tool results carry that the CLI's lines do not (a
 	// tool the bridge served over MCP: an extension's), by call id, until
 	// its result comes.
-	extras   map[string]ToolExtras
-	wasReset bool
-	resetAt  int
-	commands json.RawMessage
+	extras    map[string]ToolExtras
+	resets    int
+	resetAt   int
+	resetOpen bool
+	commands  json.RawMessage
 
 	// Reused indexes of the line being read, its message and a block.
 	top, msg, block object
@@ -164,7 +167,7 @@ func (t *Translator) NextTurn() []Event {
 	t.atResult = false
 	out := t.endAssistant(nil)
 	out = t.flushPending(out)
-	out = t.endTurn(out)
+	out = t.endTurn(t.emptyAssistant(out))
 	t.dropEscapes()
 	t.between = true
 	return out
@@ -1276,6 +1279,9 @@ func (t *Translator) turnBoundary(out []Event) []Event {
 		out = t.endTurn(out)
 		t.dropEscapes()
 		t.turnOpen = true
+		if t.resetOpen { // the new conversation starts with this turn
+			t.resetAt, t.resetOpen = len(t.messages), false
+		}
 		out = append(out, Event{Type: EventTurnStart})
 	}
 	return t.flushDeferred(out)
@@ -1331,6 +1337,20 @@ func (t *Translator) endTurn(out []Event) []Event {
 	return out
 }
 
+// emptyAssistant gives the open turn an empty assistant message when it
+// has none: pi's turns always have their assistant message, and a turn
+// that ends without one (a slash command that printed nothing, at the
+// run's end or before a queued message's turn) gets an empty one.
+func (t *Translator) emptyAssistant(out []Event) []Event {
+	if !t.turnOpen || t.turnAssistant >= 0 {
+		return out
+	}
+	t.cur = t.newAssistant("", "", false)
+	out = append(out, t.snapshot(EventMessageStart, AssistantEvent{}))
+	out = t.endAssistant(out)
+	return t.flushPending(out)
+}
+
 // endRun ends what is still open and emits agent_end. A message still open
 // ends with stop and errMsg; a tool still running gets an error result.
 func (t *Translator) endRun(out []Event, stop, errMsg string) []Event {
@@ -1351,15 +1371,7 @@ func (t *Translator) endRun(out []Event, stop, errMsg string) []Event {
 		// run ends before the model answers them.
 		out = t.flushDeferred(t.closeRunning(out, toolAbortedMessage))
 	}
-	if t.turnOpen && t.turnAssistant < 0 {
-		// pi's turns always have their assistant message; a run that ends
-		// without one (a slash command that printed nothing) gets an empty
-		// one.
-		t.cur = t.newAssistant("", "", false)
-		out = append(out, t.snapshot(EventMessageStart, AssistantEvent{}))
-		out = t.endAssistant(out)
-		out = t.flushPending(out)
-	}
+	out = t.emptyAssistant(out)
 	out = t.closeRunning(out, toolAbortedMessage)
 	out = t.endTurn(out)
 	t.ended = true

@@ -26,6 +26,9 @@ type recording struct {
 	// steer and steerUUID are a message sent mid-turn, if any (the
 	// input's second line).
 	steer, steerUUID string
+	// followUp is a message sent at the prompt's result (the input's
+	// second line, without a uuid): the run's next turn.
+	followUp string
 }
 
 func recordings(t testing.TB) []recording {
@@ -46,7 +49,10 @@ func recordings(t testing.TB) []recording {
 			prompt: gjson.GetBytes(in[0], "message.content").String(),
 			lines:  bytes.Split(bytes.TrimSuffix(stdout, []byte("\n")), []byte("\n")),
 		}
-		if len(in) > 1 {
+		switch {
+		case len(in) > 1 && gjson.GetBytes(in[0], "type").String() == "user" && !gjson.GetBytes(in[1], "uuid").Exists():
+			rec.followUp = gjson.GetBytes(in[1], "message.content").String()
+		case len(in) > 1:
 			rec.steer = gjson.GetBytes(in[1], "message.content").String()
 			rec.steerUUID = gjson.GetBytes(in[1], "uuid").String()
 		}
@@ -80,11 +86,13 @@ func translateFed(rec recording, lines [][]byte, end func(*Translator) []Event, 
 	tr := NewTranslator(now)
 	tr.SetToolNames(names)
 	held := rec.steer != ""
-	if held {
+	if held || rec.followUp != "" {
 		// As the bridge does: the run goes on while the CLI holds the
-		// steering message, which is shown when the CLI starts it.
+		// steering message, which is shown when the CLI starts it, and
+		// after a result when a follow-up is queued.
 		tr.HoldResults()
 	}
+	followUp := rec.followUp
 	evs := tr.Start(UserMessage([]Content{TextContent(rec.prompt)}, now()))
 	for _, l := range lines {
 		evs = append(evs, feed(tr, l)...)
@@ -93,9 +101,16 @@ func translateFed(rec recording, lines [][]byte, end func(*Translator) []Event, 
 			evs = append(evs, tr.Steered(UserMessage([]Content{TextContent(rec.steer)}, now()))...)
 		}
 		if at, _ := tr.AtResult(); at {
-			if held {
+			switch {
+			case followUp != "":
+				// As the bridge runs a queued follow-up: the run's next
+				// turn.
 				evs = append(evs, tr.NextTurn()...)
-			} else {
+				evs = append(evs, tr.Inject(UserMessage([]Content{TextContent(followUp)}, now()))...)
+				followUp = ""
+			case held:
+				evs = append(evs, tr.NextTurn()...)
+			default:
 				evs = append(evs, tr.End()...)
 			}
 		}
@@ -561,8 +576,8 @@ func linesOnlyReadDuringTheCall(t *testing.T, names ToolNames) {
 		now := clock()
 		tr := NewTranslator(now)
 		tr.SetToolNames(names)
-		if rec.steer != "" {
-			continue // steering needs the bridge's callbacks (TestGolden covers it)
+		if rec.steer != "" || rec.followUp != "" {
+			continue // steering and follow-ups need the bridge's callbacks (TestGolden covers them)
 		}
 		evs := tr.Start(UserMessage([]Content{TextContent(rec.prompt)}, now()))
 		var buf []byte

@@ -15,6 +15,7 @@ import (
 
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
+	"github.com/claude-rpc/claude-rpc/sessions"
 )
 
 // noticesOf are the extension_ui_request notify and setStatus frames of
@@ -68,7 +69,8 @@ func TestHookNotices(t *testing.T) {
 
 // TestClearStartsOver: /clear is said (a notify), and the conversation
 // starts over: get_messages no longer lists what came before, and the
-// model's next call does not get it, on each transport.
+// model's next call does not get it, on each transport; also in a run
+// that goes on after the clear (testClearThenFollowUp).
 func TestClearStartsOver(t *testing.T) {
 	claudetest.EndToEnd(t)
 	t.Parallel()
@@ -87,7 +89,51 @@ func TestClearStartsOver(t *testing.T) {
 			assert.NotContains(t, msgs.Raw, "pelican")
 			assert.Contains(t, msgs.Raw, "after")
 		})
+		t.Run(tp+"/follow-up", func(t *testing.T) { testClearThenFollowUp(t, tp) })
 	}
+}
+
+// testClearThenFollowUp: /clear in a run that goes on (a follow-up
+// queued while it runs) starts the session over at the clear: the
+// follow-up's model call does not get what came before, its CLI turn
+// works on the CLI's new session, and its messages go to the new
+// session's pi file, not the old one's.
+func testClearThenFollowUp(t *testing.T, tp string) {
+	b := startBridge(t, "--transport", tp)
+	b.runPrompt("Remember pelican [[say:noted]]")
+	old := b.call(map[string]any{"type": "get_state"}).Get("data")
+	// One write: the follow-up is queued while /clear's run is under
+	// way (the dispatcher takes them in order).
+	b.send(`{"id":"clear","type":"prompt","message":"/clear"}` + "\n" + `{"id":"then","type":"follow_up","message":"after [[say:two]]"}`)
+	frames := b.until(60*time.Second, isType("agent_end"))
+	b.settled(frames[len(frames)-1])
+	assert.Equal(t, []string{"/clear", "after [[say:two]]"}, userTexts(frames[len(frames)-1]), "one run")
+	assert.NotContains(t, b.lastRequest().Get("messages").Raw, "pelican", "the follow-up's model call after /clear")
+
+	st := b.call(map[string]any{"type": "get_state"}).Get("data")
+	require.NotEqual(t, old.Get("sessionFile").String(), st.Get("sessionFile").String(), "a new pi file")
+	require.NotEqual(t, old.Get("sessionId").String(), st.Get("sessionId").String(), "the CLI's new session")
+	oldPi, err := os.ReadFile(old.Get("sessionFile").String())
+	require.NoError(t, err)
+	assert.NotContains(t, string(oldPi), "after [[say:two]]", "the old session's pi file")
+	pf, err := sessions.ReadPi(st.Get("sessionFile").String())
+	require.NoError(t, err, "the new session's pi file")
+	assert.Equal(t, st.Get("sessionId").String(), pf.Header.ClaudeSessionID)
+	var texts []string
+	for _, e := range pf.Entries {
+		if e.Type == "message" {
+			texts = append(texts, gjson.GetBytes(e.Raw, "message.content.0.text").String())
+		}
+	}
+	assert.Equal(t, []string{"after [[say:two]]", "two"}, texts)
+	msgs := b.call(map[string]any{"type": "get_messages"}).Get("data.messages")
+	assert.NotContains(t, msgs.Raw, "pelican")
+	assert.Len(t, msgs.Array(), 2)
+
+	// The next run goes on in the new session.
+	b.runPrompt("next [[say:three]]")
+	assert.Contains(t, b.lastRequest().Get("messages").Raw, "after [[say:two]]")
+	assert.NotContains(t, b.lastRequest().Get("messages").Raw, "pelican")
 }
 
 // TestCommandsChangedMidSession: a command file added while the stream

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -183,4 +184,81 @@ func TestPiImportBadInput(t *testing.T) {
 	after, _ = os.ReadFile(empty)
 	assert.Equal(t, content, string(after))
 	assert.True(t, b.call(map[string]any{"type": "get_state"}).Get("success").Bool(), "the bridge serves on")
+}
+
+// TestPiImportForkAsPi: a pi file with branches, opened in claude-rpc
+// (imported: the CLI's transcript holds only the current branch), forks
+// as pi 1.6.0 forks the same file: get_fork_messages lists what pi lists
+// (every branch's user messages, by entry id), and a fork at a prompt on
+// the current branch whose text the other branch repeats, or at one on
+// the other branch, answers pi's text and leaves pi's messages; the CLI's
+// next API request after the second carries the other branch's turns.
+func TestPiImportForkAsPi(t *testing.T) {
+	claudetest.EndToEnd(t)
+	t.Parallel()
+	pi := installPi16(t)
+	srv := claudetest.Start(t)
+	msg := func(id, parent, role, text string, sec int) string {
+		m := fmt.Sprintf(`{"role":"user","content":[{"type":"text","text":%q}],"timestamp":17776296%02d000}`, text, sec)
+		if role == "assistant" {
+			m = fmt.Sprintf(`{"role":"assistant","content":[{"type":"text","text":%q}],"api":"anthropic-messages","provider":"fake","model":"claude-fake-opus","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"stop","timestamp":17776296%02d000}`, text, sec)
+		}
+		return fmt.Sprintf(`{"type":"message","id":%q,"parentId":%q,"timestamp":"2026-05-01T10:00:%02d.000Z","message":%s}`, id, parent, sec, m)
+	}
+	branched := func(home, dir string) string {
+		place := sessions.PiSessionPlace([]string{"HOME=" + home}, dir, "")
+		require.NoError(t, os.MkdirAll(place.Dir, 0o700))
+		p := filepath.Join(place.Dir, "2026-05-01T10-00-00-000Z_0198dddd-0000-7000-8000-000000000004.jsonl")
+		lines := []string{
+			fmt.Sprintf(`{"type":"session","version":3,"id":"0198dddd-0000-7000-8000-000000000004","timestamp":"2026-05-01T10:00:00.000Z","cwd":%q}`, dir),
+			strings.Replace(msg("u1", "", "user", "Remember the word lynx.", 1), `"parentId":""`, `"parentId":null`, 1),
+			msg("a1", "u1", "assistant", "Noted: lynx.", 2),
+			msg("uA", "a1", "user", "again", 3), msg("aA", "uA", "assistant", "A", 4), msg("uD", "aA", "user", "deep", 5),
+			msg("uB", "a1", "user", "again", 6), msg("aB", "uB", "assistant", "B", 7),
+			msg("u4", "aB", "user", "more", 8), msg("a4", "u4", "assistant", "four", 9),
+		}
+		require.NoError(t, os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600))
+		return p
+	}
+	texts := func(msgs gjson.Result) (out []string) {
+		for _, m := range msgs.Array() {
+			c := m.Get("content")
+			if c.Type == gjson.String {
+				out = append(out, c.String())
+			} else {
+				out = append(out, c.Get("0.text").String())
+			}
+		}
+		return out
+	}
+	// pi: each fork from the file as it was written.
+	piSays := func(entryID string) (forkPoints string, text string, msgs []string) {
+		home, dir := t.TempDir(), t.TempDir()
+		file := branched(home, dir)
+		r := pi.commands(t, srv, home, dir, []map[string]any{
+			{"type": "get_fork_messages"}, {"type": "fork", "entryId": entryID}, {"type": "get_messages"},
+		}, "--session", file)
+		for _, x := range r {
+			require.True(t, x.Get("success").Bool(), "pi: %s", x.Raw)
+		}
+		return r[0].Get("data.messages").Raw, r[1].Get("data.text").String(), texts(r[2].Get("data.messages"))
+	}
+	home, dir := t.TempDir(), t.TempDir()
+	file := branched(home, dir)
+	b := startBridgeWith(t, bridgeOpts{srv: srv, home: home, dir: dir}, "--session", file)
+	for _, entryID := range []string{"uB", "uD"} {
+		points, text, msgs := piSays(entryID)
+		r := b.call(map[string]any{"type": "switch_session", "sessionPath": file})
+		require.True(t, r.Get("success").Bool(), r.Raw)
+		assert.JSONEq(t, points, b.call(map[string]any{"type": "get_fork_messages"}).Get("data.messages").Raw, "get_fork_messages as pi's")
+		r = b.call(map[string]any{"type": "fork", "entryId": entryID})
+		require.True(t, r.Get("success").Bool(), r.Raw)
+		assert.Equal(t, text, r.Get("data.text").String(), "fork %s: pi's text", entryID)
+		assert.Equal(t, msgs, texts(b.call(map[string]any{"type": "get_messages"}).Get("data.messages")), "fork %s: pi's messages", entryID)
+	}
+	assert.Equal(t, []string{"Remember the word lynx.", "Noted: lynx.", "again", "A"}, texts(b.call(map[string]any{"type": "get_messages"}).Get("data.messages")))
+	b.runPrompt("And deeper? [[say:lynx]]")
+	reqs := srv.MessagesRequests()
+	assert.Equal(t, []string{"user: Remember the word lynx.", "assistant: Noted: lynx.", "user: again", "assistant: A", "user: And deeper? [[say:lynx]]"},
+		said(reqs[len(reqs)-1]), "the CLI resumes the other branch's turns")
 }

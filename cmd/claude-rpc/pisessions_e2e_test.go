@@ -69,6 +69,57 @@ func piEnv(home string) []string {
 // one prompt and returns its frames through agent_end.
 func (p pi16) prompt(t *testing.T, srv *claudetest.Server, home, dir, text string, args ...string) []gjson.Result {
 	t.Helper()
+	var frames []gjson.Result
+	p.talk(t, srv, home, dir, args, func(send func(map[string]any), frame func() (gjson.Result, bool), stderr func() string) {
+		send(map[string]any{"id": "p", "type": "prompt", "message": text})
+		for {
+			f, ok := frame()
+			if !ok {
+				t.Fatalf("pi ended before agent_end (stderr: %s)", stderr())
+			}
+			frames = append(frames, f)
+			if f.Get("type").String() == "response" && !f.Get("success").Bool() {
+				t.Fatalf("pi refused the prompt: %s (stderr: %s)", f.Raw, stderr())
+			}
+			if f.Get("type").String() == "agent_end" {
+				return
+			}
+		}
+	})
+	return frames
+}
+
+// commands runs pi 1.6.0 itself as prompt does, sends each command in
+// turn, and returns their responses.
+func (p pi16) commands(t *testing.T, srv *claudetest.Server, home, dir string, cmds []map[string]any, args ...string) []gjson.Result {
+	t.Helper()
+	var out []gjson.Result
+	p.talk(t, srv, home, dir, args, func(send func(map[string]any), frame func() (gjson.Result, bool), stderr func() string) {
+		for i, c := range cmds {
+			c["id"] = fmt.Sprint("c", i)
+			send(c)
+			for {
+				f, ok := frame()
+				if !ok {
+					t.Fatalf("pi ended before answering %v (stderr: %s)", c, stderr())
+				}
+				if f.Get("type").String() == "response" && f.Get("id").String() == c["id"] {
+					out = append(out, f)
+					break
+				}
+			}
+		}
+	})
+	return out
+}
+
+// talk runs pi 1.6.0 itself (--mode rpc, args) in dir on the fake API
+// srv (its provider in home's pi agent folder, as acpFakeModels) and
+// hands converse a way to send a command, read a frame (false once pi's
+// stdout ended) and read its stderr so far.
+func (p pi16) talk(t *testing.T, srv *claudetest.Server, home, dir string, args []string,
+	converse func(send func(map[string]any), frame func() (gjson.Result, bool), stderr func() string)) {
+	t.Helper()
 	agent := filepath.Join(home, ".pi", "agent")
 	require.NoError(t, os.MkdirAll(agent, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(agent, "models.json"), acpFakeModels(srv.URL), 0o644))
@@ -87,24 +138,18 @@ func (p pi16) prompt(t *testing.T, srv *claudetest.Server, home, dir, text strin
 	require.NoError(t, cmd.Start())
 	defer func() { _ = cmd.Wait() }()
 	defer in.Close()
-	line, _ := json.Marshal(map[string]any{"id": "p", "type": "prompt", "message": text})
-	_, err = in.Write(append(line, '\n'))
-	require.NoError(t, err)
-	var frames []gjson.Result
 	sc := bufio.NewScanner(out)
 	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
-		f := gjson.Parse(sc.Text())
-		frames = append(frames, f)
-		if f.Get("type").String() == "response" && !f.Get("success").Bool() {
-			t.Fatalf("pi refused the prompt: %s (stderr: %s)", f.Raw, stderr.String())
+	converse(func(v map[string]any) {
+		line, _ := json.Marshal(v)
+		_, err := in.Write(append(line, '\n'))
+		require.NoError(t, err)
+	}, func() (gjson.Result, bool) {
+		if !sc.Scan() {
+			return gjson.Result{}, false
 		}
-		if f.Get("type").String() == "agent_end" {
-			return frames
-		}
-	}
-	t.Fatalf("pi ended before agent_end (stderr: %s)", stderr.String())
-	return nil
+		return gjson.Parse(sc.Text()), true
+	}, stderr.String)
 }
 
 // said is what an API request carries of the conversation (conversation:

@@ -76,8 +76,16 @@ func translateRecording(dir, name string) ([]string, error) {
 	var clock int64 = 1_700_000_000_000
 	now := func() int64 { clock++; return clock }
 	tr := transform.NewTranslator(now)
-	var steer, uuid string
+	var steer, uuid, followUp string
 	held := len(in) > 1
+	if held && gjson.GetBytes(in[0], "type").String() == "user" && !gjson.GetBytes(in[1], "uuid").Exists() {
+		held = false
+		// A follow-up, sent at the prompt's result: the run's next turn.
+		followUp = gjson.GetBytes(in[1], "message.content").String()
+	}
+	if followUp != "" {
+		tr.HoldResults()
+	}
 	if held {
 		// As the bridge does: the run goes on while the CLI holds the
 		// steering message, shown when the CLI starts it.
@@ -93,9 +101,14 @@ func translateRecording(dir, name string) ([]string, error) {
 			evs = append(evs, tr.Steered(transform.UserMessage([]transform.Content{transform.TextContent(steer)}, now()))...)
 		}
 		if at, _ := tr.AtResult(); at {
-			if held {
+			switch {
+			case followUp != "":
 				evs = append(evs, tr.NextTurn()...)
-			} else {
+				evs = append(evs, tr.Inject(transform.UserMessage([]transform.Content{transform.TextContent(followUp)}, now()))...)
+				followUp = ""
+			case held:
+				evs = append(evs, tr.NextTurn()...)
+			default:
 				evs = append(evs, tr.End()...)
 			}
 		}

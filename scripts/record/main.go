@@ -79,6 +79,10 @@ type scenario struct {
 	before []string
 	// files are written into the working folder first, by name.
 	files map[string]string
+	// then, when set, is a user message sent once the CLI printed the
+	// prompt's result, as the stream transport sends a follow-up that
+	// runs in the same run; stdin is closed at the next result.
+	then string
 	// oauth runs the CLI as a claude.ai subscriber (an OAuth token instead
 	// of the API key): it then reads the API's usage-limit headers and
 	// reports them (rate_limit_event).
@@ -177,6 +181,9 @@ var scenarios = []scenario{
 	{name: "permission-mode", prompt: "[[say:planned]]",
 		before: []string{`{"type":"control_request","request_id":"mode","request":{"subtype":"set_permission_mode","mode":"acceptEdits"}}`}},
 	{name: "clear", setup: "Remember the word pelican. [[say:Noted: pelican.]]", prompt: "/clear"},
+	// /clear, then a follow-up in the same process (a run that goes on
+	// after the clear).
+	{name: "clear-then-text", setup: "Remember the word pelican. [[say:Noted: pelican.]]", prompt: "/clear", then: "after [[say:two]]"},
 	{name: "todos-todowrite", env: []string{"CLAUDE_CODE_ENABLE_TASKS=0", "CLAUDE_CODE_ENABLE_TODO_TOOLS=1"}, prompt: "Plan it " +
 		`[[tool:TodoWrite:{"todos":[{"content":"Write the parser","status":"in_progress","activeForm":"Writing the parser"},{"content":"Test it","status":"pending","activeForm":"Testing it"}]}]]` +
 		`[[tool:TodoWrite:{"todos":[{"content":"Write the parser","status":"completed","activeForm":"Writing the parser"},{"content":"Ship it","status":"in_progress","activeForm":"Shipping it"}]}]]`},
@@ -265,7 +272,7 @@ func recordAll(cli, out string, todo []scenario, jobs int) (failed int) {
 	sem := make(chan struct{}, max(jobs, 1))
 	var wg sync.WaitGroup
 	for _, sc := range todo {
-		if sc.killAt != "" || sc.steerAt != "" || sc.results > 0 {
+		if sc.killAt != "" || sc.steerAt != "" || sc.results > 0 || sc.then != "" {
 			alone = append(alone, sc)
 			continue
 		}
@@ -350,7 +357,11 @@ func record(srv *claudetest.Server, cli, out string, sc scenario) error {
 	if sc.steer != "" {
 		steer = claudecli.UserLineID(sc.steer, nil, steerUUID)
 	}
-	stdout, err := runCLI(cfg, session, sc.noPartial, input, sc.killAt, sc.steerAt, steer, sc.results)
+	results := sc.results
+	if sc.then != "" {
+		steer, results = claudecli.UserLine(sc.then, nil), 2
+	}
+	stdout, err := runCLI(cfg, session, sc.noPartial, input, sc.killAt, sc.steerAt, steer, results)
 	if err != nil {
 		return err
 	}
@@ -376,8 +387,9 @@ func record(srv *claudetest.Server, cli, out string, sc scenario) error {
 
 // runCLI runs one CLI process the way the pipe transport does and returns
 // its stdout. With steer, stdin stays open as in the stream transport: steer
-// is sent once a line contains steerAt. With results > 0, stdin stays open
-// until the CLI printed that many result lines.
+// is sent once a line contains steerAt; without steerAt, it is sent at the
+// first result (a follow-up). With results > 0, stdin stays open until the
+// CLI printed that many result lines.
 func runCLI(cfg claudecli.Config, session claudecli.Session, noPartial bool, input []byte, killAt, steerAt string, steer []byte, results int) ([]byte, error) {
 	args := cfg.TurnArgs(session)
 	if noPartial {
@@ -410,6 +422,9 @@ func runCLI(cfg claudecli.Config, session claudecli.Session, noPartial bool, inp
 		}
 	}
 	steerStarted := false
+	// A steer without steerAt is a follow-up: sent at the first result,
+	// stdin closed at the results-th.
+	followUp := steer != nil && steerAt == ""
 	var stdout bytes.Buffer
 	r := bufio.NewReaderSize(pipe, 1<<20)
 	for {
@@ -425,6 +440,15 @@ func runCLI(cfg claudecli.Config, session claudecli.Session, noPartial bool, inp
 		}
 		switch {
 		case stdin == nil:
+		case followUp && isResult && results == 0:
+			stdin.Close()
+			stdin = nil
+		case followUp && isResult:
+			if _, err := stdin.Write(steer); err != nil {
+				return nil, err
+			}
+			steer = nil
+		case followUp:
 		case steer == nil:
 			if isResult && results == 0 {
 				stdin.Close()
