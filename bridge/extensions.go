@@ -3,9 +3,13 @@ package bridge
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -48,6 +52,7 @@ func (s *server) startExtensions() {
 		return
 	}
 	s.extEvents = newExtPump(s)
+	s.presetExtPrompt()
 	s.ext = extensions.Start(extensions.Config{
 		Paths: s.opts.Extensions, NoExtensions: !s.opts.ExtensionsDiscover, Dir: s.cwd, Env: s.opts.CLI.Env,
 		Flags: s.opts.ExtensionFlags, Cache: s.opts.cacheDir(), Log: s.log,
@@ -109,10 +114,70 @@ func (s *server) extBeforeStart(prompt string) (added []message) {
 	text = strings.TrimSpace(text)
 	if set, _ := s.st.currentSettings(); set.extPrompt != text {
 		s.applySettings(func(st *cliSettings) { st.extPrompt = text })
+		s.rememberExtPrompt(text)
 	}
 	return added
 }
 
+// The text the extensions' before_agent_start handlers add to the system
+// prompt is known only at a prompt (pi asks them with it), and a CLI
+// process has its system prompt from its start: the warm process
+// (--prewarm), started before any prompt, would be replaced at the first
+// one. So the bridge keeps the text they gave last, per folder and
+// extensions, beside the info cache, and warms the process with it: when
+// the first prompt's handlers give the same (hapi's title extension
+// always does), the prompt runs in the warm process; when they give
+// another, it is replaced, as without it. The text reaches the model only
+// with a prompt whose handlers gave it.
+
+// extPromptFile is where the text given last is kept; "" without an info
+// cache (--cache-dir off, demo).
+func (s *server) extPromptFile() string {
+	if s.opts.InfoCache == nil || s.opts.InfoCache.Dir() == "" {
+		return ""
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%v\x00%q\x00", s.cwd, s.opts.ExtensionsDiscover, s.opts.Extensions)
+	return filepath.Join(s.opts.InfoCache.Dir(), "ext-prompt-"+hex.EncodeToString(h.Sum(nil)[:12])+".txt")
+}
+
+// rememberExtPrompt keeps text for the next bridge's warm process. Off
+// the loop (a file write).
+func (s *server) rememberExtPrompt(text string) {
+	f := s.extPromptFile()
+	if f == "" {
+		return
+	}
+	err := os.MkdirAll(filepath.Dir(f), 0o700)
+	if err == nil {
+		err = os.WriteFile(f, []byte(text), 0o600)
+	}
+	if err != nil {
+		s.log.Debug("extensions: keeping their system prompt text for the next start", "err", err)
+	}
+}
+
+// presetExtPrompt gives the settings the text the extensions gave last,
+// at the start, before any CLI process is started; keptExtPrompt drops it
+// once they loaded if none of them handles before_agent_start.
+func (s *server) presetExtPrompt() {
+	f := s.extPromptFile()
+	if f == "" {
+		return
+	}
+	if b, err := os.ReadFile(f); err == nil && len(b) > 0 {
+		s.st.changeSettings(func(st *cliSettings) { st.extPrompt = string(b) })
+	}
+}
+
+// keptExtPrompt drops the text presetExtPrompt gave when the extensions,
+// loaded, do not handle before_agent_start (they changed since).
+func (s *server) keptExtPrompt() {
+	if set, _ := s.st.currentSettings(); set.extPrompt == "" || s.ext == nil || s.ext.Handles("before_agent_start") {
+		return
+	}
+	s.applySettings(func(st *cliSettings) { st.extPrompt = "" })
+}
 // extSessionBefore asks the extensions' session_before_switch or
 // session_before_fork handlers (event), as pi does before the session
 // changes; true when one cancels. On the slow command's goroutine.

@@ -193,6 +193,7 @@ func newServer(ctx context.Context, opts Options, out io.Writer) (*server, error
 			s.makePlan(version) // may run the CLI for its version: after ready
 		}
 		s.extLoaded(s.ctx) // the pre-warmed process gets their tools
+		s.keptExtPrompt()  // and the system prompt text they gave last, if still theirs
 		<-s.prewarm()
 		close(s.started)
 		s.refreshInfo()
