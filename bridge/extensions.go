@@ -178,6 +178,7 @@ func (s *server) keptExtPrompt() {
 	}
 	s.applySettings(func(st *cliSettings) { st.extPrompt = "" })
 }
+
 // extSessionBefore asks the extensions' session_before_switch or
 // session_before_fork handlers (event), as pi does before the session
 // changes; true when one cancels. On the slow command's goroutine.
