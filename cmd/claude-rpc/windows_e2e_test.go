@@ -783,12 +783,6 @@ func TestWindowsExtension(t *testing.T) {
 			srv := claudetest.Start(t)
 			b := startRaw(t, srv, winNode(t, winEnv(srv, t.TempDir())), "--mode", "rpc", "--cwd", spacedDir(t),
 				"--log-level", "debug", "--claude-path", cli, "--transport", tp, "--extension", ext)
-			below := b.waitBelow("node.exe")
-			t.Logf("below claude-rpc: %v", below)
-			node := named(below, "node.exe")
-			require.Len(t, node, 1, "one extension host: %v", below)
-			assert.True(t, strings.EqualFold(os.Getenv("CLAUDE_RPC_TEST_NODE"), imagePath(t, node[0].pid)), "the host runs on Node for Windows from PATH")
-
 			require.True(t, b.call(map[string]any{"type": "prompt", "message": `[[tool:mcp__ext__name_chat:{"name":"Weather"}]]`}).Get("success").Bool())
 			frames := b.until(90*time.Second, frameType("agent_end"))
 			var title, start gjson.Result
@@ -811,20 +805,36 @@ func TestWindowsExtension(t *testing.T) {
 				offered = offered || tool.Get("name").String() == "mcp__ext__name_chat"
 			}
 			assert.True(t, offered, "the model was offered the extension's tool")
-			assert.Contains(t, reqs[0].Messages().Raw+gjson.GetBytes(reqs[0].Body, "system").Raw, "Name this chat with the name_chat tool",
-				"before_agent_start's paragraph reached the API")
+			assert.Contains(t, gjson.GetBytes(reqs[0].Body, "system").Raw, "Name this chat with the name_chat tool",
+				"before_agent_start's paragraph is in the system prompt")
 			assert.Contains(t, reqs[len(reqs)-1].Messages().Raw, "Chat named Weather", "the tool's result reached the API")
 			assert.Contains(t, b.stderr.String(), "must not reach the bridge's stdout", "the extension's stdout goes to the log")
 
-			below = append(below, descendants(t, uint32(b.cmd.Process.Pid))...) // stream's claude.exe too
+			// Now, not at the start: the node.exe below the bridge then may
+			// be FindNode's node --version.
+			below := descendants(t, uint32(b.cmd.Process.Pid))
 			t.Logf("below claude-rpc after the call: %v", below)
-			require.NoError(t, b.stdin.Close())
-			select {
-			case <-b.exited:
-			case <-time.After(20 * time.Second):
-				t.Fatalf("claude-rpc did not exit within 20 s of stdin closing")
+			node := named(below, "node.exe")
+			require.Len(t, node, 1, "one extension host: %v", below)
+			assert.True(t, strings.EqualFold(os.Getenv("CLAUDE_RPC_TEST_NODE"), imagePath(t, node[0].pid)), "the host runs on Node for Windows from PATH")
+
+			if tp == "stream" {
+				require.NoError(t, b.stdin.Close())
+				select {
+				case <-b.exited:
+				case <-time.After(20 * time.Second):
+					t.Fatalf("claude-rpc did not exit within 20 s of stdin closing")
+				}
+				requireGone(t, below, "after claude-rpc exited, the extension host and what else it started")
+				return
 			}
-			requireGone(t, below, "after claude-rpc exited, the extension host and what else it started")
+			// Killed outright (TerminateProcess): the host, in no Job
+			// Object, ends on its stdin's end.
+			require.NoError(t, b.cmd.Process.Kill())
+			<-b.exited
+			killed := time.Now()
+			requireGone(t, below, "after claude-rpc was killed, the extension host and what else it started")
+			t.Logf("the host gone %v after the kill", time.Since(killed))
 		})
 	}
 }
