@@ -32,11 +32,9 @@ import (
 
 // firstModelWait bounds how long after the bridge's start get_state waits
 // for the CLI to say its model: longer than the CLI takes to say it on a
-// busy machine (the CLI's start took 5 s from spawn to its init line in a
-// clean-clone CI run at load average ~13, where 2 s left hapi's first
-// get_state without a model, and hapi reads it only then); it costs
-// nothing when the CLI is quick: the answer goes as soon as it said it.
-const firstModelWait = 6 * time.Second
+// busy machine, and about what pi itself takes to answer its first
+// get_state (docs/performance.md, 'Figures behind the code').
+const firstModelWait = 2 * time.Second
 
 // namedModel is the model id the CLI is started with, as far as its flags,
 // environment and settings files tell (flag is --model); "" when they name

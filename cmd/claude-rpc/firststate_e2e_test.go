@@ -19,7 +19,7 @@ import (
 
 // firstModelWait is the bridge's (bridge/startmodel.go): how long after
 // its start get_state waits for the CLI to say its model.
-const firstModelWait = 6 * time.Second
+const firstModelWait = 2 * time.Second
 
 // startFile is a settings file a case writes: in the home ("~/…"), the
 // working folder ("./…") or another folder ("@/…", the case's
@@ -107,16 +107,12 @@ func TestFirstStateModel(t *testing.T) {
 	}
 }
 
-// TestFirstStateModelSlowCLI: with a CLI whose every start takes
-// slowFirstStart (longer than firstModelWait), the first get_state names at once
+// TestFirstStateModelSlowCLI: with a CLI whose every start takes slowStart
+// (2.5 s, longer than firstModelWait), the first get_state names at once
 // a model id the CLI's start-up names (read from its settings, not asked:
 // the CLI could not have answered), and without one answers once
 // firstModelWait has passed, leaving the model out. Other commands sent
 // meanwhile are not held back.
-// slowFirstStart is how long TestFirstStateModelSlowCLI's CLI takes to
-// start.
-const slowFirstStart = firstModelWait + 1500*time.Millisecond
-
 func TestFirstStateModelSlowCLI(t *testing.T) {
 	claudetest.EndToEnd(t)
 	t.Parallel()
@@ -134,7 +130,7 @@ func TestFirstStateModelSlowCLI(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			wrapper := filepath.Join(t.TempDir(), "slow-claude")
-			script := fmt.Sprintf("#!/bin/sh\nsleep %.1f\nexec '%s' \"$@\"\n", slowFirstStart.Seconds(), claudetest.CLI(t))
+			script := fmt.Sprintf("#!/bin/sh\nsleep %.1f\nexec '%s' \"$@\"\n", slowStart.Seconds(), claudetest.CLI(t))
 			require.NoError(t, os.WriteFile(wrapper, []byte(script), 0o755))
 			home, dir := t.TempDir(), t.TempDir()
 			env := writeStart(t, home, dir, tc.files, tc.env)
@@ -142,14 +138,14 @@ func TestFirstStateModelSlowCLI(t *testing.T) {
 			b := startBridgeWith(t, bridgeOpts{cli: wrapper, home: home, dir: dir, env: env}, "--transport", "stream")
 			b.sendJSON(map[string]any{"type": "get_state", "id": "state"})
 			b.sendJSON(map[string]any{"type": "set_session_name", "id": "name", "name": "first"})
-			frames := b.until(slowFirstStart, func(f gjson.Result) bool { return f.Get("id").String() == "state" })
+			frames := b.until(slowStart, func(f gjson.Result) bool { return f.Get("id").String() == "state" })
 			took := time.Since(began)
 			t.Logf("first get_state %v after the start: model %s", took.Round(time.Millisecond), frames[len(frames)-1].Get("data.model.id"))
 			state := frames[len(frames)-1]
 			require.True(t, state.Get("success").Bool(), state.Raw)
 			if tc.want != "" {
 				assert.Equal(t, tc.want, state.Get("data.model.id").String())
-				assert.Less(t, took, slowFirstStart/5, "answered at once")
+				assert.Less(t, took, slowStart/5, "answered at once")
 				return
 			}
 			assert.False(t, state.Get("data.model").Exists(), "no model the CLI did not say: %s", state.Get("data.model").Raw)
