@@ -237,8 +237,19 @@ func TestClearThenFollowUpSameRun(t *testing.T) {
 			for _, e := range old.Entries {
 				assert.NotContains(t, string(e.Raw), "[[say:two]]", "the old session's file has nothing of after the clear")
 			}
-			pf, err := sessions.ReadPi(newFile)
-			require.NoError(t, err, "the new session's file")
+			var pf *sessions.PiFile
+			require.Eventually(t, func() bool { // written a moment after the run
+				if pf, err = sessions.ReadPi(newFile); err != nil {
+					return false
+				}
+				n := 0
+				for _, e := range pf.Entries {
+					if e.Type == "message" {
+						n++
+					}
+				}
+				return n >= 2
+			}, waitFor, 10*time.Millisecond, "the new session's file")
 			assert.Equal(t, newID, pf.Header.ClaudeSessionID, "the new file begins on the CLI's new session")
 			var texts []string
 			for _, e := range pf.Entries {
