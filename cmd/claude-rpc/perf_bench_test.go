@@ -156,8 +156,10 @@ func BenchmarkSDK(b *testing.B) {
 // bridge's own peak RSS (VmHWM, read from /proc before it exits; the CLI is
 // another process) and, of that, the file pages mapped at the reply's end
 // (RssFile: the binary's and libraries' code and data, shared with every
-// other process running them), the bytes it wrote per byte of the reply,
-// and the time to agent_end.
+// other process running them), the CPU it used (user and system), the
+// bytes it wrote per byte of the reply, and the time to agent_end. Set CLAUDE_RPC_BENCH_OTHER to another plain
+// build (e.g. main's) to run it too, alternated, its figures prefixed
+// other-.
 //
 //	scripts/bench   (or: go test -run '^$' -bench Relay -benchtime 3x ./cmd/claude-rpc)
 func BenchmarkRelay(b *testing.B) {
@@ -167,7 +169,10 @@ func BenchmarkRelay(b *testing.B) {
 	}
 	cli, dir, env := benchSetup(b)
 	builds := []benchBuild{{"", plainBinary(b)}, {"release-", releaseBinary(b)}}
-	hwm, file := map[string][]float64{}, map[string][]float64{}
+	if other := os.Getenv("CLAUDE_RPC_BENCH_OTHER"); other != "" {
+		builds = append(builds, benchBuild{"other-", other})
+	}
+	hwm, file, cpu := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
 	var perByte []float64
 	var wall []time.Duration
 	relay := func(bd benchBuild) {
@@ -192,6 +197,7 @@ func BenchmarkRelay(b *testing.B) {
 		}
 		hwm[prefix] = append(hwm[prefix], float64(kb)/1024)
 		file[prefix] = append(file[prefix], float64(procStatus(cmd.Process.Pid, "RssFile"))/1024)
+		cpu[prefix] = append(cpu[prefix], ms(procCPU(cmd.Process.Pid)))
 		if prefix == "" {
 			wall = append(wall, time.Since(start))
 			perByte = append(perByte, float64(n)/float64(size))
@@ -201,7 +207,9 @@ func BenchmarkRelay(b *testing.B) {
 	eachAlternated(b, builds, relay)
 	for _, bd := range builds {
 		b.ReportMetric(median(hwm[bd.prefix]), bd.prefix+"vmhwm-MiB")
+		b.ReportMetric(slices.Max(hwm[bd.prefix]), bd.prefix+"max-vmhwm-MiB")
 		b.ReportMetric(median(file[bd.prefix]), bd.prefix+"file-MiB")
+		b.ReportMetric(median(cpu[bd.prefix]), bd.prefix+"cpu-ms")
 	}
 	b.ReportMetric(median(perByte), "bytes/reply-byte")
 	b.ReportMetric(ms(median(wall)), "reply-ms")
