@@ -157,9 +157,9 @@ func BenchmarkSDK(b *testing.B) {
 // another process) and, of that, the file pages mapped at the reply's end
 // (RssFile: the binary's and libraries' code and data, shared with every
 // other process running them), the CPU it used (user and system), the
-// bytes it wrote per byte of the reply, and the time to agent_end. Set CLAUDE_RPC_BENCH_OTHER to another plain
-// build (e.g. main's) to run it too, alternated, its figures prefixed
-// other-.
+// bytes it wrote per byte of the reply, and the time to agent_end. Set
+// CLAUDE_RPC_BENCH_OTHER to other plain builds (e.g. main's) to run them
+// too, alternated (otherBuilds).
 //
 //	scripts/bench   (or: go test -run '^$' -bench Relay -benchtime 3x ./cmd/claude-rpc)
 func BenchmarkRelay(b *testing.B) {
@@ -168,10 +168,7 @@ func BenchmarkRelay(b *testing.B) {
 		size = 200_000
 	}
 	cli, dir, env := benchSetup(b)
-	builds := []benchBuild{{"", plainBinary(b)}, {"release-", releaseBinary(b)}}
-	if other := os.Getenv("CLAUDE_RPC_BENCH_OTHER"); other != "" {
-		builds = append(builds, benchBuild{"other-", other})
-	}
+	builds := append([]benchBuild{{"", plainBinary(b)}, {"release-", releaseBinary(b)}}, otherBuilds()...)
 	hwm, file, cpu := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
 	var perByte []float64
 	var wall []time.Duration
@@ -226,6 +223,21 @@ func plainBinary(b *testing.B) string {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
+}
+
+// otherBuilds are the binaries CLAUDE_RPC_BENCH_OTHER lists (separated by
+// colons), to run beside this tree's: the first's figures prefixed
+// other-, the next ones' other2-, other3- ….
+func otherBuilds() []benchBuild {
+	var builds []benchBuild
+	for i, bin := range filepath.SplitList(os.Getenv("CLAUDE_RPC_BENCH_OTHER")) {
+		prefix := "other-"
+		if i > 0 {
+			prefix = fmt.Sprintf("other%d-", i+1)
+		}
+		builds = append(builds, benchBuild{prefix, bin})
+	}
+	return builds
 }
 
 // eachAlternated runs step with every build in each of b's rounds, in
@@ -290,9 +302,8 @@ func vmHWM(pid int) (int64, error) {
 // prompt, and that growth ÷ the size (issue 44's goal: ≤ 1.3 at 8 and 32
 // MB). The reply streams in deltas of 1,000 bytes (the fake API's
 // default); the tool's output is one line of x's. Set
-// CLAUDE_RPC_BENCH_OTHER to another claude-rpc binary (e.g. main's) to run
-// it too, alternated with this tree's in every round, its figures prefixed
-// other-.
+// CLAUDE_RPC_BENCH_OTHER to other claude-rpc binaries (e.g. main's) to run
+// them too, alternated with this tree's in every round (otherBuilds).
 //
 //	go test -run '^$' -bench PeakPerSize -benchtime 2x ./cmd/claude-rpc
 func BenchmarkPeakPerSize(b *testing.B) {
@@ -301,10 +312,7 @@ func BenchmarkPeakPerSize(b *testing.B) {
 		sizes = []int{1_000_000}
 	}
 	cli, dir, env := benchSetup(b)
-	builds := []benchBuild{{"", plainBinary(b)}}
-	if other := os.Getenv("CLAUDE_RPC_BENCH_OTHER"); other != "" {
-		builds = append(builds, benchBuild{"other-", other})
-	}
+	builds := append([]benchBuild{{"", plainBinary(b)}}, otherBuilds()...)
 	for _, kind := range []string{"reply", "tool"} {
 		for _, size := range sizes {
 			prompt := fmt.Sprintf("[[huge:%d]]", size)
