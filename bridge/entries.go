@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
@@ -113,33 +114,61 @@ func appendEntry(dst []byte, e *entryJSON) ([]byte, error) {
 	if e.raw != nil {
 		return append(dst, e.raw...), nil
 	}
-	type fields entryJSON // without MarshalJSON
-	head := fields(*e)
-	head.Message, head.ClaudeSessionID = nil, ""
-	b, err := json.Marshal(head)
+	head, tail, err := entryAround(e)
 	if err != nil {
 		return dst, err
 	}
 	start := len(dst)
-	dst = append(dst, b[:len(b)-1]...) // without its }
-	sep := func() {
-		if len(dst) > start+1 {
-			dst = append(dst, ',')
-		}
-	}
+	dst = append(dst, head...)
 	if e.Message != nil {
-		sep()
-		dst = append(dst, `"message":`...)
 		if dst, err = transform.AppendMessage(dst, e.Message); err != nil {
 			return dst[:start], err
 		}
 	}
+	return append(dst, tail...), nil
+}
+
+// writeEntry writes the line appendEntry makes of e, an entry with a
+// message that encodes (transform.CheckMessage), to w: the message as it
+// is encoded (transform.WriteMessage), never whole in memory.
+func writeEntry(w io.Writer, e *entryJSON) error {
+	head, tail, err := entryAround(e)
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write(head); err != nil {
+		return err
+	}
+	if err := transform.WriteMessage(w, e.Message); err != nil {
+		return err
+	}
+	_, err = w.Write(tail)
+	return err
+}
+
+// entryAround is the line of e (not read from a pi file) around its
+// message: its fields before the message's value (through "message":,
+// when it has one), and those after it with the closing brace.
+func entryAround(e *entryJSON) (head, tail []byte, err error) {
+	type fields entryJSON // without MarshalJSON
+	h := fields(*e)
+	h.Message, h.ClaudeSessionID = nil, ""
+	b, err := json.Marshal(h)
+	if err != nil {
+		return nil, nil, err
+	}
+	head = b[:len(b)-1] // without its }
+	if e.Message != nil {
+		head = append(head, `,"message":`...)
+	}
 	if e.ClaudeSessionID != "" {
 		id, _ := json.Marshal(e.ClaudeSessionID) // a string always encodes
-		sep()
-		dst = append(append(dst, `"claudeSessionId":`...), id...)
+		if e.Message != nil || len(head) > 1 {
+			tail = append(tail, ',')
+		}
+		tail = append(append(tail, `"claudeSessionId":`...), id...)
 	}
-	return append(dst, '}'), nil
+	return head, append(tail, '}'), nil
 }
 
 // entryFromPi is an entry of a pi file as one of the session's entries:

@@ -2,11 +2,13 @@ package bridge
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"path/filepath"
 	"time"
 
 	"github.com/claude-rpc/claude-rpc/sessions"
+	"github.com/claude-rpc/claude-rpc/transform"
 )
 
 // Each session is also kept as pi keeps its sessions (Options.PiSessions):
@@ -127,9 +129,9 @@ func (f *sessionFiles) run() {
 			for n < len(pending) && pending[n].log == log {
 				n++
 			}
-			lines := make([][]byte, 0, n)
+			lines := make([]sessions.PiLine, 0, n)
 			for i := range n {
-				if line, err := appendEntry(nil, &pending[i].entry); err == nil {
+				if line, ok := piLine(&pending[i].entry); ok {
 					lines = append(lines, line)
 				} // else none of ours: every entry the bridge makes encodes
 			}
@@ -145,7 +147,7 @@ func (f *sessionFiles) run() {
 				}
 				writers[log] = w
 			}
-			if err := w.Append(lines...); err != nil && !warned[log] {
+			if err := w.AppendLines(lines...); err != nil && !warned[log] {
 				warned[log] = true
 				f.log.Warn("the session's pi file is not written (the session goes on; its entries are written when the file can be)", "file", log.path, "err", err)
 			} else if err == nil && warned[log] {
@@ -176,6 +178,37 @@ func (f *sessionFiles) run() {
 			return
 		}
 	}
+}
+
+// longEntry is the size of a message past which its entry is written as
+// it is encoded (writeEntry) rather than encoded first (appendEntry):
+// a long reply's entry would be one more copy of its text at the reply's
+// end (issue 44: 34 MB of a 32 MB reply's 84 MiB peak heap).
+const longEntry = 64 << 10
+
+// piLine is e's line in its pi file; false when e does not encode.
+func piLine(e *entryJSON) (sessions.PiLine, bool) {
+	if m := e.Message; e.raw == nil && m != nil && messageSize(m) > longEntry {
+		if transform.CheckMessage(m) != nil {
+			return sessions.PiLine{}, false
+		}
+		return sessions.PiLine{
+			Write:        func(w io.Writer) error { return writeEntry(w, e) },
+			Conversation: e.Type == "message" && (m.Role == transform.RoleUser || m.Role == transform.RoleAssistant),
+		}, true
+	}
+	line, err := appendEntry(nil, e)
+	return sessions.PiLine{Bytes: line}, err == nil
+}
+
+// messageSize is about the bytes of m's text, arguments and details.
+func messageSize(m *transform.Message) int {
+	n := len(m.Details)
+	for i := range m.Content {
+		c := &m.Content[i]
+		n += len(c.Text) + len(c.Thinking) + len(c.Arguments) + len(c.Data)
+	}
+	return n
 }
 
 // close writes what is queued and ends the goroutine.

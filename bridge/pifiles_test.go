@@ -135,6 +135,11 @@ func TestAppendEntry(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, "x", string(got[:1]))
 			got = got[1:]
+			if tt.entry.Message != nil {
+				var w bytes.Buffer
+				require.NoError(t, writeEntry(&w, &tt.entry))
+				assert.Equal(t, string(got), w.String(), "writeEntry")
+			}
 			if tt.html {
 				assert.JSONEq(t, string(want), string(got))
 				assert.NotEqual(t, string(want), string(got), "encoding/json escapes <, > and & here")
@@ -148,6 +153,38 @@ func TestAppendEntry(t *testing.T) {
 	got, err := appendEntry([]byte("x"), &bad)
 	require.Error(t, err)
 	assert.Equal(t, "x", string(got))
+}
+
+// TestPiLineOfALongMessage: an entry whose message is past longEntry is
+// written as it is encoded, the same line appendEntry makes, and counts as
+// the conversation when it is a user or assistant message; a shorter one
+// is its bytes; one that does not encode is none.
+func TestPiLineOfALongMessage(t *testing.T) {
+	long := strings.Repeat("a \"quoted\" line\n", longEntry/10)
+	for _, role := range []string{transform.RoleAssistant, transform.RoleUser, transform.RoleToolResult} {
+		e := entryJSON{Type: "message", ID: "1", Timestamp: "t", ClaudeSessionID: "s",
+			Message: &transform.Message{Role: role, ToolCallID: "c", Content: []transform.Content{transform.TextContent(long)}}}
+		line, ok := piLine(&e)
+		require.True(t, ok)
+		require.NotNil(t, line.Write, role)
+		assert.Nil(t, line.Bytes)
+		assert.Equal(t, role != transform.RoleToolResult, line.Conversation, role)
+		want, err := appendEntry(nil, &e)
+		require.NoError(t, err)
+		var w bytes.Buffer
+		require.NoError(t, line.Write(&w))
+		assert.Equal(t, string(want), w.String(), role)
+	}
+	short := entryJSON{Type: "message", ID: "1", Timestamp: "t", Message: &transform.Message{Role: transform.RoleUser, Content: []transform.Content{transform.TextContent("hi")}}}
+	line, ok := piLine(&short)
+	require.True(t, ok)
+	assert.Nil(t, line.Write)
+	want, _ := appendEntry(nil, &short)
+	assert.Equal(t, string(want), string(line.Bytes))
+	bad := entryJSON{Type: "message", ID: "1", Message: &transform.Message{Role: transform.RoleAssistant, Content: []transform.Content{
+		transform.TextContent(long), {Type: "toolCall", ID: "c", Name: "Bash", Arguments: json.RawMessage("{nope")}}}}
+	_, ok = piLine(&bad)
+	assert.False(t, ok)
 }
 
 // TestTreeOfABranchedFile: get_tree of a pi file with branches is pi's
@@ -237,8 +274,19 @@ func TestClearThenFollowUpSameRun(t *testing.T) {
 			for _, e := range old.Entries {
 				assert.NotContains(t, string(e.Raw), "[[say:two]]", "the old session's file has nothing of after the clear")
 			}
-			pf, err := sessions.ReadPi(newFile)
-			require.NoError(t, err, "the new session's file")
+			var pf *sessions.PiFile
+			require.Eventually(t, func() bool { // written a moment after the run
+				if pf, err = sessions.ReadPi(newFile); err != nil {
+					return false
+				}
+				n := 0
+				for _, e := range pf.Entries {
+					if e.Type == "message" {
+						n++
+					}
+				}
+				return n >= 2
+			}, waitFor, 10*time.Millisecond, "the new session's file")
 			assert.Equal(t, newID, pf.Header.ClaudeSessionID, "the new file begins on the CLI's new session")
 			var texts []string
 			for _, e := range pf.Entries {

@@ -30,7 +30,8 @@ const (
 //     it, never another kind of event or another frame the bridge made;
 //   - coalescer (writer_coalesce.go): holds one delta at a time and merges
 //     into it the deltas of its block that come within the window (and its
-//     back-off after large updates); any other item writes it first;
+//     back-off after large updates, in full mode); any other item writes
+//     it first;
 //   - frameEncoder (writer_frame.go): omp's message ids, set_event_filter,
 //     encoding ([transform.Encoder]: the queue holds events, which view
 //     the translator's text, and nothing holds a whole frame), and
@@ -208,7 +209,7 @@ type stages struct {
 // through the stages (see frameWriter for the rules between them).
 func (w *frameWriter) run() {
 	defer close(w.done)
-	p := &stages{q: orderQueue{ch: w.ch}, c: newCoalescer(w.coalesce),
+	p := &stages{q: orderQueue{ch: w.ch}, c: newCoalescer(w.coalesce, !w.delta),
 		f: newFrameEncoder(w.sink, w.delta, w.log), s: w.sink, log: w.log, tap: &w.tap}
 	for {
 		it, ok := p.next()

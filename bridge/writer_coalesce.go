@@ -14,13 +14,24 @@ import (
 const DefaultCoalesce = 4 * time.Millisecond
 
 // coalesceBudget is how many bytes of message_update frames one coalescing
-// window may carry: a frame of B bytes is followed by at least B/budget
-// windows before the next update. Every update carries the whole message
-// so far (twice: message and partial), so frames of a long message are
-// spaced in proportion to its size, and the bytes written per second stay
-// under budget/window (8 MiB/s at the default): a 64 KB message updates
-// about every 16 ms, a 2 MB one about every half second.
+// window may carry, in full mode: a frame of B bytes is followed by at
+// least B/budget windows before the next update. Every update carries the
+// whole message so far (twice: message and partial), so frames of a long
+// message are spaced in proportion to its size, and the bytes written per
+// second stay under budget/window (8 MiB/s at the default): a 64 KB
+// message updates about every 16 ms, a 2 MB one about every half second.
+//
+// Not in delta mode, where an update carries what came since the last:
+// spacing them saves no bytes (each is written once whatever the spacing),
+// and a model faster than the budget (a flood, 8 MiB/s or more) made each
+// held delta larger than the last and so the next wait longer, until the
+// held delta was most of the reply: 16 MB of a 32 MB one, in memory beside
+// the text (issue 44).
 const coalesceBudget = 32 << 10
+
+// mergedKept is the largest merge buffer the coalescer keeps for the next
+// merges once its update is written; a larger one goes with its update.
+const mergedKept = 64 << 10
 
 // coalescer is the frame writer's coalescing stage: it holds at most one
 // message_update, a delta (isDelta), and merges into it the deltas of the
@@ -38,19 +49,20 @@ const coalesceBudget = 32 << 10
 //
 // Owned by the writer goroutine; nothing in it blocks.
 type coalescer struct {
-	window time.Duration // 0: no coalescing (takes is false)
-	held   item
-	active bool      // held is an update being coalesced
-	due    time.Time // when held is written if nothing else comes first
-	merged []byte    // the concatenated deltas held views, when not contiguous
-	timer  *time.Timer
+	window  time.Duration // 0: no coalescing (takes is false)
+	backOff bool          // space updates by their size (full mode; coalesceBudget)
+	held    item
+	active  bool      // held is an update being coalesced
+	due     time.Time // when held is written if nothing else comes first
+	merged  []byte    // the concatenated deltas held views, when not contiguous
+	timer   *time.Timer
 
 	lastEnd  time.Time // when the last update frame was written
 	lastSize int64     // its size
 }
 
-func newCoalescer(window time.Duration) *coalescer {
-	c := &coalescer{window: window, timer: time.NewTimer(time.Hour)}
+func newCoalescer(window time.Duration, backOff bool) *coalescer {
+	c := &coalescer{window: window, backOff: backOff, timer: time.NewTimer(time.Hour)}
 	c.timer.Stop()
 	return c
 }
@@ -100,13 +112,20 @@ func (c *coalescer) take() item {
 	c.timer.Stop()
 	it := c.held
 	c.held = item{}
-	c.merged = c.merged[:0] // reused by the next merge only, after it is written
+	if cap(c.merged) > mergedKept {
+		c.merged = nil // a flood's: not kept for the bridge's life
+	} else {
+		c.merged = c.merged[:0] // reused by the next merge only, after it is written
+	}
 	return it
 }
 
 // wrote notes that a message_update frame of size bytes was just written
 // (held or not): the back-off of the next held update counts from it.
 func (c *coalescer) wrote(size int64) {
+	if !c.backOff {
+		return
+	}
 	c.lastEnd, c.lastSize = time.Now(), size
 }
 

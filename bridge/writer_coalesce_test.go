@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -35,7 +36,7 @@ func TestCoalescerTakes(t *testing.T) {
 		{"a filter", item{filter: map[string]bool{}}, time.Second, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.takes, newCoalescer(tc.window).takes(&tc.it))
+			assert.Equal(t, tc.takes, newCoalescer(tc.window, true).takes(&tc.it))
 		})
 	}
 }
@@ -61,7 +62,7 @@ func TestCoalescerMerges(t *testing.T) {
 			[]bool{true}, "héllo wörld 😀"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newCoalescer(time.Hour)
+			c := newCoalescer(time.Hour, true)
 			first := tc.adds[0]
 			first.read = t0
 			merged, _ := c.add(first)
@@ -96,14 +97,16 @@ func TestCoalescerDue(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		lastSize int64 // the size of the update written just before, 0: none
+		delta    bool  // delta mode: no back-off
 		wait     time.Duration
 	}{
-		{"no update before", 0, window},
-		{"a small update before", coalesceBudget - 1, window},
-		{"a large update before", 20 * coalesceBudget, 20 * window},
+		{"no update before", 0, false, window},
+		{"a small update before", coalesceBudget - 1, false, window},
+		{"a large update before", 20 * coalesceBudget, false, 20 * window},
+		{"a large update before, delta mode", 20 * coalesceBudget, true, window},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newCoalescer(window)
+			c := newCoalescer(window, !tc.delta)
 			if tc.lastSize > 0 {
 				c.wrote(tc.lastSize)
 			}
@@ -123,7 +126,7 @@ func TestCoalescerDue(t *testing.T) {
 // TestCoalescerTakeStopsTheTimer: a released update's timer delivers
 // nothing later.
 func TestCoalescerTakeStopsTheTimer(t *testing.T) {
-	c := newCoalescer(time.Millisecond)
+	c := newCoalescer(time.Millisecond, true)
 	c.hold(deltaItem(transform.TextDelta, 0, "a"))
 	c.take()
 	select {
@@ -131,6 +134,23 @@ func TestCoalescerTakeStopsTheTimer(t *testing.T) {
 		t.Fatal("a stopped timer fired")
 	case <-time.After(20 * time.Millisecond):
 	}
+}
+
+// TestCoalescerKeepsNoLargeBuffer: the merge buffer of a held update is
+// reused after it is taken, unless a flood made it large: then it goes
+// with the update, whose delta it still holds.
+func TestCoalescerKeepsNoLargeBuffer(t *testing.T) {
+	c := newCoalescer(time.Hour, false)
+	c.hold(deltaItem(transform.TextDelta, 0, "a"))
+	c.add(deltaItem(transform.TextDelta, 0, "b"))
+	assert.Equal(t, "ab", c.take().ev.Update.Delta)
+	assert.NotNil(t, c.merged, "a small buffer is kept")
+	big := strings.Repeat("x", mergedKept)
+	c.hold(deltaItem(transform.TextDelta, 0, "a"))
+	c.add(deltaItem(transform.TextDelta, 0, big))
+	it := c.take()
+	assert.Nil(t, c.merged, "a large one is not")
+	assert.Equal(t, "a"+big, it.ev.Update.Delta)
 }
 
 // TestConcat: concat appends in place when a is what it returned last,

@@ -3,6 +3,7 @@ package sessions
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -113,6 +114,27 @@ func TestReadPi(t *testing.T) {
 	}
 	_, err = ReadPi(dir)
 	assert.ErrorContains(t, err, "not a file")
+}
+
+// TestPiWriterWrittenLines: an entry that writes itself is held like
+// the others until the session holds a conversation, which its
+// Conversation says, and then written as a line in its place.
+func TestPiWriterWrittenLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), PiFileName(time.Now(), "s1"))
+	w, err := NewPiWriter(path, PiHeader{ID: "s1", Timestamp: "t", Cwd: "/w"})
+	require.NoError(t, err)
+	written := func(line string, conversation bool) PiLine {
+		return PiLine{Write: func(w io.Writer) error { _, err := io.WriteString(w, line); return err }, Conversation: conversation}
+	}
+	require.NoError(t, w.AppendLines(written(`{"type":"custom","id":"a","parentId":null}`, false)))
+	assert.NoFileExists(t, path, "no conversation yet: held")
+	require.NoError(t, w.AppendLines(PiLine{Bytes: []byte(`{"type":"label","id":"b","parentId":"a"}`)},
+		written(`{"type":"message","id":"c","parentId":"b","message":{"role":"assistant","content":[]}}`, true)))
+	pf, err := ReadPi(path)
+	require.NoError(t, err)
+	require.Len(t, pf.Entries, 3)
+	assert.Equal(t, []string{"a", "b", "c"}, []string{pf.Entries[0].ID, pf.Entries[1].ID, pf.Entries[2].ID})
+	assert.Zero(t, w.Held())
 }
 
 func TestPiWriter(t *testing.T) {

@@ -3,6 +3,7 @@ package sessions
 import (
 	"bufio"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -26,7 +27,7 @@ import (
 type PiWriter struct {
 	path    string
 	header  []byte
-	pending [][]byte // entries held until the file is created
+	pending []PiLine // entries held until the file is created
 	created bool
 }
 
@@ -61,11 +62,31 @@ func (w *PiWriter) Held() int { return len(w.pending) }
 // Created reports whether the file has been written (or existed).
 func (w *PiWriter) Created() bool { return w.created }
 
+// PiLine is one entry of a pi file, written as one line (without its line
+// end): Bytes, or, for a long one (a long reply's message), what Write
+// writes to the file as it encodes it, so the entry is never whole in
+// memory. Conversation says whether a written entry is a user or
+// assistant message (see Append); an entry of Bytes is read for it.
+type PiLine struct {
+	Bytes        []byte
+	Write        func(w io.Writer) error
+	Conversation bool
+}
+
 // Append writes entries (each one JSON object, no newline). Before the
 // file exists they are held, unless one of them is a user or assistant
 // message: then the file is created with the header and all held. An
 // error leaves the entries held, to be written with the next Append.
 func (w *PiWriter) Append(entries ...[]byte) error {
+	lines := make([]PiLine, len(entries))
+	for i, e := range entries {
+		lines[i].Bytes = e
+	}
+	return w.AppendLines(lines...)
+}
+
+// AppendLines is Append for entries of either kind.
+func (w *PiWriter) AppendLines(entries ...PiLine) error {
 	w.pending = append(w.pending, entries...)
 	if !w.created && !conversationIn(w.pending) {
 		return nil
@@ -83,7 +104,7 @@ func (w *PiWriter) Append(entries ...[]byte) error {
 // where it is (a long message's is never copied). Whoever finds the file
 // empty under the lock writes the header: two writers of one new session
 // (two bridges) write one between them.
-func (w *PiWriter) write(lines [][]byte) error {
+func (w *PiWriter) write(lines []PiLine) error {
 	if err := os.MkdirAll(filepath.Dir(w.path), 0o700); err != nil {
 		return err
 	}
@@ -108,7 +129,11 @@ func (w *PiWriter) write(lines [][]byte) error {
 		}
 	}
 	for _, l := range lines {
-		bw.Write(l)
+		if l.Write != nil {
+			_ = l.Write(bw) // bw keeps its error, for Flush
+		} else {
+			bw.Write(l.Bytes)
+		}
 		bw.WriteByte('\n')
 	}
 	err = bw.Flush()                   // the first error of any write above
@@ -124,8 +149,15 @@ const piWriteBuffer = 16 << 10
 
 // conversationIn reports whether one of entries is a user or assistant
 // message.
-func conversationIn(entries [][]byte) bool {
-	for _, e := range entries {
+func conversationIn(entries []PiLine) bool {
+	for _, l := range entries {
+		e := l.Bytes
+		if l.Write != nil {
+			if l.Conversation {
+				return true
+			}
+			continue
+		}
 		if gjson.GetBytes(e, "type").String() != "message" {
 			continue
 		}

@@ -100,6 +100,23 @@ func AppendMessage(dst []byte, m *Message) ([]byte, error) {
 	return e.buf, nil
 }
 
+// WriteMessage writes m to w as [AppendMessage] appends it, through a
+// buffer of 32 KiB: a long message is never whole in memory (a pi file's
+// entry). A tool call whose arguments are not JSON is an error before
+// anything is written; else the first error of w.
+func WriteMessage(w io.Writer, m *Message) error {
+	if err := m.check(); err != nil {
+		return err
+	}
+	e := NewEncoder(w)
+	e.message(m)
+	return e.Flush()
+}
+
+// CheckMessage reports whether m encodes: an error, [ErrInvalidJSON], for
+// a tool call whose arguments are not JSON.
+func CheckMessage(m *Message) error { return m.check() }
+
 // sizeHint is about the length of m's JSON: its strings and raw JSON, and
 // room for the keys and for escapes up to one character in eight.
 func (m *Message) sizeHint() int {

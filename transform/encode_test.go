@@ -282,6 +282,10 @@ func TestAppendMessageMatchesMarshalJSON(t *testing.T) {
 				got, err := AppendMessage([]byte("x"), &m)
 				require.NoError(t, err)
 				require.Equal(t, "x"+string(want), string(got), "%s: %s", rec.name, e.Type)
+				var w writesOf
+				require.NoError(t, WriteMessage(&w, &m))
+				require.Equal(t, string(want), w.b.String(), "%s: %s: WriteMessage", rec.name, e.Type)
+				require.LessOrEqual(t, w.longest, 2*encoderBuffer, "%s: %s: WriteMessage writes in pieces", rec.name, e.Type)
 				n++
 			}
 		}
@@ -313,4 +317,20 @@ func TestAppendMessageOneAllocation(t *testing.T) {
 	got, err := AppendMessage([]byte("x"), &bad)
 	require.ErrorIs(t, err, ErrInvalidJSON)
 	assert.Equal(t, "x", string(got))
+	var w writesOf
+	require.ErrorIs(t, WriteMessage(&w, &bad), ErrInvalidJSON)
+	require.ErrorIs(t, CheckMessage(&bad), ErrInvalidJSON)
+	require.NoError(t, CheckMessage(&m))
+	assert.Zero(t, w.b.Len(), "nothing written")
+}
+
+// writesOf keeps what is written to it and the longest single write.
+type writesOf struct {
+	b       bytes.Buffer
+	longest int
+}
+
+func (w *writesOf) Write(p []byte) (int, error) {
+	w.longest = max(w.longest, len(p))
+	return w.b.Write(p)
 }

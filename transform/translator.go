@@ -701,6 +701,7 @@ func (t *Translator) appendTo(out []Event, ci int, s, raw string) []Event {
 		}
 	}
 	n := len(buf)
+	buf = roomFor(buf, max(len(s), len(raw)))
 	if raw != "" {
 		buf = appendJSONString(buf, raw)
 	} else {
@@ -717,6 +718,20 @@ func (t *Translator) appendTo(out []Event, ci int, s, raw string) []Event {
 		b.Text = view
 	}
 	return append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: kind, ContentIndex: ci, Delta: view[n:]}))
+}
+
+// roomFor returns buf with room for n more bytes. A long text's buffer
+// grows by a quarter, as append grows it, into an array that is not
+// cleared beyond what is copied: append clears the new array's tail, which
+// makes all of it resident at once, where memory the heap has not used
+// before is already zero and becomes resident only as the text reaches it.
+func roomFor(buf []byte, n int) []byte {
+	if cap(buf)-len(buf) >= n || len(buf) < 256<<10 {
+		return buf
+	}
+	grown := make([]byte, len(buf), len(buf)+max(n, len(buf)/4))
+	copy(grown, buf)
+	return grown
 }
 
 // escBuf is where the first n bytes of a block's text have characters

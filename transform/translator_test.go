@@ -592,3 +592,17 @@ func linesOnlyReadDuringTheCall(t *testing.T, names ToolNames) {
 		require.True(t, bytes.Equal(want, short(evs)), "%s: events changed when the line buffer was reused", rec.name)
 	}
 }
+
+// TestRoomFor: a long text's buffer grows by a quarter, its text copied;
+// a short one, or one with room, is left to append.
+func TestRoomFor(t *testing.T) {
+	long := make([]byte, 300<<10) // no room: its cap is its length
+	copy(long, strings.Repeat("x", len(long)))
+	grown := roomFor(long, 10)
+	assert.Equal(t, string(long), string(grown))
+	assert.Equal(t, len(long)+len(long)/4, cap(grown))
+	assert.Equal(t, 2*len(long), cap(roomFor(long, len(long))), "room for what comes, when more than a quarter")
+	short := make([]byte, 10)
+	assert.Equal(t, cap(short), cap(roomFor(short, 100)), "a short one: append's")
+	assert.Same(t, &grown[0], &roomFor(grown, 10)[0], "room enough: the same array")
+}

@@ -293,6 +293,19 @@ func testHugeReplyArrivesIntact(t *testing.T, tp string) {
 	assert.True(t, want == got, "message_end text must be the reply")
 	assert.True(t, want == deltaText(frames), "deltas must add up to the reply")
 	assert.True(t, want == b.call(map[string]any{"type": "get_last_assistant_text"}).Get("data.text").String())
+	// Its pi file entry, written as it is encoded (a long message's).
+	file := b.call(map[string]any{"type": "get_state"}).Get("data.sessionFile").String()
+	var entry string
+	assert.Eventually(t, func() bool {
+		pf, err := sessions.ReadPi(file)
+		if err != nil || len(pf.Entries) == 0 {
+			return false
+		}
+		e := pf.Entries[len(pf.Entries)-1]
+		entry = gjson.GetBytes(e.Raw, "message.content.0.text").String()
+		return e.Type == "message" && gjson.GetBytes(e.Raw, "message.role").String() == "assistant"
+	}, 5*time.Second, 10*time.Millisecond, "the reply's entry in the session's pi file")
+	assert.True(t, want == entry, "the pi file's entry holds the reply (%d bytes of %d)", len(entry), len(want))
 }
 
 func TestStdinClosedWhileIdle(t *testing.T) { forEachTransport(t, testStdinClosedWhileIdle) }

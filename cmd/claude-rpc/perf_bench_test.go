@@ -156,8 +156,10 @@ func BenchmarkSDK(b *testing.B) {
 // bridge's own peak RSS (VmHWM, read from /proc before it exits; the CLI is
 // another process) and, of that, the file pages mapped at the reply's end
 // (RssFile: the binary's and libraries' code and data, shared with every
-// other process running them), the bytes it wrote per byte of the reply,
-// and the time to agent_end.
+// other process running them), the CPU it used (user and system), the
+// bytes it wrote per byte of the reply, and the time to agent_end. Set
+// CLAUDE_RPC_BENCH_OTHER to other plain builds (e.g. main's) to run them
+// too, alternated (otherBuilds).
 //
 //	scripts/bench   (or: go test -run '^$' -bench Relay -benchtime 3x ./cmd/claude-rpc)
 func BenchmarkRelay(b *testing.B) {
@@ -166,14 +168,12 @@ func BenchmarkRelay(b *testing.B) {
 		size = 200_000
 	}
 	cli, dir, env := benchSetup(b)
-	builds := []struct{ prefix, bin string }{{"", filepath.Join(b.TempDir(), "claude-rpc")}, {"release-", releaseBinary(b)}}
-	if out, err := exec.Command("go", "build", "-o", builds[0].bin, ".").CombinedOutput(); err != nil {
-		b.Fatalf("go build: %v\n%s", err, out)
-	}
-	hwm, file := map[string][]float64{}, map[string][]float64{}
+	builds := append([]benchBuild{{"", plainBinary(b)}, {"release-", releaseBinary(b)}}, otherBuilds()...)
+	hwm, file, cpu := map[string][]float64{}, map[string][]float64{}, map[string][]float64{}
 	var perByte []float64
 	var wall []time.Duration
-	relay := func(prefix, bin string) {
+	relay := func(bd benchBuild) {
+		prefix, bin := bd.prefix, bd.bin
 		cmd := exec.Command(bin, "--mode", "rpc", "--claude-path", cli, "--cwd", dir)
 		cmd.Env = env
 		stdin, stdout := pipes(b, cmd)
@@ -194,27 +194,70 @@ func BenchmarkRelay(b *testing.B) {
 		}
 		hwm[prefix] = append(hwm[prefix], float64(kb)/1024)
 		file[prefix] = append(file[prefix], float64(procStatus(cmd.Process.Pid, "RssFile"))/1024)
+		cpu[prefix] = append(cpu[prefix], ms(procCPU(cmd.Process.Pid)))
 		if prefix == "" {
 			wall = append(wall, time.Since(start))
 			perByte = append(perByte, float64(n)/float64(size))
 		}
-		_ = stdin.Close()
-		_, _ = io.Copy(io.Discard, stdout)
-		_ = cmd.Wait()
+		finish(cmd, stdin, stdout)
 	}
-	round := 0
-	for b.Loop() {
-		for i := range alternated(len(builds), round) {
-			relay(builds[i].prefix, builds[i].bin)
-		}
-		round++
-	}
+	eachAlternated(b, builds, relay)
 	for _, bd := range builds {
 		b.ReportMetric(median(hwm[bd.prefix]), bd.prefix+"vmhwm-MiB")
+		b.ReportMetric(slices.Max(hwm[bd.prefix]), bd.prefix+"max-vmhwm-MiB")
 		b.ReportMetric(median(file[bd.prefix]), bd.prefix+"file-MiB")
+		b.ReportMetric(median(cpu[bd.prefix]), bd.prefix+"cpu-ms")
 	}
 	b.ReportMetric(median(perByte), "bytes/reply-byte")
 	b.ReportMetric(ms(median(wall)), "reply-ms")
+}
+
+// benchBuild is a claude-rpc binary a side-by-side benchmark runs; its
+// figures' names begin with prefix.
+type benchBuild struct{ prefix, bin string }
+
+// plainBinary builds claude-rpc with a plain `go build`.
+func plainBinary(b *testing.B) string {
+	bin := filepath.Join(b.TempDir(), "claude-rpc")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// otherBuilds are the binaries CLAUDE_RPC_BENCH_OTHER lists (separated by
+// colons), to run beside this tree's: the first's figures prefixed
+// other-, the next ones' other2-, other3- ….
+func otherBuilds() []benchBuild {
+	var builds []benchBuild
+	for i, bin := range filepath.SplitList(os.Getenv("CLAUDE_RPC_BENCH_OTHER")) {
+		prefix := "other-"
+		if i > 0 {
+			prefix = fmt.Sprintf("other%d-", i+1)
+		}
+		builds = append(builds, benchBuild{prefix, bin})
+	}
+	return builds
+}
+
+// eachAlternated runs step with every build in each of b's rounds, in
+// the order alternated gives.
+func eachAlternated(b *testing.B, builds []benchBuild, step func(benchBuild)) {
+	round := 0
+	for b.Loop() {
+		for i := range alternated(len(builds), round) {
+			step(builds[i])
+		}
+		round++
+	}
+}
+
+// finish closes a bridge's stdin, reads what it still writes and waits
+// for it to exit.
+func finish(cmd *exec.Cmd, stdin io.Closer, stdout io.Reader) {
+	_ = stdin.Close()
+	_, _ = io.Copy(io.Discard, stdout)
+	_ = cmd.Wait()
 }
 
 // readUntil reads lines, of any length, until one starts with prefix, and
@@ -250,4 +293,76 @@ func vmHWM(pid int) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+}
+
+// BenchmarkPeakPerSize relays one long reply, or one long tool result, per
+// round through a new bridge (a plain `go build`, --message-updates delta)
+// and reports, for replies and Bash outputs of 2, 8 and 32 MB (1 MB with
+// -short), the bridge's peak RSS (VmHWM) less its RSS idle before the
+// prompt, and that growth ÷ the size (issue 44's goal: ≤ 1.3 at 8 and 32
+// MB). The reply streams in deltas of 1,000 bytes (the fake API's
+// default); the tool's output is one line of x's. Set
+// CLAUDE_RPC_BENCH_OTHER to other claude-rpc binaries (e.g. main's) to run
+// them too, alternated with this tree's in every round (otherBuilds).
+//
+//	go test -run '^$' -bench PeakPerSize -benchtime 2x ./cmd/claude-rpc
+func BenchmarkPeakPerSize(b *testing.B) {
+	sizes := []int{2_000_000, 8_000_000, 32_000_000}
+	if testing.Short() {
+		sizes = []int{1_000_000}
+	}
+	cli, dir, env := benchSetup(b)
+	builds := append([]benchBuild{{"", plainBinary(b)}}, otherBuilds()...)
+	for _, kind := range []string{"reply", "tool"} {
+		for _, size := range sizes {
+			prompt := fmt.Sprintf("[[huge:%d]]", size)
+			if kind == "tool" {
+				prompt = fmt.Sprintf("[[bash:head -c %d /dev/zero | tr -c x x]]", size)
+			}
+			b.Run(fmt.Sprintf("%s-%dMB", kind, size/1_000_000), func(b *testing.B) {
+				idle, grow := map[string][]float64{}, map[string][]float64{}
+				relay := func(bd benchBuild) {
+					prefix, bin := bd.prefix, bd.bin
+					cmd := exec.Command(bin, "--mode", "rpc", "--claude-path", cli, "--cwd", dir, "--message-updates", "delta")
+					cmd.Env = env
+					stdin, stdout := pipes(b, cmd)
+					var stderr bytes.Buffer
+					cmd.Stderr = &stderr
+					if err := cmd.Start(); err != nil {
+						b.Fatal(err)
+					}
+					out := bufio.NewReaderSize(stdout, 64<<10)
+					fmt.Fprintln(stdin, `{"type":"get_state"}`)
+					if _, err := readUntil(out, `{"type":"response"`); err != nil {
+						b.Fatalf("claude-rpc: %v; stderr: %s", err, stderr.String())
+					}
+					time.Sleep(500 * time.Millisecond) // the CLI pre-warmed
+					rss := float64(procStatus(cmd.Process.Pid, "VmRSS")) / 1024
+					fmt.Fprintf(stdin, "{\"type\":\"prompt\",\"message\":%q}\n", prompt)
+					if kind == "tool" { // the bridge asks before Bash runs a pipeline
+						if _, err := readUntil(out, `{"type":"extension_ui_request"`); err != nil {
+							b.Fatalf("claude-rpc: %v; stderr: %s", err, stderr.String())
+						}
+						fmt.Fprintln(stdin, `{"type":"extension_ui_response","id":"ui_1","value":"Allow once"}`)
+					}
+					if _, err := readUntil(out, `{"type":"agent_end"`); err != nil {
+						b.Fatalf("claude-rpc: %v; stderr: %s", err, stderr.String())
+					}
+					kb, err := vmHWM(cmd.Process.Pid)
+					if err != nil {
+						b.Fatal(err)
+					}
+					idle[prefix] = append(idle[prefix], rss)
+					grow[prefix] = append(grow[prefix], float64(kb)/1024-rss)
+					finish(cmd, stdin, stdout)
+				}
+				eachAlternated(b, builds, relay)
+				for _, bd := range builds {
+					b.ReportMetric(median(idle[bd.prefix]), bd.prefix+"idle-MiB")
+					b.ReportMetric(median(grow[bd.prefix]), bd.prefix+"grow-MiB")
+					b.ReportMetric(median(grow[bd.prefix])*(1<<20)/float64(size), bd.prefix+"grow/size")
+				}
+			})
+		}
+	}
 }
