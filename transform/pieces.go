@@ -441,12 +441,26 @@ func (l *longLine) endValue() {
 // piece's end (lsGoesOn), or a difference from the streamed text, after
 // which the string is copied as it is from p[i] on (lsKept).
 func (l *longLine) leftOut(p []byte, i int) (int, leftOutEnd) {
-	if len(l.cut) > 0 { // an escape cut at the last piece's end
+	for len(l.cut) > 0 { // an escape cut at the last piece's end
 		need := len(l.cut)
 		l.cut = append(l.cut, p[i:min(len(p), i+12)]...)
 		n, ok := escapeLen(l.cut)
 		if !ok {
 			return len(p), lsGoesOn
+		}
+		if n < need {
+			// It ended within the cut bytes (a \uD83D not followed by
+			// a low surrogate's escape): the rest of them begin another
+			// escape, still cut ("\u" and up to three hex digits).
+			kept := !l.unit(l.cut[:n], true)
+			rest := copy(l.cut, l.cut[n:need])
+			l.cut = l.cut[:rest]
+			if kept { // copied as it is from here: the cut bytes first
+				l.out = append(l.out, l.cut...)
+				l.cut = l.cut[:0]
+				return i, lsKept
+			}
+			continue
 		}
 		i += n - need
 		kept := !l.unit(l.cut[:n], true)
