@@ -38,7 +38,14 @@ func (t *toolStarts) seen(evs []transform.Event) {
 			ev = ev.Subagent.Event
 		}
 		if ev.Type == transform.EventToolExecutionStart && ev.ToolCallID != "" {
-			close(t.ch(ev.ToolCallID, true))
+			t.mu.Lock()
+			c := t.chLocked(ev.ToolCallID)
+			select {
+			case <-c: // a start seen twice
+			default:
+				close(c)
+			}
+			t.mu.Unlock()
 		}
 	}
 }
@@ -49,7 +56,9 @@ func (t *toolStarts) wait(ctx context.Context, id string) {
 	if id == "" {
 		return
 	}
-	ch := t.ch(id, false)
+	t.mu.Lock()
+	ch := t.chLocked(id)
+	t.mu.Unlock()
 	timer := time.NewTimer(toolStartWait)
 	defer timer.Stop()
 	select {
@@ -62,23 +71,12 @@ func (t *toolStarts) wait(ctx context.Context, id string) {
 	t.mu.Unlock()
 }
 
-// ch is id's channel, made if missing; for seen (start), a channel
-// already closed is not returned again (a start seen twice): a fresh one
-// is, which nobody waits for.
-func (t *toolStarts) ch(id string, start bool) chan struct{} {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+// chLocked is id's channel, made if missing. Under t.mu.
+func (t *toolStarts) chLocked(id string) chan struct{} {
 	if t.byID == nil {
 		t.byID = map[string]chan struct{}{}
 	}
 	c, ok := t.byID[id]
-	if ok && start {
-		select {
-		case <-c:
-			return make(chan struct{})
-		default:
-		}
-	}
 	if !ok {
 		c = make(chan struct{})
 		t.byID[id] = c

@@ -324,11 +324,14 @@ func (r *relay) permission(ctx context.Context, t *relayTurn, m gjson.Result) an
 		a := m.Get("params.arguments")
 		req := map[string]any{"tool_name": a.Get("tool_name").String(), "input": json.RawMessage(orEmpty(a.Get("input").Raw)),
 			"tool_use_id": a.Get("tool_use_id").String()}
-		v, err := t.ask(ctx, "can_use_tool", req)
-		if err != nil {
-			v = gjson.Parse(`{"behavior":"deny","message":` + quote("claude-rpc could not ask: "+err.Error()) + `}`)
+		text := ""
+		if v, err := t.ask(ctx, "can_use_tool", req); err == nil {
+			text = v.Raw
+		} else {
+			b, _ := json.Marshal(map[string]string{"behavior": "deny", "message": "claude-rpc could not ask: " + err.Error()})
+			text = string(b)
 		}
-		return result(map[string]any{"content": []map[string]string{{"type": "text", "text": v.Raw}}})
+		return result(map[string]any{"content": []map[string]string{{"type": "text", "text": text}}})
 	case method == "ping":
 		return result(map[string]any{})
 	}
@@ -383,9 +386,4 @@ func orEmpty(raw string) string {
 		return "{}"
 	}
 	return raw
-}
-
-func quote(s string) string {
-	b, _ := json.Marshal(s)
-	return string(b)
 }
