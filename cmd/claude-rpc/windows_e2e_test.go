@@ -47,15 +47,18 @@ func TestMain(m *testing.M) {
 }
 
 // preexisting are the processes running before any test started (Wine's
-// services among them). Windows reuses pids and does not check a parent id
-// against the parent's start, so a service whose long-gone parent had the
-// pid a bridge now has would look like the bridge's child: descendants
-// leaves these out.
-var preexisting map[uint32]bool
+// services among them), by pid, each with its executable's name. Windows
+// reuses pids and does not check a parent id against the parent's start,
+// so a service whose long-gone parent had the pid a bridge now has would
+// look like the bridge's child: descendants leaves these out. A pid alone
+// is not enough: one that ended after the snapshot (wineboot.exe, a
+// console) gives its pid to a process a test starts, the CLI or its
+// bash.exe (ci at 2789c8a: "no bash.exe below claude-rpc" while it ran).
+var preexisting map[uint32]string
 
-// runningPids lists the processes running now.
-func runningPids() map[uint32]bool {
-	pids := map[uint32]bool{}
+// runningPids lists the processes running now, with their names.
+func runningPids() map[uint32]string {
+	pids := map[uint32]string{}
 	snap, err := windows.CreateToolhelp32Snapshot(windows.TH32CS_SNAPPROCESS, 0)
 	if err != nil {
 		return pids
@@ -64,7 +67,7 @@ func runningPids() map[uint32]bool {
 	var e windows.ProcessEntry32
 	e.Size = uint32(unsafe.Sizeof(e))
 	for err = windows.Process32First(snap, &e); err == nil; err = windows.Process32Next(snap, &e) {
-		pids[e.ProcessID] = true
+		pids[e.ProcessID] = windows.UTF16ToString(e.ExeFile[:])
 	}
 	return pids
 }
@@ -312,8 +315,9 @@ func descendants(t *testing.T, pid uint32) []proc {
 	var e windows.ProcessEntry32
 	e.Size = uint32(unsafe.Sizeof(e))
 	for err = windows.Process32First(snap, &e); err == nil; err = windows.Process32Next(snap, &e) {
-		if e.ProcessID != e.ParentProcessID && !preexisting[e.ProcessID] {
-			children[e.ParentProcessID] = append(children[e.ParentProcessID], proc{e.ProcessID, windows.UTF16ToString(e.ExeFile[:])})
+		name := windows.UTF16ToString(e.ExeFile[:])
+		if old, ok := preexisting[e.ProcessID]; e.ProcessID != e.ParentProcessID && !(ok && strings.EqualFold(old, name)) {
+			children[e.ParentProcessID] = append(children[e.ParentProcessID], proc{e.ProcessID, name})
 		}
 	}
 	var out []proc
