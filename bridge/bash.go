@@ -13,6 +13,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/claude-rpc/claude-rpc/bridge/writer"
 	"github.com/claude-rpc/claude-rpc/claudecli"
 )
 
@@ -176,7 +177,7 @@ func (s *server) execBash(ctx context.Context, cmdline string, updates io.Writer
 // bash_execution_update frames (pi 1.5's), each whole UTF-8 (a character
 // cut between two writes waits for its rest).
 type bashUpdates struct {
-	out  *frameWriter
+	out  *writer.Writer
 	id   json.RawMessage
 	rest []byte
 }
@@ -194,7 +195,7 @@ func (u *bashUpdates) Write(p []byte) (int, error) {
 	}
 	u.rest = append([]byte(nil), b[cut:]...)
 	if cut > 0 {
-		u.out.send(bashUpdateJSON{Type: "bash_execution_update", ID: u.id, Delta: string(b[:cut])})
+		u.out.Send(bashUpdateJSON{Type: "bash_execution_update", ID: u.id, Delta: string(b[:cut])})
 	}
 	return len(p), nil
 }

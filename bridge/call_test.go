@@ -2,9 +2,9 @@ package bridge
 
 import (
 	"bytes"
-	"strings"
 	"testing"
 
+	"github.com/claude-rpc/claude-rpc/bridge/writer"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -109,36 +109,10 @@ func TestExcerptIsBounded(t *testing.T) {
 }
 
 func TestEncodeFrame(t *testing.T) {
-	b, err := encodeFrame(okResponse([]byte(`"1"`), "x", map[string]any{"text": "<a> & \u2028 é 😀"}))
+	b, err := writer.EncodeFrame(okResponse([]byte(`"1"`), "x", map[string]any{"text": "<a> & \u2028 é 😀"}))
 	require.NoError(t, err)
 	assert.Equal(t, `{"id":"1","type":"response","command":"x","success":true,"data":{"text":"<a> & \u2028 é 😀"}}`+"\n", string(b))
-	b, err = encodeFrame(errResponse(nil, "parse", "bad"))
+	b, err = writer.EncodeFrame(errResponse(nil, "parse", "bad"))
 	require.NoError(t, err)
 	assert.Equal(t, `{"type":"response","command":"parse","success":false,"error":"bad"}`+"\n", string(b))
-}
-
-// TestFrameWriterWritesWholeFrames sends from many goroutines and checks
-// every line is one whole frame.
-func TestFrameWriterWritesWholeFrames(t *testing.T) {
-	var out bytes.Buffer
-	w := newFrameWriter(&out, Options{})
-	done := make(chan struct{})
-	for g := 0; g < 8; g++ {
-		go func() {
-			defer func() { done <- struct{}{} }()
-			for i := 0; i < 200; i++ {
-				w.send(okResponse(nil, "x", map[string]any{"text": strings.Repeat("a", 1000*g)}))
-			}
-		}()
-	}
-	for g := 0; g < 8; g++ {
-		<-done
-	}
-	w.close()
-	w.send(okResponse(nil, "late", nil)) // dropped, not a panic
-	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-	assert.Len(t, lines, 1600)
-	for _, l := range lines {
-		require.True(t, strings.HasPrefix(l, `{"type":"response"`) && strings.HasSuffix(l, `}}`), "%.80s", l)
-	}
 }

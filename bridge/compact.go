@@ -29,7 +29,7 @@ func (s *server) compact(c *call) (any, error) {
 	// a goroutine of its own, as pi asks them before compacting.
 	if !s.goes.start(func() {
 		if s.extCompactCancelled(c, instructions) {
-			s.out.events([]transform.Event{{Type: transform.EventCompactionStart, Reason: "manual"},
+			s.out.Events([]transform.Event{{Type: transform.EventCompactionStart, Reason: "manual"},
 				{Type: transform.EventCompactionEnd, Reason: "manual", Aborted: true}})
 			s.reply(c, nil, errors.New("Compaction cancelled")) // pi's words
 			return
@@ -101,7 +101,7 @@ type compaction struct {
 // On the runner's loop.
 func (o *runner) runCompact(r *run, text string) {
 	o.onLoop()
-	o.s.out.events([]transform.Event{{Type: transform.EventCompactionStart, Reason: "manual"}})
+	o.s.out.Events([]transform.Event{{Type: transform.EventCompactionStart, Reason: "manual"}})
 	r.tr = transform.NewTranslator(nowMillis)
 	r.tr.SetToolNames(o.s.opts.ToolNames)
 	r.tr.Start(transform.UserMessage([]transform.Content{transform.TextContent(text)}, nowMillis()))
@@ -166,7 +166,7 @@ func (o *runner) compactDone(r *run) {
 	if err != nil {
 		end.ErrorMessage, end.Aborted = err.Error(), r.aborted
 	}
-	s.out.events([]transform.Event{end})
+	s.out.Events([]transform.Event{end})
 	c := comp.call
 	if err != nil {
 		s.respond(c, errResponse(c.id, c.typ, err.Error()))

@@ -23,15 +23,15 @@
 // loop feeds the translator and queues the events; the translator only
 // reports what it learned from a line (a result, with or without an
 // error); the loop decides what follows (another turn, the run's end). The
-// protocol layer ([frameWriter]) is the only writer of stdout: typed
+// protocol layer (package [writer]) is the only writer of stdout: typed
 // frames (responses, events, requests to the host; frames.go and
 // transform's shapes) written in the order they were queued, by one
 // goroutine, each a whole line. That goroutine drives a chain of stages,
-// each a type with one job (writer_*.go): orderQueue (a response may
-// overtake queued message_updates, nothing else reorders), coalescer (a
-// block's deltas within the window become one update), frameEncoder (omp
-// message ids, set_event_filter, encoding, rpc_chunk framing) and sink
-// (stdout, the pipe's size, the trace); run holds the rules between them.
+// each a type with one job: orderQueue (a response, handed over with
+// Respond, may overtake queued message_updates, nothing else reorders),
+// coalescer (a block's deltas within the window become one update),
+// frameEncoder (omp message ids, set_event_filter, encoding, rpc_chunk
+// framing) and sink (stdout, the pipe's size, the trace).
 //
 // The stream transport's CLI is read at all times: its process's stdout
 // has one reader (claudecli's streamProc.read), which hands each line to
@@ -158,7 +158,7 @@
 //     session (running ones, their transcripts), the host's subscription,
 //     and the background ones a stream run left running for the next run
 //     to adopt.
-//   - frameWriter: stdout.
+//   - the writer ([writer.Writer]): stdout.
 //   - the server's context (server.ctx): the parent of every call's
 //     context ([call.Context], as net/http's Request.Context), ended
 //     first thing at shutdown. What a handler waits on (a CLI query

@@ -68,10 +68,10 @@ func (s *server) startExtensions() {
 		Error:  s.extError,
 		Action: s.extAction,
 		Notice: func(level, text string) {
-			s.out.events([]transform.Event{transform.NotifyEvent(level, text)})
+			s.out.Events([]transform.Event{transform.NotifyEvent(level, text)})
 		},
 	})
-	s.out.setTap(s.extEvents.tapped, s.extEvents.tap)
+	s.out.SetTap(s.extEvents.tapped, s.extEvents.tap)
 }
 
 // extLoaded waits for the extensions to load and their startup
@@ -543,7 +543,7 @@ func (s *server) extCommands() []slashCommand {
 
 // extError sends pi's extension_error.
 func (s *server) extError(e extensions.Error) {
-	s.out.send(extensionErrorJSON{Type: "extension_error", ExtensionPath: e.ExtensionPath, Event: e.Event, Error: e.Error})
+	s.out.Send(extensionErrorJSON{Type: "extension_error", ExtensionPath: e.ExtensionPath, Event: e.Event, Error: e.Error})
 }
 
 // extUI turns an extension's ctx.ui call into an extension_ui_request,
@@ -569,11 +569,11 @@ func (s *server) showUI(u extensions.UI) {
 	var req uiRequest
 	switch u.Method {
 	case "setTitle":
-		s.out.send(uiSetTitleJSON{Type: typ, ID: id, Method: u.Method, Title: m.Get("title").String()})
+		s.out.Send(uiSetTitleJSON{Type: typ, ID: id, Method: u.Method, Title: m.Get("title").String()})
 	case "notify":
 		ev := transform.NotifyEvent(m.Get("notifyType").String(), m.Get("message").String())
 		ev.Notice.ID = id
-		s.out.events([]transform.Event{ev})
+		s.out.Events([]transform.Event{ev})
 	case "setStatus":
 		var text *string
 		if t := m.Get("statusText"); t.Exists() && t.Type != gjson.Null {
@@ -582,15 +582,15 @@ func (s *server) showUI(u extensions.UI) {
 		}
 		ev := transform.StatusEvent(m.Get("statusKey").String(), text)
 		ev.Notice.ID = id
-		s.out.events([]transform.Event{ev})
+		s.out.Events([]transform.Event{ev})
 	case "setWidget":
 		f := uiSetWidgetJSON{Type: typ, ID: id, Method: u.Method, WidgetKey: m.Get("widgetKey").String(), WidgetPlacement: m.Get("widgetPlacement").String()}
 		for _, l := range m.Get("widgetLines").Array() {
 			f.WidgetLines = append(f.WidgetLines, l.String())
 		}
-		s.out.send(f)
+		s.out.Send(f)
 	case "set_editor_text":
-		s.out.send(uiSetEditorTextJSON{Type: typ, ID: id, Method: u.Method, Text: m.Get("text").String()})
+		s.out.Send(uiSetEditorTextJSON{Type: typ, ID: id, Method: u.Method, Text: m.Get("text").String()})
 	case "select":
 		var options []string
 		for _, o := range m.Get("options").Array() {
@@ -647,7 +647,7 @@ func (s *server) callExtTool(ctx context.Context, p gjson.Result) map[string]any
 		if len(raw) == 0 {
 			raw = json.RawMessage("{}")
 		}
-		s.out.send(toolExecutionUpdateJSON{Type: "tool_execution_update", ToolCallID: toolCallID,
+		s.out.Send(toolExecutionUpdateJSON{Type: "tool_execution_update", ToolCallID: toolCallID,
 			ToolName: s.opts.ToolNames.Name("mcp__" + extServer + "__" + name), Args: args, PartialResult: raw})
 	}
 	s.toolStarts.wait(ctx, toolCallID) // its progress after its start
@@ -934,7 +934,7 @@ func (s *server) doExtAction(a extensions.Action) (any, error) {
 			data = json.RawMessage(d.Raw)
 		}
 		e := s.st.appendCustom(args.Get("customType").String(), data)
-		s.out.send(entryAppendedJSON{Type: "entry_appended", Entry: e})
+		s.out.Send(entryAppendedJSON{Type: "entry_appended", Entry: e})
 		return nil, nil
 	case "setLabel":
 		return nil, s.st.label(args.Get("entryId").String(), args.Get("label").String())

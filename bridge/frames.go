@@ -9,7 +9,7 @@ import (
 // The frames the bridge writes itself, as Go types: responses and their
 // data, and the requests it sends the host. Events made from the CLI's
 // lines are transform's (transform/shapes.go). Every one is written by the
-// frameWriter; the protocol reference is generated from these types and
+// writer ([writer.Writer]); the protocol reference is generated from these types and
 // their comments (reference.go).
 
 // response is pi's RpcResponse. Key order matches pi's frames.

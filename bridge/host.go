@@ -276,7 +276,7 @@ func (s *server) ask(ctx context.Context, req uiRequest) (gjson.Result, uiOutcom
 	id, w, ctx, done := s.register(ctx, "ui_", 1)
 	defer done()
 	req.setID(id, s.opts.AskTimeout.Milliseconds())
-	s.out.send(req)
+	s.out.Send(req)
 	how := uiWithdrawn
 	select {
 	case a := <-w.ch:
@@ -290,7 +290,7 @@ func (s *server) ask(ctx context.Context, req uiRequest) (gjson.Result, uiOutcom
 		how = uiTimedOut
 	}
 	done() // an answer from now on finds nothing waiting
-	s.out.send(uiCancelJSON{Type: "extension_ui_request", ID: s.host.next("ui_cancel_"), Method: "cancel", TargetID: id})
+	s.out.Send(uiCancelJSON{Type: "extension_ui_request", ID: s.host.next("ui_cancel_"), Method: "cancel", TargetID: id})
 	return gjson.Result{}, how
 }
 
@@ -466,19 +466,19 @@ func (s *server) callHostTool(ctx context.Context, p gjson.Result) map[string]an
 		args = json.RawMessage("{}")
 	}
 	s.toolStarts.wait(ctx, toolCallID) // host_tool_call and its progress after tool_execution_start
-	s.out.send(hostToolCallJSON{Type: "host_tool_call", ID: id, ToolCallID: toolCallID, ToolName: name, Arguments: args})
+	s.out.Send(hostToolCallJSON{Type: "host_tool_call", ID: id, ToolCallID: toolCallID, ToolName: name, Arguments: args})
 	for {
 		select {
 		case a := <-w.ch:
 			if a.Get("type").String() == "host_tool_update" {
-				s.out.send(toolExecutionUpdateJSON{Type: "tool_execution_update", ToolCallID: toolCallID,
+				s.out.Send(toolExecutionUpdateJSON{Type: "tool_execution_update", ToolCallID: toolCallID,
 					ToolName: s.opts.ToolNames.Name("mcp__" + hostServer + "__" + name), Args: args, PartialResult: json.RawMessage(a.Get("partialResult").Raw)})
 				continue
 			}
 			content := json.RawMessage(a.Get("result.content").Raw)
 			return map[string]any{"content": content, "isError": a.Get("isError").Bool()}
 		case <-ctx.Done():
-			s.out.send(hostToolCancelJSON{Type: "host_tool_cancel", ID: s.host.next("host_cancel_"), TargetID: id})
+			s.out.Send(hostToolCancelJSON{Type: "host_tool_cancel", ID: s.host.next("host_cancel_"), TargetID: id})
 			return textResult("The tool call was cancelled.", true)
 		}
 	}

@@ -136,7 +136,7 @@ func (s *server) callURITool(ctx context.Context, name string, args gjson.Result
 		content := args.Get("content").String()
 		req.Content = &content
 	}
-	s.out.send(req)
+	s.out.Send(req)
 	select {
 	case a := <-w.ch:
 		if a.Get("isError").Bool() {
@@ -162,7 +162,7 @@ func (s *server) callURITool(ctx context.Context, name string, args gjson.Result
 		}
 		return textResult(text, false)
 	case <-ctx.Done():
-		s.out.send(hostURICancelJSON{Type: "host_uri_cancel", ID: s.host.next("uri_cancel_"), TargetID: id})
+		s.out.Send(hostURICancelJSON{Type: "host_uri_cancel", ID: s.host.next("uri_cancel_"), TargetID: id})
 		return fail(fmt.Sprintf("Host URI %s for %s was aborted", op, raw))
 	}
 }

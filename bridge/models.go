@@ -55,7 +55,7 @@ func (s *server) setLevel(level string) {
 	s.applySettings(func(st *cliSettings) { st.thinkingLevel = level })
 	if level != before {
 		s.st.noteLevelChange(level)
-		s.out.send(thinkingLevelChangedJSON{Type: "thinking_level_changed", Level: level})
+		s.out.Send(thinkingLevelChangedJSON{Type: "thinking_level_changed", Level: level})
 		s.extEvent("thinking_level_select", map[string]any{"level": level, "previousLevel": before})
 	}
 }

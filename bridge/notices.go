@@ -98,6 +98,6 @@ func (b *noticeBoard) leaveSession() []transform.Event {
 // that were the session's (noticeBoard.leaveSession). On the loop.
 func (s *server) clearStatuses() {
 	if evs := s.runs.notices.leaveSession(); len(evs) > 0 {
-		s.out.events(evs)
+		s.out.Events(evs)
 	}
 }

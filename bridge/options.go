@@ -6,10 +6,20 @@ import (
 	"time"
 
 	"github.com/claude-rpc/claude-rpc/bridge/extensions"
+	"github.com/claude-rpc/claude-rpc/bridge/writer"
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/infocache"
 	"github.com/claude-rpc/claude-rpc/transform"
 )
+
+// The shapes of message_update ([Options.MessageUpdates]).
+const (
+	UpdatesFull  = "full"
+	UpdatesDelta = "delta"
+)
+
+// DefaultCoalesce is the default [Options.Coalesce] (the writer's).
+const DefaultCoalesce = writer.DefaultCoalesce
 
 // Options configures [Serve].
 type Options struct {
@@ -74,7 +84,7 @@ type Options struct {
 	ThinkingLevel string
 	// Coalesce is the window in which text, thinking and tool-input
 	// deltas of one block are merged into one message_update frame (see
-	// frameWriter); 0 writes every delta as its own frame, as pi does.
+	// writer.Writer); 0 writes every delta as its own frame, as pi does.
 	Coalesce time.Duration
 	// MessageUpdates is the shape of message_update: "full" (pi 0.73's,
 	// the default: each carries the message so far, twice) or "delta"

@@ -33,7 +33,7 @@ func (s *server) setPermissionMode(c *call) (any, error) {
 	before := s.permissionMode()
 	s.applySettings(func(st *cliSettings) { st.permissionMode = mode })
 	if mode != before {
-		s.out.send(permissionModeChangedJSON{Type: "permission_mode_changed", Mode: mode})
+		s.out.Send(permissionModeChangedJSON{Type: "permission_mode_changed", Mode: mode})
 		s.runs.showNotice(transform.PermissionModeStatus(mode))
 	}
 	return nil, nil
@@ -43,7 +43,7 @@ func (s *server) setPermissionMode(c *call) (any, error) {
 // (transform's notify and setStatus events), through the runner's
 // noticeBoard, which keeps what the host shows. From any goroutine.
 func (o *runner) showNotice(ev transform.Event) {
-	o.post(func() { o.s.out.events(o.notices.pass([]transform.Event{ev})) })
+	o.post(func() { o.s.out.Events(o.notices.pass([]transform.Event{ev})) })
 }
 
 // permissionMode is the mode the next turn runs in: the one the host set
@@ -76,5 +76,5 @@ func (s *server) followPermissionMode(line []byte) {
 	s.log.Debug("claude changed its permission mode", "mode", mode)
 	s.st.changeSettings(func(st *cliSettings) { st.permissionMode = mode })
 	s.passConfig()
-	s.out.send(permissionModeChangedJSON{Type: "permission_mode_changed", Mode: mode})
+	s.out.Send(permissionModeChangedJSON{Type: "permission_mode_changed", Mode: mode})
 }

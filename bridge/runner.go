@@ -544,7 +544,7 @@ func (o *runner) emit(r *run, evs []transform.Event) {
 func (o *runner) write(evs []transform.Event) {
 	o.onLoop()
 	o.s.toolStarts.seen(evs)
-	o.s.out.events(o.notices.pass(evs))
+	o.s.out.Events(o.notices.pass(evs))
 }
 
 // note keeps each message of r's that evs end in the session's entries
@@ -591,7 +591,7 @@ func (o *runner) queueChanged() {
 	for _, m := range append(o.heldFollow, o.followQ...) {
 		q.FollowUp = append(q.FollowUp, m.text)
 	}
-	o.s.out.send(q)
+	o.s.out.Send(q)
 }
 
 // clearQueue handles clear_queue: the queued messages are removed and
@@ -921,7 +921,7 @@ func (o *runner) startOwn(t claudecli.OwnTurn) {
 func (o *runner) quietLine(rd *lineReader, line []byte, err error) bool {
 	o.onLoop()
 	q := rd.quiet
-	o.s.out.lineRead()
+	o.s.out.LineRead()
 	switch {
 	case errors.Is(err, jsonl.ErrLineTooLong):
 		o.tooLong(err)
@@ -959,7 +959,7 @@ func (o *runner) quietLine(rd *lineReader, line []byte, err error) bool {
 		}
 	}
 	o.s.toolStarts.seen(out)
-	o.s.out.events(o.notices.pass(o.s.subs.observe(out, o.s.subagentFile(q.tr))))
+	o.s.out.Events(o.notices.pass(o.s.subs.observe(out, o.s.subagentFile(q.tr))))
 	return true
 }
 
@@ -1077,7 +1077,7 @@ func (o *runner) turnStarted(r *run, turn claudecli.Turn, err error, uuid string
 func (o *runner) runLine(r *run, line []byte, err error) bool {
 	o.onLoop()
 	s, tr := o.s, r.tr
-	s.out.lineRead()
+	s.out.LineRead()
 	if s.opts.IdleTimeout > 0 && r.wd != nil {
 		r.wd.Reset(s.opts.IdleTimeout)
 	}
@@ -1151,7 +1151,7 @@ func (o *runner) runLine(r *run, line []byte, err error) bool {
 func (o *runner) tooLong(err error) {
 	o.onLoop()
 	o.s.log.Error("claude printed a line over the limit; it is skipped", "err", err)
-	o.s.out.events(o.notices.pass([]transform.Event{transform.NotifyEvent(transform.NotifyError,
+	o.s.out.Events(o.notices.pass([]transform.Event{transform.NotifyEvent(transform.NotifyError,
 		"claude printed a line longer than claude-rpc reads (--max-line); it was skipped and the turn goes on without it: "+err.Error())}))
 }
 
@@ -1440,12 +1440,12 @@ func (o *runner) ended(r *run, msgs []transform.Message) {
 	if r.compaction == nil && (next == nil || r.then != nil) {
 		status, failure := promptStatus(msgs)
 		for _, c := range r.prompts {
-			s.out.send(promptResultJSON{Type: "prompt_result", ID: c.id, AgentInvoked: true,
+			s.out.Send(promptResultJSON{Type: "prompt_result", ID: c.id, AgentInvoked: true,
 				Status: status, Error: failure, SessionSettled: next == nil})
 		}
 		if next == nil {
-			s.out.send(agentSettledJSON{Type: "agent_settled", Aborted: r.aborted})
-			s.out.send(sessionSettledJSON{Type: "session_settled"})
+			s.out.Send(agentSettledJSON{Type: "agent_settled", Aborted: r.aborted})
+			s.out.Send(sessionSettledJSON{Type: "session_settled"})
 		}
 	}
 	for _, c := range r.abortIDs {
@@ -1471,7 +1471,7 @@ func (o *runner) appendCustom(m message) {
 	o.onLoop()
 	msg := m.userMessage()
 	o.s.st.appendCustomMessage(msg)
-	o.s.out.events([]transform.Event{{Type: transform.EventMessageStart, Message: msg}, {Type: transform.EventMessageEnd, Message: msg}})
+	o.s.out.Events([]transform.Event{{Type: transform.EventMessageStart, Message: msg}, {Type: transform.EventMessageEnd, Message: msg}})
 }
 
 // sendCustom carries out an extension's sendMessage as pi's AgentSession

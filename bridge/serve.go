@@ -18,6 +18,7 @@ import (
 
 	"github.com/claude-rpc/claude-rpc/bridge/extensions"
 	"github.com/claude-rpc/claude-rpc/bridge/rpcframe"
+	"github.com/claude-rpc/claude-rpc/bridge/writer"
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/infocache"
 	"github.com/claude-rpc/claude-rpc/claudecli/jsonl"
@@ -72,7 +73,7 @@ type server struct {
 
 	opts      Options
 	log       *slog.Logger
-	out       *frameWriter      // the protocol layer: the only writer of stdout
+	out       *writer.Writer    // the protocol layer: the only writer of stdout
 	plan      *plannedTransport // the transport, once the CLI's version said which
 	cache     *infocache.Store  // what the CLI said last time (Options.InfoCache)
 	cacheKey  string            // this CLI's and its settings' entry in cache
@@ -180,13 +181,13 @@ func newServer(ctx context.Context, opts Options, out io.Writer) (*server, error
 		s.setTransport(transport, opts.Ask, opts.CLI.HookEvents) // with the host's side of the control protocol
 	}
 	// Last: nothing above may fail and leave the writer's goroutine behind.
-	s.out = newFrameWriter(out, opts)
+	s.out = writer.New(out, writer.Config{Delta: opts.MessageUpdates == UpdatesDelta, Coalesce: opts.Coalesce, Log: opts.Log, Trace: opts.trace})
 	s.startExtensions() // its ctx.ui calls are frames: after the writer
 	// Before Serve: neither start is refused.
 	s.goes.start(func() {
 		s.runs.loop()
 	})
-	s.out.send(readyJSON{Type: "ready", ProtocolVersion: 1, SupportedProtocolVersions: []int{1, 2},
+	s.out.Send(readyJSON{Type: "ready", ProtocolVersion: 1, SupportedProtocolVersions: []int{1, 2},
 		MaxFrameBytes: rpcframe.MaxFrameBytes, MaxReassembledFrameBytes: rpcframe.MaxReassembledBytes})
 	s.goes.start(func() {
 		if transport == nil {
@@ -284,7 +285,7 @@ func interruptRead(in io.Reader) bool {
 // (package doc). It never blocks on a command's work.
 func (s *server) dispatch(l inLine) {
 	if l.err != nil {
-		s.out.send(errResponse(nil, "parse", "Failed to parse command: "+l.err.Error()))
+		s.out.Respond(errResponse(nil, "parse", "Failed to parse command: "+l.err.Error()))
 		return
 	}
 	line := l.b
@@ -292,11 +293,11 @@ func (s *server) dispatch(l inLine) {
 		frame, err := s.chunks.Push(line)
 		if errors.Is(err, rpcframe.ErrInterrupted) {
 			// The sequence is lost, not the frame that cut it short.
-			s.out.send(errResponse(nil, "parse", "Failed to parse command: "+err.Error()))
+			s.out.Respond(errResponse(nil, "parse", "Failed to parse command: "+err.Error()))
 			frame, err = s.chunks.Push(line)
 		}
 		if err != nil {
-			s.out.send(errResponse(nil, "parse", "Failed to parse command: "+err.Error()))
+			s.out.Respond(errResponse(nil, "parse", "Failed to parse command: "+err.Error()))
 			return
 		}
 		if frame == nil {
@@ -378,7 +379,7 @@ func (s *server) respond(c *call, r response) {
 		c.reply(r)
 		return
 	}
-	s.out.send(r)
+	s.out.Respond(r)
 }
 
 // codedError is a failure whose response carries a code.
@@ -518,7 +519,7 @@ func (s *server) sendCommands(info claudecli.Info) {
 	cmds := availableCommands(info)
 	b, _ := json.Marshal(cmds)
 	if s.info.commandsChanged(string(b)) {
-		s.out.send(availableCommandsUpdateJSON{Type: "available_commands_update", Commands: cmds})
+		s.out.Send(availableCommandsUpdateJSON{Type: "available_commands_update", Commands: cmds})
 	}
 }
 
@@ -535,7 +536,7 @@ func (s *server) negotiateProtocol(c *call) (any, error) {
 	v := c.raw.Get("protocolVersion")
 	switch {
 	case v.Type == gjson.Number && v.Num == 2:
-		s.out.sendThenChunk(okResponse(c.id, c.typ, negotiateData{ProtocolVersion: 2})) // never an internal call
+		s.out.RespondThenChunk(okResponse(c.id, c.typ, negotiateData{ProtocolVersion: 2})) // never an internal call
 		return nil, errAnswered
 	case v.Type == gjson.Number && v.Num == 1:
 		return negotiateData{ProtocolVersion: 1}, nil
@@ -548,7 +549,7 @@ func (s *server) negotiateProtocol(c *call) (any, error) {
 func (s *server) setEventFilter(c *call) (any, error) {
 	v := c.raw.Get("events")
 	if !v.Exists() || v.Type == gjson.Null {
-		s.out.setFilter(nil)
+		s.out.SetFilter(nil)
 		return eventFilterData{}, nil
 	}
 	if !v.IsArray() {
@@ -561,7 +562,7 @@ func (s *server) setEventFilter(c *call) (any, error) {
 		}
 		types = append(types, e.String())
 	}
-	s.out.setFilter(types)
+	s.out.SetFilter(types)
 	return eventFilterData{Events: types}, nil
 }
 
@@ -597,5 +598,5 @@ func (s *server) shutdown() {
 	if s.files != nil {
 		s.files.close() // after the runs: their last entries are queued
 	}
-	s.out.close()
+	s.out.Close()
 }

@@ -936,7 +936,7 @@ func (s *server) setSessionName(c *call) (any, error) {
 		return nil, errors.New("Session name cannot be empty") // pi's words
 	}
 	id := s.st.rename(name)
-	s.out.send(sessionInfoChangedJSON{Type: "session_info_changed", Name: name})
+	s.out.Send(sessionInfoChangedJSON{Type: "session_info_changed", Name: name})
 	s.persistName(id, name)
 	// As pi's: the answer comes once the pi file has the name (hosts read
 	// it from there), unless its folder takes more than a moment.

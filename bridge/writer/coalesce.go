@@ -1,4 +1,4 @@
-package bridge
+package writer
 
 import (
 	"time"
@@ -7,7 +7,7 @@ import (
 	"github.com/claude-rpc/claude-rpc/transform"
 )
 
-// DefaultCoalesce is the default [Options.Coalesce]: a quarter of a 60 Hz
+// DefaultCoalesce is the default [Config.Coalesce]: a quarter of a 60 Hz
 // display frame, so merging deltas never costs a host a frame it could have
 // shown, while the bursts in which the CLI prints deltas (several lines per
 // read of the API's stream) go out as one frame each.

@@ -1,4 +1,4 @@
-package bridge
+package writer
 
 import (
 	"bytes"
@@ -110,7 +110,7 @@ func TestFrameEncoder(t *testing.T) {
 // written whole.
 func TestFrameEncoderChunks(t *testing.T) {
 	big := func(id string) item {
-		b, err := encodeFrame(okResponse(json.RawMessage(`"`+id+`"`), "get_state", strings.Repeat("x", rpcframe.MaxFrameBytes)))
+		b, err := EncodeFrame(okResponse(json.RawMessage(`"`+id+`"`), "get_state", strings.Repeat("x", rpcframe.MaxFrameBytes)))
 		require.NoError(t, err)
 		return item{frame: b, response: true}
 	}

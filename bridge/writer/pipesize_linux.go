@@ -1,4 +1,4 @@
-package bridge
+package writer
 
 import (
 	"io"
@@ -9,7 +9,7 @@ import (
 
 // pipeSizer resizes the host's stdout pipe (F_SETPIPE_SZ): grown while
 // large frames go through it, back to its size when they are over. See
-// frameWriter for when.
+// Writer for when.
 type pipeSizer struct {
 	rc    interface{ Control(func(uintptr)) error }
 	base  int // the pipe's size before it was grown

@@ -1,4 +1,4 @@
-package bridge
+package writer
 
 import (
 	"encoding/json"
@@ -29,7 +29,7 @@ func TestLargeFramesGrowThePipe(t *testing.T) {
 	base := size()
 	require.Less(t, base, bigPipe)
 
-	w := newFrameWriter(pw, Options{})
+	w := New(pw, Config{})
 	w.sink.shrinkAfter = 200 * time.Millisecond
 	read := make(chan int, 16)
 	go func() {
@@ -50,17 +50,17 @@ func TestLargeFramesGrowThePipe(t *testing.T) {
 		}
 	}()
 
-	w.send(okResponse(json.RawMessage(`"small"`), "get_state", map[string]string{"s": strings.Repeat("x", 1000)}))
+	w.Respond(okResponse(json.RawMessage(`"small"`), "get_state", map[string]string{"s": strings.Repeat("x", 1000)}))
 	<-read
 	assert.Equal(t, base, size(), "a small frame leaves the pipe alone")
 
-	w.send(okResponse(json.RawMessage(`"large"`), "get_state", map[string]string{"s": strings.Repeat("x", growAt)}))
+	w.Respond(okResponse(json.RawMessage(`"large"`), "get_state", map[string]string{"s": strings.Repeat("x", growAt)}))
 	assert.Greater(t, <-read, growAt)
 	assert.Equal(t, bigPipe, size(), "grown for a large frame")
 
 	assert.Eventually(t, func() bool { return size() == base }, 5*time.Second, 20*time.Millisecond,
 		"back to its size after shrinkAfter")
-	w.close()
+	w.Close()
 	_ = pw.Close()
 	for range read {
 	}

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package bridge
+package writer
 
 import "io"
 

@@ -1,6 +1,6 @@
 //go:build !windows
 
-package bridge
+package writer
 
 // underWine tells whether the test runs under Wine: never off Windows.
 func underWine() bool { return false }

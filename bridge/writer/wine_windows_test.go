@@ -1,6 +1,6 @@
 //go:build windows
 
-package bridge
+package writer
 
 import "golang.org/x/sys/windows"
 

@@ -1,4 +1,10 @@
-package bridge
+// Package writer is the protocol writer: the one owner of the host's
+// stdout. Frames and events go in (Writer's methods, from any goroutine),
+// whole lines come out, in order but for a response overtaking queued
+// message_update frames, with back-pressure: a queuer waits while the host
+// is slow to read. It knows no command and no run; the bridge hands it
+// what to write.
+package writer
 
 import (
 	"bytes"
@@ -13,30 +19,24 @@ import (
 	"github.com/claude-rpc/claude-rpc/transform"
 )
 
-// The shapes of message_update ([Options.MessageUpdates]).
-const (
-	UpdatesFull  = "full"
-	UpdatesDelta = "delta"
-)
-
-// frameWriter owns the host's stdout: one goroutine (run) writes every
+// Writer owns the host's stdout: one goroutine (run) writes every
 // frame, each a complete line, in the order they were queued but for the
 // two exceptions below. It is a chain of stages, each its own type with its
 // own contract, all owned by that goroutine and called in turn for each
 // item (no goroutine, copy or allocation between them):
 //
-//   - orderQueue (writer_order.go): what was queued (ch), in order, except
+//   - orderQueue (order.go): what was queued (ch), in order, except
 //     that a response overtakes the message_update events queued ahead of
 //     it, never another kind of event or another frame the bridge made;
-//   - coalescer (writer_coalesce.go): holds one delta at a time and merges
+//   - coalescer (coalesce.go): holds one delta at a time and merges
 //     into it the deltas of its block that come within the window (and its
 //     back-off after large updates, in full mode); any other item writes
 //     it first;
-//   - frameEncoder (writer_frame.go): omp's message ids, set_event_filter,
+//   - frameEncoder (frame.go): omp's message ids, set_event_filter,
 //     encoding ([transform.Encoder]: the queue holds events, which view
 //     the translator's text, and nothing holds a whole frame), and
 //     rpc_chunk framing once negotiated;
-//   - sink (writer_sink.go): stdout itself, the pipe's size while large
+//   - sink (sink.go): stdout itself, the pipe's size while large
 //     frames go through, and the trace.
 //
 // The rules between stages are in run: a frame the bridge made (a
@@ -47,14 +47,14 @@ const (
 // update is written (the held one or another), the responses queued behind
 // only updates go first. What is written is flushed to stdout as soon as
 // nothing more is queued.
-type frameWriter struct {
+type Writer struct {
 	sink     *sink // the last stage; run's stages are made with it
 	delta    bool  // --message-updates delta
 	coalesce time.Duration
 	log      *slog.Logger
 	ch       chan item
 	done     chan struct{}
-	trace    bool         // Options.trace is set
+	trace    bool         // Config.Trace is set
 	lastRead atomic.Int64 // UnixNano of the last CLI line read, when tracing
 
 	// mu guards closed, and sending on ch against closing it. It is held
@@ -73,14 +73,33 @@ type frameWriter struct {
 	tap atomic.Pointer[frameTap]
 }
 
+// Config is how a Writer writes.
+type Config struct {
+	// Delta: message_update frames carry the change only (pi 1.5's
+	// shape), else the message so far too.
+	Delta bool
+	// Coalesce is the window within which deltas of one block become one
+	// update (0: one frame per delta; DefaultCoalesce is the flag's
+	// default).
+	Coalesce time.Duration
+	// Log takes what goes wrong (nil: discarded).
+	Log *slog.Logger
+	// Trace, when set, is called for each frame made from a CLI line with
+	// when the line was read and when the frame was written (held: it
+	// waited for coalescing).
+	Trace func(read, written time.Time, held bool)
+}
+
 // frameTap is a reader of the events written besides the host.
 type frameTap struct {
 	wants func(typ string) bool
 	take  func(frame []byte)
 }
 
-// setTap sets the writer's tap (see frameWriter.tap).
-func (w *frameWriter) setTap(wants func(string) bool, take func([]byte)) {
+// SetTap sets the writer's tap: wants says which event types take is
+// handed, each as its frame is written (the extension host's pump). Both
+// run on the writer's goroutine and must not block.
+func (w *Writer) SetTap(wants func(string) bool, take func([]byte)) {
 	w.tap.Store(&frameTap{wants: wants, take: take})
 }
 
@@ -106,41 +125,47 @@ type item struct {
 // long as the bridge runs.
 const queuedFrames = 64
 
-func newFrameWriter(out io.Writer, opts Options) *frameWriter {
-	if opts.Log == nil {
-		opts.Log = slog.New(slog.DiscardHandler)
+// New starts a Writer on out (the host's stdout): its goroutine runs until
+// Close.
+func New(out io.Writer, cfg Config) *Writer {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	w := &frameWriter{sink: newSink(out, opts.trace), delta: opts.MessageUpdates == UpdatesDelta,
-		coalesce: opts.Coalesce, log: opts.Log, ch: make(chan item, queuedFrames), done: make(chan struct{}),
-		trace: opts.trace != nil}
+	w := &Writer{sink: newSink(out, cfg.Trace), delta: cfg.Delta,
+		coalesce: cfg.Coalesce, log: cfg.Log, ch: make(chan item, queuedFrames), done: make(chan struct{}),
+		trace: cfg.Trace != nil}
 	go w.run()
 	return w
 }
 
-// send encodes v (a response) as one frame and queues it. It blocks while
-// the host is slow to read (back-pressure reaches the CLI through its stdout
-// pipe), and drops the frame after close.
-func (w *frameWriter) send(v any) { w.sendItem(v, false) }
+// Send encodes v (a frame the bridge made: a request to the host, a
+// notice) as one frame and queues it. It blocks while the host is slow to
+// read (back-pressure reaches the CLI through its stdout pipe), and drops
+// the frame after Close.
+func (w *Writer) Send(v any) { w.sendItem(v, false, false) }
 
-// sendThenChunk sends v (negotiate_protocol's answer), after which every
-// frame too long for one line goes out as rpc_chunk frames.
-func (w *frameWriter) sendThenChunk(v any) { w.sendItem(v, true) }
+// Respond is Send for a response to a host's command, which may go out
+// ahead of the message_update frames queued before it.
+func (w *Writer) Respond(v any) { w.sendItem(v, true, false) }
 
-func (w *frameWriter) sendItem(v any, chunk bool) {
-	b, err := encodeFrame(v)
+// RespondThenChunk responds with v (negotiate_protocol's answer), after
+// which every frame too long for one line goes out as rpc_chunk frames.
+func (w *Writer) RespondThenChunk(v any) { w.sendItem(v, true, true) }
+
+func (w *Writer) sendItem(v any, response, chunk bool) {
+	b, err := EncodeFrame(v)
 	if err != nil {
 		w.log.Error("encoding frame", "err", err)
 		return
 	}
 	w.lastRead.Store(0) // frames after a response come from no CLI line until one is read
-	_, resp := v.(response)
-	w.queue(item{frame: b, chunk: chunk, response: resp})
+	w.queue(item{frame: b, chunk: chunk, response: response})
 }
 
-// events queues events. The first events queued after a CLI line was read
-// (lineRead) are the ones made from it, and carry its time for the trace;
+// Events queues events. The first events queued after a CLI line was read
+// (LineRead) are the ones made from it, and carry its time for the trace;
 // others (agent_start, a message the bridge delivers) carry none.
-func (w *frameWriter) events(evs []transform.Event) {
+func (w *Writer) Events(evs []transform.Event) {
 	var read time.Time
 	if w.trace {
 		if ns := w.lastRead.Swap(0); ns != 0 {
@@ -152,9 +177,9 @@ func (w *frameWriter) events(evs []transform.Event) {
 	}
 }
 
-// setFilter makes the writer write, of the events queued after this call,
+// SetFilter makes the writer write, of the events queued after this call,
 // only those of the given types (set_event_filter); nil writes all.
-func (w *frameWriter) setFilter(types []string) {
+func (w *Writer) SetFilter(types []string) {
 	m := map[string]bool{}
 	for _, t := range types {
 		m[t] = true
@@ -165,8 +190,8 @@ func (w *frameWriter) setFilter(types []string) {
 	w.queue(item{filter: m})
 }
 
-// lineRead notes that a CLI line was just read, for the trace.
-func (w *frameWriter) lineRead() {
+// LineRead notes that a CLI line was just read, for the trace.
+func (w *Writer) LineRead() {
 	if w.trace {
 		w.lastRead.Store(time.Now().UnixNano())
 	}
@@ -174,7 +199,7 @@ func (w *frameWriter) lineRead() {
 
 // queue hands it to the writer's goroutine, waiting while its queue is
 // full (back-pressure: see mu); after close it drops it.
-func (w *frameWriter) queue(it item) {
+func (w *Writer) queue(it item) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -183,8 +208,9 @@ func (w *frameWriter) queue(it item) {
 	w.ch <- it
 }
 
-// close writes what is queued and stops the writer.
-func (w *frameWriter) close() {
+// Close writes what is queued and stops the writer; what is queued after
+// it is dropped.
+func (w *Writer) Close() {
 	w.mu.Lock()
 	if !w.closed {
 		w.closed = true
@@ -206,8 +232,8 @@ type stages struct {
 }
 
 // run is the writer goroutine: it takes each item in turn and hands it
-// through the stages (see frameWriter for the rules between them).
-func (w *frameWriter) run() {
+// through the stages (see Writer for the rules between them).
+func (w *Writer) run() {
 	defer close(w.done)
 	p := &stages{q: orderQueue{ch: w.ch}, c: newCoalescer(w.coalesce, !w.delta),
 		f: newFrameEncoder(w.sink, w.delta, w.log), s: w.sink, log: w.log, tap: &w.tap}
@@ -321,11 +347,11 @@ func (p *stages) flush() {
 	p.s.flushed()
 }
 
-// encodeFrame encodes v as JSON followed by LF, without HTML escaping.
+// EncodeFrame encodes v as JSON followed by LF, without HTML escaping.
 // encoding/json still writes U+2028 and U+2029 as \u2028 and \u2029: the
 // same strings to any JSON parser, and safe for hosts that split lines on
 // them (JavaScript's line terminators).
-func encodeFrame(v any) ([]byte, error) {
+func EncodeFrame(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

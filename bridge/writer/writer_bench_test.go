@@ -1,4 +1,4 @@
-package bridge
+package writer
 
 import (
 	"bufio"
@@ -58,7 +58,7 @@ func (m *marked) Write(p []byte) (int, error) {
 //	go test -run '^$' -bench ReplyEnd -benchmem ./bridge
 func BenchmarkReplyEnd(b *testing.B) {
 	evs := replyEnd(b)
-	for _, mode := range []string{UpdatesFull, UpdatesDelta} {
+	for _, mode := range []string{"full", "delta"} {
 		b.Run(mode+"/discard", func(b *testing.B) {
 			m := &marked{marks: make(chan int, 1)}
 			timeReplyEnd(b, evs, m, m.marks, mode)
@@ -98,17 +98,17 @@ func BenchmarkReplyEnd(b *testing.B) {
 // once per iteration; marks says when the response is out, and the bytes
 // written.
 func timeReplyEnd(b *testing.B, evs []transform.Event, out io.Writer, marks <-chan int, mode string) {
-	w := newFrameWriter(out, Options{MessageUpdates: mode})
+	w := New(out, Config{Delta: mode == "delta"})
 	var lat []time.Duration
 	b.ReportAllocs()
 	for b.Loop() {
 		start := time.Now()
-		w.events(evs)
-		w.send(struct{}{})
+		w.Events(evs)
+		w.Send(struct{}{})
 		b.SetBytes(int64(<-marks))
 		lat = append(lat, time.Since(start))
 	}
-	w.close()
+	w.Close()
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "ms/reply-end")
 }

@@ -1,4 +1,4 @@
-package bridge
+package writer
 
 import (
 	"bufio"
@@ -26,7 +26,7 @@ type frameAt struct {
 
 // watched is a frame writer on a pipe, and what it wrote.
 type watched struct {
-	*frameWriter
+	*Writer
 	pw     *io.PipeWriter
 	frames <-chan frameAt
 }
@@ -35,7 +35,7 @@ type watched struct {
 func watch(t *testing.T, coalesce time.Duration) watched {
 	t.Helper()
 	pr, pw := io.Pipe()
-	w := newFrameWriter(pw, Options{Coalesce: coalesce})
+	w := New(pw, Config{Coalesce: coalesce})
 	frames := make(chan frameAt, 1<<16)
 	go func() {
 		defer close(frames)
@@ -55,7 +55,7 @@ func watch(t *testing.T, coalesce time.Duration) watched {
 // recorded translates a recording from testdata/cli.
 func recorded(t *testing.T, name string) []transform.Event {
 	t.Helper()
-	data, err := os.ReadFile("../testdata/cli/" + name + ".jsonl")
+	data, err := os.ReadFile("../../testdata/cli/" + name + ".jsonl")
 	require.NoError(t, err)
 	tr := transform.NewTranslator(func() int64 { return 1 })
 	evs := tr.Start(transform.UserMessage([]transform.Content{transform.TextContent("hi")}, 1))
@@ -72,7 +72,7 @@ func recorded(t *testing.T, name string) []transform.Event {
 
 // closeAndCollect closes the writer and returns every frame it wrote.
 func (w watched) closeAndCollect() []string {
-	w.close()
+	w.Close()
 	_ = w.pw.Close()
 	var out []string
 	for f := range w.frames {
@@ -91,7 +91,7 @@ func TestCoalescedFramesCarryTheSameText(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			evs := recorded(t, name)
 			w := watch(t, time.Second)
-			w.events(evs)
+			w.Events(evs)
 			got := w.closeAndCollect()
 
 			var wantOther, gotOther []string
@@ -159,7 +159,7 @@ func TestLoneDeltaIsWrittenAfterTheWindow(t *testing.T) {
 	const window = 50 * time.Millisecond
 	w := watch(t, window)
 	start := time.Now()
-	w.events([]transform.Event{delta})
+	w.Events([]transform.Event{delta})
 	select {
 	case f := <-w.frames:
 		assert.GreaterOrEqual(t, f.at.Sub(start), window*9/10, "held for the window")
@@ -168,12 +168,12 @@ func TestLoneDeltaIsWrittenAfterTheWindow(t *testing.T) {
 		t.Fatal("a lone delta was never written")
 	}
 
-	w.events([]transform.Event{delta})
-	w.events([]transform.Event{end})
+	w.Events([]transform.Event{delta})
+	w.Events([]transform.Event{end})
 	f1, f2 := <-w.frames, <-w.frames
 	assert.Contains(t, f1.line, `"text_delta"`, "the held delta first")
 	assert.Contains(t, f2.line, `"message_end"`)
-	w.close()
+	w.Close()
 }
 
 // TestHeldUpdateHoldsOnlyDeltas: the deltas that follow a held one are
@@ -194,25 +194,25 @@ func TestHeldUpdateHoldsOnlyDeltas(t *testing.T) {
 	const window = 2 * time.Second
 	w := watch(t, window)
 	start := time.Now()
-	w.events(deltas[:3]) // the first held, the others merged into it
-	w.send(okResponse(json.RawMessage(`"r"`), "get_state", nil))
+	w.Events(deltas[:3]) // the first held, the others merged into it
+	w.Respond(okResponse(json.RawMessage(`"r"`), "get_state", nil))
 	f := <-w.frames
 	assert.Less(t, f.at.Sub(start), window/2, "the response is not held")
 	assert.Equal(t, "r", gjson.Get(f.line, "id").String(), "ahead of the held update")
-	w.events([]transform.Event{end})
+	w.Events([]transform.Event{end})
 	upd, last := <-w.frames, <-w.frames
 	assert.Less(t, last.at.Sub(start), window/2, "message_end is not held")
 	assert.Equal(t, deltas[0].Update.Delta+deltas[1].Update.Delta+deltas[2].Update.Delta,
 		gjson.Get(upd.line, "assistantMessageEvent.delta").String(), "one frame for the three deltas")
 	assert.Equal(t, "message_end", gjson.Get(last.line, "type").String())
-	w.close()
+	w.Close()
 }
 
 // TestNoCoalescing: with a zero window every delta is its own frame.
 func TestNoCoalescing(t *testing.T) {
 	evs := recorded(t, "text")
 	w := watch(t, 0)
-	w.events(evs)
+	w.Events(evs)
 	assert.Len(t, w.closeAndCollect(), len(evs))
 }
 
@@ -237,14 +237,14 @@ func TestLongMessagesUpdateLessOften(t *testing.T) {
 	}
 	const window = time.Millisecond
 	w := watch(t, window)
-	w.events([]transform.Event{update(len(long) - 10)})
+	w.Events([]transform.Event{update(len(long) - 10)})
 	first := <-w.frames
-	w.events([]transform.Event{update(len(long))})
+	w.Events([]transform.Event{update(len(long))})
 	second := <-w.frames
 	wait := time.Duration(len(first.line)/coalesceBudget) * window
 	assert.Greater(t, wait, 100*window)
 	assert.GreaterOrEqual(t, second.at.Sub(first.at), wait/2)
-	w.close()
+	w.Close()
 }
 
 // gatedWriter blocks its first Write until open is closed, so that what is
@@ -283,17 +283,17 @@ func TestResponsesOvertakeUpdates(t *testing.T) {
 	for _, coalesce := range []time.Duration{0, DefaultCoalesce} {
 		var out bytes.Buffer
 		g := &gatedWriter{w: &out, open: make(chan struct{}), writing: make(chan struct{})}
-		w := newFrameWriter(g, Options{Coalesce: coalesce})
-		w.send(okResponse(json.RawMessage(`"first"`), "get_state", nil)) // written whole: the gate holds it
+		w := New(g, Config{Coalesce: coalesce})
+		w.Respond(okResponse(json.RawMessage(`"first"`), "get_state", nil)) // written whole: the gate holds it
 		<-g.writing
-		w.events([]transform.Event{text, text})
-		w.send(okResponse(json.RawMessage(`"r1"`), "get_state", nil))
-		w.send(agentSettledJSON{Type: "agent_settled"})
-		w.send(okResponse(json.RawMessage(`"r2"`), "get_state", nil))
-		w.events([]transform.Event{text, end})
-		w.send(okResponse(json.RawMessage(`"r3"`), "get_state", nil))
+		w.Events([]transform.Event{text, text})
+		w.Respond(okResponse(json.RawMessage(`"r1"`), "get_state", nil))
+		w.Send(map[string]string{"type": "agent_settled"})
+		w.Respond(okResponse(json.RawMessage(`"r2"`), "get_state", nil))
+		w.Events([]transform.Event{text, end})
+		w.Respond(okResponse(json.RawMessage(`"r3"`), "get_state", nil))
 		close(g.open)
-		w.close()
+		w.Close()
 		var got []string
 		for _, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
 			v := gjson.Parse(l)
@@ -307,5 +307,45 @@ func TestResponsesOvertakeUpdates(t *testing.T) {
 			"message_updatetext_end", "message_end",
 			"responser3", // not ahead of message_end
 		}, got, "coalesce %v", coalesce)
+	}
+}
+
+// testResponse is a response frame's shape (bridge's response), for the
+// tests' frames.
+type testResponse struct {
+	ID      json.RawMessage `json:"id,omitempty"`
+	Type    string          `json:"type"`
+	Command string          `json:"command"`
+	Success bool            `json:"success"`
+	Data    any             `json:"data,omitempty"`
+}
+
+func okResponse(id json.RawMessage, command string, data any) testResponse {
+	return testResponse{ID: id, Type: "response", Command: command, Success: true, Data: data}
+}
+
+// TestWritesWholeFrames sends from many goroutines and checks
+// every line is one whole frame.
+func TestWritesWholeFrames(t *testing.T) {
+	var out bytes.Buffer
+	w := New(&out, Config{})
+	done := make(chan struct{})
+	for g := 0; g < 8; g++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := 0; i < 200; i++ {
+				w.Respond(okResponse(nil, "x", map[string]any{"text": strings.Repeat("a", 1000*g)}))
+			}
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		<-done
+	}
+	w.Close()
+	w.Respond(okResponse(nil, "late", nil)) // dropped, not a panic
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	assert.Len(t, lines, 1600)
+	for _, l := range lines {
+		require.True(t, strings.HasPrefix(l, `{"type":"response"`) && strings.HasSuffix(l, `}}`), "%.80s", l)
 	}
 }
