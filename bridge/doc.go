@@ -214,5 +214,7 @@
 // reference come from the table. A new event from the CLI goes into
 // transform (its shape in transform/shapes.go, its making in the
 // translator); a frame the bridge makes itself is a type in frames.go,
-// listed in bridgeEvents (reference.go) for the reference.
+// listed in bridgeEvents (protocol.go) for the reference. The reference
+// itself is package bridge/reference, which reads the bridge's frames
+// through [Frames]; the bridge does not import it.
 package bridge

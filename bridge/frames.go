@@ -10,7 +10,7 @@ import (
 // data, and the requests it sends the host. Events made from the CLI's
 // lines are transform's (transform/shapes.go). Every one is written by the
 // writer ([writer.Writer]); the protocol reference is generated from these types and
-// their comments (reference.go).
+// their comments (package bridge/reference, through [Frames]).
 
 // response is pi's RpcResponse. Key order matches pi's frames.
 type response struct {

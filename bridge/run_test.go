@@ -76,7 +76,7 @@ func newRig(t *testing.T, fake *claudetest.Transport, opts Options) *rig {
 				}
 				continue
 			}
-			if err := CheckFrame([]byte(line)); err != nil {
+			if err := checkFrame([]byte(line)); err != nil {
 				t.Errorf("frame not in the protocol reference: %v\n%.300s", err, line)
 			}
 			r.frames <- gjson.Parse(line)

@@ -8,9 +8,10 @@
 // (testdata/cli, made by scripts/record).
 //
 // go run ./scripts/cli-protocol writes the inventory to
-// testdata/protocol/cli-protocol.json; bridge's CLI protocol table says,
-// for each name, what claude-rpc makes of it (cliprotocol.go), and its
-// tests fail when the inventory names something the table does not.
+// testdata/protocol/cli-protocol.json; the protocol reference's CLI
+// protocol table says, for each name, what claude-rpc makes of it
+// (bridge/reference/cliprotocol.go), and its tests fail when the inventory
+// names something the table does not.
 package cliproto
 
 import (

@@ -40,6 +40,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/claude-rpc/claude-rpc/bridge"
+	"github.com/claude-rpc/claude-rpc/bridge/reference"
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/claudecli/infocache"
 	"github.com/claude-rpc/claude-rpc/claudecli/jsonl"
@@ -82,7 +83,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return demo(args[1:], stdin, stdout, stderr)
 		case "schema":
 			// The protocol reference: every frame on stdout, as JSON Schema.
-			_, _ = stdout.Write(bridge.Schema())
+			_, _ = stdout.Write(reference.Schema())
 			return 0
 		}
 	}

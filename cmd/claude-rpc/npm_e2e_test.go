@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
-	"github.com/claude-rpc/claude-rpc/bridge"
+	"github.com/claude-rpc/claude-rpc/bridge/reference"
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
 )
 
@@ -85,7 +85,7 @@ func TestNPMPackage(t *testing.T) {
 	}
 	schemaJSON, err := os.ReadFile(filepath.Join(mods, "claude-rpc", "schema.json"))
 	require.NoError(t, err, "the main package carries the protocol reference")
-	assert.Equal(t, string(bridge.Schema()), string(schemaJSON))
+	assert.Equal(t, string(reference.Schema()), string(schemaJSON))
 	platPkg, err := os.ReadFile(filepath.Join(mods, "@claude-rpc", "claude-rpc-"+platform, "package.json"))
 	require.NoError(t, err)
 	// Both packages say their licence and carry its text.

@@ -14,11 +14,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
-	"github.com/claude-rpc/claude-rpc/bridge"
+	"github.com/claude-rpc/claude-rpc/bridge/reference"
 	"github.com/claude-rpc/claude-rpc/bridge/schema"
 )
 
-// The protocol reference (bridge.Reference: what claude-rpc schema prints
+// The protocol reference (reference.Doc: what claude-rpc schema prints
 // and testdata/protocol holds, generated from the Go types) against what
 // claude-rpc really writes: the harness hands every frame a bridge writes,
 // read by the test or not, to a frameCheck, and the test fails if one does
@@ -38,7 +38,7 @@ type frameCheck struct {
 func newFrameCheck() *frameCheck { return &frameCheck{done: make(chan struct{})} }
 
 func (c *frameCheck) frame(line []byte) {
-	problems := schema.ValidateJSON(bridge.Reference(), line)
+	problems := schema.ValidateJSON(reference.Doc(), line)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.checked++
@@ -71,7 +71,7 @@ func (c *frameCheck) report(t *testing.T, frames <-chan []byte) {
 			t.Errorf("… and %d more frames that do not match", len(c.bad)-i)
 			break
 		}
-		t.Errorf("a frame does not match the protocol reference (testdata/protocol; if the change is meant, update the reference in bridge/reference.go or the Go types, run go test ./bridge -run TestProtocolReference -update and review the diff):\n  %s", b)
+		t.Errorf("a frame does not match the protocol reference (testdata/protocol; if the change is meant, update the reference in bridge/reference/reference.go or the Go types, run go test ./bridge/reference -run TestProtocolReference -update and review the diff):\n  %s", b)
 	}
 }
 
@@ -120,7 +120,7 @@ func TestFramesMatchReference(t *testing.T) {
 	b.check.mu.Unlock()
 
 	// The check is not vacuous: real frames, drifted, fail it.
-	doc := bridge.Reference()
+	doc := reference.Doc()
 	pick := func(match func(gjson.Result) bool) string {
 		for _, f := range b.seen {
 			if v := gjson.ParseBytes(f); match(v) {

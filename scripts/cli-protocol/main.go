@@ -11,9 +11,9 @@
 //	go run ./scripts/cli-protocol -check     # fail when it is not what the sources say
 //	go run ./scripts/cli-protocol -install   # install the sources that are missing first
 //
-// What claude-rpc makes of each name is bridge's table (bridge/cliprotocol.go),
-// and testdata/protocol/cli-protocol.md shows both (go test ./bridge -run
-// TestCLIProtocol -update).
+// What claude-rpc makes of each name is the protocol reference's table
+// (bridge/reference/cliprotocol.go), and testdata/protocol/cli-protocol.md
+// shows both (go test ./bridge/reference -run TestCLIProtocol -update).
 package main
 
 import (
@@ -61,7 +61,7 @@ func main() {
 			log.Fatal(err)
 		}
 		if !bytes.Equal(old, got) {
-			log.Fatalf("%s is not what the sources say:\n%s\nrun go run ./scripts/cli-protocol, give each new name its row in bridge/cliprotocol.go, and go test ./bridge -run TestCLIProtocol -update",
+			log.Fatalf("%s is not what the sources say:\n%s\nrun go run ./scripts/cli-protocol, give each new name its row in bridge/reference/cliprotocol.go, and go test ./bridge/reference -run TestCLIProtocol -update",
 				cliproto.InventoryFile, cliproto.Diff(old, got))
 		}
 		log.Printf("%s is up to date (%d names; %.1f s)", cliproto.InventoryFile, len(inv.Entries), time.Since(start).Seconds())

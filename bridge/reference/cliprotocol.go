@@ -1,4 +1,4 @@
-package bridge
+package reference
 
 import "github.com/claude-rpc/claude-rpc/claudecli/cliproto"
 

@@ -1,4 +1,23 @@
-package bridge
+// Package reference is claude-rpc's protocol reference: every frame
+// claude-rpc writes on stdout, as JSON Schema, generated from the Go types
+// that write the frames and their doc comments (transform's shapes, and the
+// bridge's frames as [bridge.Frames] describes them) plus, here, the prose
+// Go types cannot carry (what pi has that claude-rpc cannot fill, and why).
+// `claude-rpc schema` prints it ([Schema]); testdata/protocol holds it as
+// schema.json and, for reading, README.md (TestProtocolReference keeps
+// them, and referenceDocs, in step with the code: go test
+// ./bridge/reference -run TestProtocolReference -update); and the
+// end-to-end tests check every frame claude-rpc writes in them against it
+// ([CheckFrame]).
+//
+// It also holds the CLI protocol table (cliprotocol.go): what claude-rpc
+// makes of each name of the Claude CLI's stream-json protocol, which
+// TestCLIProtocol writes out as testdata/protocol/cli-protocol.md.
+//
+// The reference does not run in the bridge: it imports bridge, and bridge
+// does not import it (the bridge's tests check their frames against it
+// through an external test file).
+package reference
 
 import (
 	"bytes"
@@ -9,35 +28,25 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/claude-rpc/claude-rpc/bridge"
 	"github.com/claude-rpc/claude-rpc/bridge/schema"
 	"github.com/claude-rpc/claude-rpc/transform"
 )
 
-// The protocol reference: every frame claude-rpc writes on stdout, as JSON
-// Schema, generated from the Go types that write the frames and their doc
-// comments (transform's shapes, the bridge's data types) plus, below, the
-// types of the answers the bridge builds as maps and the prose Go types
-// cannot carry (what pi has that claude-rpc cannot fill, and why).
-// `claude-rpc schema` prints it; testdata/protocol holds it as
-// schema.json and, for reading, README.md (TestProtocolReference keeps
-// them, and referenceDocs, in step with the code: go test ./bridge -run
-// TestProtocolReference -update); and the end-to-end tests check every
-// frame claude-rpc writes in them against it.
-
-// Reference returns the protocol reference. It is made once; callers must
-// not change it.
-func Reference() *schema.Schema { return reference() }
+// Doc returns the protocol reference. It is made once; callers must not
+// change it.
+func Doc() *schema.Schema { return reference() }
 
 var reference = sync.OnceValue(func() *schema.Schema {
 	doc, _, err := referenceFrom(referenceDocs)
 	if err != nil {
-		panic("bridge: the protocol reference: " + err.Error()) // TestProtocolReference catches it first
+		panic("reference: the protocol reference: " + err.Error()) // TestProtocolReference catches it first
 	}
 	return doc
 })
 
 // Schema returns the protocol reference as a JSON document.
-func Schema() []byte { return encodeReference(Reference()) }
+func Schema() []byte { return encodeReference(Doc()) }
 
 func encodeReference(doc *schema.Schema) []byte {
 	var buf bytes.Buffer
@@ -45,7 +54,7 @@ func encodeReference(doc *schema.Schema) []byte {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(doc); err != nil {
-		panic("bridge: encoding the protocol reference: " + err.Error()) // only strings, maps and slices
+		panic("reference: encoding the protocol reference: " + err.Error()) // only strings, maps and slices
 	}
 	return buf.Bytes()
 }
@@ -53,46 +62,10 @@ func encodeReference(doc *schema.Schema) []byte {
 // CheckFrame checks one frame claude-rpc wrote against the protocol
 // reference; the error lists every difference, with its path.
 func CheckFrame(frame []byte) error {
-	if problems := schema.ValidateJSON(Reference(), frame); len(problems) > 0 {
+	if problems := schema.ValidateJSON(Doc(), frame); len(problems) > 0 {
 		return errors.New(strings.Join(problems, "; "))
 	}
 	return nil
-}
-
-// bridgeEvents are the events the bridge writes itself (the others come
-// from transform).
-var bridgeEvents = []struct {
-	name, tag string
-	typ       any
-	consts    map[string]string
-}{
-	{"ready", "ready", readyJSON{}, nil},
-	{"prompt_result", "prompt_result", promptResultJSON{}, nil},
-	{"available_commands_update", "available_commands_update", availableCommandsUpdateJSON{}, nil},
-	{"bash_execution_update", "bash_execution_update", bashUpdateJSON{}, nil},
-	{"queue_update", "queue_update", queueUpdateJSON{}, nil},
-	{"thinking_level_changed", "thinking_level_changed", thinkingLevelChangedJSON{}, nil},
-	{"session_info_changed", "session_info_changed", sessionInfoChangedJSON{}, nil},
-	{"permission_mode_changed", "permission_mode_changed", permissionModeChangedJSON{}, nil},
-	{"agent_settled", "agent_settled", agentSettledJSON{}, nil},
-	{"session_settled", "session_settled", sessionSettledJSON{}, nil},
-	{"rpc_chunk", "rpc_chunk", rpcChunkJSON{}, nil},
-	{"rpc_frame_error", "rpc_frame_error", rpcFrameErrorJSON{}, nil},
-	{"tool_execution_update", "tool_execution_update", toolExecutionUpdateJSON{}, nil},
-	{"host_tool_call", "host_tool_call", hostToolCallJSON{}, nil},
-	{"extension_error", "extension_error", extensionErrorJSON{}, nil},
-	{"entry_appended", "entry_appended", entryAppendedJSON{}, nil},
-	{"host_tool_cancel", "host_tool_cancel", hostToolCancelJSON{}, nil},
-	{"host_uri_request", "host_uri_request", hostURIRequestJSON{}, nil},
-	{"host_uri_cancel", "host_uri_cancel", hostURICancelJSON{}, nil},
-	{"extension_ui_request.select", "extension_ui_request", uiSelectJSON{}, map[string]string{"method": "select"}},
-	{"extension_ui_request.input", "extension_ui_request", uiInputJSON{}, map[string]string{"method": "input"}},
-	{"extension_ui_request.cancel", "extension_ui_request", uiCancelJSON{}, map[string]string{"method": "cancel"}},
-	{"extension_ui_request.confirm", "extension_ui_request", uiConfirmJSON{}, map[string]string{"method": "confirm"}},
-	{"extension_ui_request.editor", "extension_ui_request", uiEditorJSON{}, map[string]string{"method": "editor"}},
-	{"extension_ui_request.setTitle", "extension_ui_request", uiSetTitleJSON{}, map[string]string{"method": "setTitle"}},
-	{"extension_ui_request.setWidget", "extension_ui_request", uiSetWidgetJSON{}, map[string]string{"method": "setWidget"}},
-	{"extension_ui_request.set_editor_text", "extension_ui_request", uiSetEditorTextJSON{}, map[string]string{"method": "set_editor_text"}},
 }
 
 // Prose the Go types cannot carry: what pi's shapes have that claude-rpc
@@ -156,26 +129,22 @@ var (
 	}
 )
 
-// referenceFrom generates the protocol reference from the Go types, with
-// their doc comments docs, and returns the comments it used. An error is a
-// mistake in this file.
+// referenceFrom generates the protocol reference from the Go types
+// (bridge.Frames and transform.Shapes), with their doc comments docs, and
+// returns the comments it used. An error is a mistake in this file or in
+// bridge's description of its frames.
 func referenceFrom(docs schema.Docs) (*schema.Schema, schema.Docs, error) {
+	frames := bridge.Frames()
 	g := schema.NewGenerator(docs)
-	for typ, name := range map[reflect.Type]string{
-		reflect.TypeFor[stateData](): "RpcSessionState", reflect.TypeFor[sessionStats](): "SessionStats",
-		reflect.TypeFor[modelInfo](): "Model", reflect.TypeFor[modelCost](): "ModelCost",
-		reflect.TypeFor[bashResult](): "BashResult", reflect.TypeFor[slashCommand](): "RpcSlashCommand",
-		reflect.TypeFor[forkPoint](): "ForkMessage", reflect.TypeFor[transform.Compaction](): "CompactionResult",
-	} {
+	for typ, name := range frames.Names {
 		g.Names[typ] = name
 	}
 	g.Custom[reflect.TypeFor[transform.Message]()] = schema.RefTo("AgentMessage")
 	g.Custom[reflect.TypeFor[transform.Content]()] = schema.RefTo("Content")
-	// An entry encodes itself only to pass one read from a pi file on
-	// whole: its shape is its fields'.
-	entry := reflect.TypeFor[entryJSON]()
-	g.Custom[entry] = schema.RefTo(g.Name(entry))
-	g.Defs[g.Name(entry)] = g.Object(entry)
+	for _, t := range frames.FieldShaped {
+		g.Custom[t] = schema.RefTo(g.Name(t))
+		g.Defs[g.Name(t)] = g.Object(t)
+	}
 
 	doc := &schema.Schema{
 		Schema: "https://json-schema.org/draft/2020-12/schema",
@@ -205,37 +174,32 @@ func referenceFrom(docs schema.Docs) (*schema.Schema, schema.Docs, error) {
 
 	// Responses: the envelope is the response type's, specialised per
 	// command.
-	for i := range commandTable {
-		c := &commandTable[i]
-		if !c.answers() {
-			continue
-		}
-		s := g.Object(reflect.TypeFor[response]())
-		s.Description = c.doc
+	for _, c := range frames.Responses {
+		s := g.Object(frames.Envelope)
+		s.Description = c.Doc
 		constProp(s, "type", "response")
-		constProp(s, "command", c.name)
+		constProp(s, "command", c.Command)
 		constProp(s, "success", true)
 		delete(s.Properties, "error")
-		if c.data == nil {
+		if c.Data == nil {
 			delete(s.Properties, "data")
 		} else {
 			// Types the reference names have a definition of their own;
 			// the answer's own wrappers are written in place.
-			dt := reflect.TypeOf(c.data)
-			d := g.Object(dt)
-			if _, named := g.Names[dt]; named {
-				d = g.Of(dt)
+			d := g.Object(c.Data)
+			if _, named := g.Names[c.Data]; named {
+				d = g.Of(c.Data)
 			}
-			if c.maybe {
+			if c.Maybe {
 				d = &schema.Schema{OneOf: []*schema.Schema{d, {Type: "null"}}}
 			}
 			s.Properties["data"] = d
 			s.Required = append(s.Required, "data")
 		}
-		s.Unfilled = c.unfilled
-		add("response."+c.name, s)
+		s.Unfilled = c.Unfilled
+		add("response."+c.Command, s)
 	}
-	failure := g.Object(reflect.TypeFor[response]())
+	failure := g.Object(frames.Envelope)
 	failure.Description = "The answer to any command that fails, and to a line that is no command: command is the command's type (\"parse\" for a line that is not a JSON command); the answer to an unknown command carries its id, as pi 1.5's and omp's (pi 0.73.1's had none)."
 	constProp(failure, "type", "response")
 	constProp(failure, "success", false)
@@ -299,13 +263,13 @@ func referenceFrom(docs schema.Docs) (*schema.Schema, schema.Docs, error) {
 	g.Defs["AgentMessage"].Description = "pi's AgentMessage: a user, assistant, toolResult or custom (a pi extension's) message, told apart by role."
 	g.Defs["Content"].Description = "A content block, told apart by type: text, thinking and toolCall in assistant messages; text and image in user messages and tool results."
 	g.Defs["AssistantMessageEvent"].Description = "pi's AssistantMessageEvent: what changed in a streaming assistant message. pi's start, done and error never come through message_update (in pi either): the message's end shows in message_end."
-	for _, e := range bridgeEvents {
-		s := g.Object(reflect.TypeOf(e.typ))
-		constProp(s, "type", e.tag)
-		for k, v := range e.consts {
+	for _, e := range frames.Events {
+		s := g.Object(e.Go)
+		constProp(s, "type", e.Tag)
+		for k, v := range e.Consts {
 			constProp(s, k, v)
 		}
-		add("event."+e.name, s)
+		add("event."+e.Name, s)
 	}
 	for key, text := range fieldDocs {
 		def, field, _ := strings.Cut(key, ".")

@@ -1,6 +1,6 @@
 //go:build linux
 
-package bridge
+package reference
 
 import (
 	"bytes"
@@ -20,18 +20,18 @@ import (
 // then TestCLIProtocolTable until it has its row. On Linux, where the
 // CLI's binaries are installed for the tests.
 func TestCLIProtocolSources(t *testing.T) {
-	src, missing := cliproto.Locate("..", cliproto.Cache(), cliproto.CLIVersions())
+	src, missing := cliproto.Locate(moduleRoot, cliproto.Cache(), cliproto.CLIVersions())
 	claudetest.Need(t, len(missing) == 0, "the CLI protocol's sources are not all installed: "+strings.Join(missing, "; ")+" (or: go run ./scripts/cli-protocol -install -check)")
 	inv, err := cliproto.Build(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	oldBytes, err := os.ReadFile(filepath.Join("..", cliproto.InventoryFile))
+	oldBytes, err := os.ReadFile(filepath.Join(moduleRoot, cliproto.InventoryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := inv.Encode(); !bytes.Equal(oldBytes, got) {
-		t.Errorf("%s is not what the sources say:\n%s\nrun go run ./scripts/cli-protocol, give each new name its row in bridge/cliprotocol.go, and go test ./bridge -run TestCLIProtocol -update",
-			filepath.Join("..", cliproto.InventoryFile), cliproto.Diff(oldBytes, got))
+		t.Errorf("%s is not what the sources say:\n%s\nrun go run ./scripts/cli-protocol, give each new name its row in %s, and %s",
+			filepath.Join(moduleRoot, cliproto.InventoryFile), cliproto.Diff(oldBytes, got), cliTable, cliRegenerate)
 	}
 }

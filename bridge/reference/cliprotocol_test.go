@@ -1,7 +1,6 @@
-package bridge
+package reference
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,11 +14,17 @@ import (
 	"github.com/claude-rpc/claude-rpc/claudecli/cliproto"
 )
 
-const cliProtocolDoc = "cli-protocol.md"
+const (
+	cliProtocolDoc = "cli-protocol.md"
+	// cliTable is the file that holds cliRows, from the module's root.
+	cliTable = "bridge/reference/cliprotocol.go"
+	// cliRegenerate is the command that rewrites cliProtocolDoc.
+	cliRegenerate = "go test ./bridge/reference -run TestCLIProtocol -update"
+)
 
 func loadCLIInventory(t *testing.T) *cliproto.Inventory {
 	t.Helper()
-	inv, err := cliproto.Load(filepath.Join("..", cliproto.InventoryFile))
+	inv, err := cliproto.Load(filepath.Join(moduleRoot, cliproto.InventoryFile))
 	require.NoError(t, err, "run: go run ./scripts/cli-protocol")
 	require.NotEmpty(t, inv.Entries)
 	return inv
@@ -50,8 +55,8 @@ func TestCLIProtocolTable(t *testing.T) {
 		}
 	}
 	if len(missing) > 0 {
-		t.Errorf("the CLI protocol inventory names %d things bridge/cliprotocol.go has no row for: say what claude-rpc makes of each (mapped, planned, left out and why):\n  %s",
-			len(missing), strings.Join(missing, "\n  "))
+		t.Errorf("the CLI protocol inventory names %d things %s has no row for: say what claude-rpc makes of each (mapped, planned, left out and why):\n  %s",
+			len(missing), cliTable, strings.Join(missing, "\n  "))
 	}
 	seen := map[string]bool{}
 	for _, r := range cliRows {
@@ -92,7 +97,7 @@ func TestCLIProtocolTable(t *testing.T) {
 // recording (testdata/cli, scripts/record) has its row, whatever the
 // inventory says.
 func TestCLIProtocolRecordings(t *testing.T) {
-	recorded, err := cliproto.ReadRecordings(filepath.Join("..", cliproto.RecordingsDir))
+	recorded, err := cliproto.ReadRecordings(filepath.Join(moduleRoot, cliproto.RecordingsDir))
 	require.NoError(t, err)
 	rows := cliRowsByKey()
 	kinds := map[cliproto.Kind]bool{}
@@ -105,7 +110,7 @@ func TestCLIProtocolRecordings(t *testing.T) {
 		}
 	}
 	for key, scenarios := range missing {
-		t.Errorf("%s, in the recordings %s, has no row in bridge/cliprotocol.go", key, strings.Join(scenarios, ", "))
+		t.Errorf("%s, in the recordings %s, has no row in %s", key, strings.Join(scenarios, ", "), cliTable)
 	}
 	// The recordings show every kind but the requests the CLI sends.
 	for _, k := range []cliproto.Kind{cliproto.KindLine, cliproto.KindSystem, cliproto.KindRequest, cliproto.KindEvent, cliproto.KindDelta, cliproto.KindBlock} {
@@ -116,17 +121,8 @@ func TestCLIProtocolRecordings(t *testing.T) {
 // TestCLIProtocol keeps testdata/protocol/cli-protocol.md, the inventory
 // and the table as one page, in step with both (-update rewrites it).
 func TestCLIProtocol(t *testing.T) {
-	got := cliProtocolPage(loadCLIInventory(t), cliRows)
-	path := filepath.Join(referenceDir, cliProtocolDoc)
-	if *update {
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run: go test ./bridge -run TestCLIProtocol -update")
-	if !bytes.Equal(want, got) {
-		t.Errorf("%s is not what the inventory and bridge/cliprotocol.go say (%s): run go test ./bridge -run TestCLIProtocol -update", path, firstDiff(want, got))
-	}
+	checkGenerated(t, filepath.Join(referenceDir, cliProtocolDoc), cliProtocolPage(loadCLIInventory(t), cliRows),
+		"the inventory and "+cliTable, cliRegenerate)
 }
 
 // TestCLIProtocolPage checks the page's making on a small inventory: each
@@ -180,7 +176,7 @@ func cliProtocolPage(inv *cliproto.Inventory, rows []cliRow) []byte {
 	}
 	var b strings.Builder
 	b.WriteString("# The Claude CLI's stream-json protocol in claude-rpc\n\n")
-	b.WriteString("Generated from the inventory [cli-protocol.json](cli-protocol.json) (`go run ./scripts/cli-protocol`) and the table in `bridge/cliprotocol.go` (`go test ./bridge -run TestCLIProtocol -update`); do not edit.\n\n")
+	b.WriteString("Generated from the inventory [cli-protocol.json](cli-protocol.json) (`go run ./scripts/cli-protocol`) and the table in `" + cliTable + "` (`" + cliRegenerate + "`); do not edit.\n\n")
 	fmt.Fprintf(&b, "Every name the Claude CLI's stream-json protocol has, as its sources name it: the Agent SDK's types (`sdk.d.ts` of @anthropic-ai/claude-agent-sdk %s, and the Anthropic SDK's `messages.d.ts` it brings, for the stream events), the CLI binaries (%s: their protocol schemas and their dispatch on a control request's subtype) and the recordings of the real CLI (`testdata/cli`, made by `scripts/record`). For each: what claude-rpc makes of it — **mapped** (to which pi frames or commands, and the code that does it), **planned (issue 34)**, or **left out** on purpose, and why. The tests fail when a source names something the table does not (TestCLIProtocolTable, TestCLIProtocolRecordings, TestCLIProtocolSources).\n\n",
 		strings.Join(inv.SDK, ", "), strings.Join(inv.CLI, ", "))
 	b.WriteString("Sources: *SDK* and *CLI* without versions mean every version read; *@internal*: the CLI's schema describes it so (not part of the protocol the SDK documents); *recorded*: the recordings that show it.\n\n")
@@ -277,7 +273,7 @@ func checkWhere(where string) []string {
 		return []string{fmt.Sprintf("where (%s) names no Go file", where)}
 	}
 	for _, f := range files {
-		src, err := os.ReadFile(filepath.Join("..", f[1]))
+		src, err := os.ReadFile(filepath.Join(moduleRoot, f[1]))
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("where names %s, which is not a file of the module", f[1]))
 			continue
