@@ -187,10 +187,7 @@ func (s *server) extSessionBefore(c *call, event map[string]any) (cancel bool) {
 	if !s.extLoaded(c.Context()) || !s.ext.Handles(typ) {
 		return false
 	}
-	s.extEvents.FlushState()
-	ctx, stop := context.WithTimeoutCause(c.Context(), extensions.CallWait, errors.New(typ+" took too long"))
-	defer stop()
-	v, err := s.ext.Emit(ctx, event)
+	v, err := s.extEvents.Ask(c.Context(), typ, event)
 	if err != nil {
 		s.log.Warn("--extension: "+typ+" failed; the session changes", "err", err)
 		return false
@@ -356,10 +353,7 @@ func (s *server) runInput(c *call, behavior string) (handled bool) {
 	if behavior != "" && s.runs.status().streaming {
 		ev["streamingBehavior"] = behavior
 	}
-	s.extEvents.FlushState()
-	ctx, stop := context.WithTimeoutCause(c.Context(), extensions.CallWait, errors.New("input took too long"))
-	defer stop()
-	v, err := s.ext.Emit(ctx, ev)
+	v, err := s.extEvents.Ask(c.Context(), "input", ev)
 	if err != nil {
 		s.log.Warn("--extension: input failed; the prompt goes on as it was", "err", err)
 		return false
@@ -391,10 +385,7 @@ func (s *server) extUserBash(ctx context.Context, cmdline string, exclude bool) 
 	if s.ext == nil || !s.extLoaded(ctx) || !s.ext.Handles("user_bash") {
 		return res, false
 	}
-	s.extEvents.FlushState()
-	ctx, stop := context.WithTimeoutCause(ctx, extensions.CallWait, errors.New("user_bash took too long"))
-	defer stop()
-	v, err := s.ext.Emit(ctx, map[string]any{"type": "user_bash", "command": cmdline, "excludeFromContext": exclude, "cwd": s.cwd})
+	v, err := s.extEvents.Ask(ctx, "user_bash", map[string]any{"type": "user_bash", "command": cmdline, "excludeFromContext": exclude, "cwd": s.cwd})
 	if err != nil {
 		s.log.Warn("--extension: user_bash failed; the command runs", "err", err)
 		return res, false
@@ -670,10 +661,7 @@ func (s *server) extAgentEnd(end *transform.Event) {
 	if enc.Event(end) != nil || enc.Flush() != nil {
 		return
 	}
-	s.extEvents.FlushState()
-	ctx, cancel := context.WithTimeoutCause(s.ctx, extensions.CallWait, errors.New("agent_end took too long"))
-	defer cancel()
-	if _, err := s.ext.Emit(ctx, json.RawMessage(bytes.TrimSpace(b.Bytes()))); err != nil {
+	if _, err := s.extEvents.Ask(s.ctx, "agent_end", json.RawMessage(bytes.TrimSpace(b.Bytes()))); err != nil {
 		s.log.Warn("extensions: agent_end", "err", err)
 	}
 	s.extActs.Settle(s.ctx)

@@ -102,12 +102,9 @@ func (p *Pump) Loaded(ctx context.Context) {
 			info, cancel := context.WithTimeout(p.s.Context(), startupInfoWait)
 			p.s.WaitModel(info)
 			cancel()
-			p.FlushState()
-			wait, cancel := context.WithTimeoutCause(p.s.Context(), CallWait, errors.New("session_start took too long"))
-			if _, err := p.h.Emit(wait, json.RawMessage(`{"type":"session_start","reason":"startup"}`)); err != nil {
+			if _, err := p.Ask(p.s.Context(), "session_start", json.RawMessage(`{"type":"session_start","reason":"startup"}`)); err != nil {
 				p.log.Warn("extensions: session_start", "err", err)
 			}
-			cancel()
 			close(p.startup)
 			p.run()
 		}()
@@ -129,6 +126,19 @@ func (p *Pump) FlushState() {
 		return
 	}
 	p.h.SetState(p.s.State())
+}
+
+// Ask gives the extensions' handlers an event whose answer the bridge
+// waits on (a session_before_*, input, user_bash, agent_end, the startup
+// session_start): the session's state first, then event (of type typ),
+// and returns what they answered. It waits CallWait at most ("typ took
+// too long"), or until ctx ends. Off the writer's goroutine and the
+// runner's loop.
+func (p *Pump) Ask(ctx context.Context, typ string, event any) (gjson.Result, error) {
+	p.FlushState()
+	ctx, cancel := context.WithTimeoutCause(ctx, CallWait, errors.New(typ+" took too long"))
+	defer cancel()
+	return p.h.Emit(ctx, event)
 }
 
 func (p *Pump) run() {
