@@ -128,18 +128,23 @@
 //   - hostLink (host.go): the requests waiting for the host's answer.
 //   - bashJob (bash.go): the bash command running, one at a time.
 //   - extensions.Host (package extensions; extensions.go is the bridge's
-//     side): the extension host, a Node process running pi's own extension
-//     runtime, started with the server when there is an extension to load
-//     and ended at its shutdown. Its stdout has one reader, which hands its
+//     glue, called at the dispatcher's and the runner's points): the
+//     extension host, a Node process running pi's own extension runtime,
+//     started with the server when there is an extension to load and
+//     ended at its shutdown. Its stdout has one reader, which hands its
 //     tools to the settings, its ctx.ui calls to the writer (dialogs
 //     through askUI, on goroutines of the server's) and its API calls to
-//     goroutines that make them as the host's commands (internalCall,
-//     through the dispatcher). extPump owns the frames handed to it (the
-//     writer's tap queues them and never blocks); extActionQueue the
-//     calls and notices the extensions do not wait for, carried out in
-//     order on one goroutine at a time. toolStarts (toolstarts.go) holds
-//     the tool calls whose tool_execution_start was queued, which the
-//     tools the bridge runs for the CLI wait for.
+//     extensions.Actions, which makes them on goroutines of the server's
+//     as the host's commands, through the session the bridge gives it
+//     (extensions.Session, extsession.go: internalCall, through the
+//     dispatcher, and the owners' methods). extensions.Pump owns the
+//     frames handed to it (the writer's tap queues them and never
+//     blocks); extensions.Actions the calls and notices the extensions do
+//     not wait for, carried out in order on one goroutine at a time (its
+//     push never blocks). Neither holds its lock while it calls out.
+//     toolStarts (toolstarts.go) holds the tool calls whose
+//     tool_execution_start was queued, which the tools the bridge runs
+//     for the CLI wait for.
 //   - infoKeeper (models.go): the CLI's models and commands, from the running
 //     CLI when the stream transport has one, else one query process shared
 //     by concurrent asks; until either answered, what the CLI said last
@@ -198,7 +203,7 @@
 //  6. With extensions, as pi: what a handler asked without waiting is
 //     carried out before the bridge goes on from that handler (an input
 //     handler's sendMessage before the prompt's run, a command's calls
-//     before its answer: extActionQueue.settle); agent_end reaches the
+//     before its answer: extensions.Actions.Settle); agent_end reaches the
 //     extensions' handlers, and what they ask, before the host (the run
 //     stays current meanwhile, runner.finish); a tool the bridge runs for
 //     the CLI starts after its tool_execution_start was queued (2 s at

@@ -10,12 +10,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/tidwall/gjson"
 
@@ -25,19 +21,20 @@ import (
 )
 
 // pi extensions (Options.Extensions, ExtensionsDiscover): the extension
-// host (package extensions) runs them; this file is the bridge's side of
-// it, at these points:
+// host (package extensions) runs them; this file is the bridge's glue to
+// it, at these points of the dispatcher's and the runner's:
 //   - startExtensions / stopExtensions: with the server;
 //   - its tools, to the CLI as the MCP server extServer (stream
 //     transport, as the host's own tools): callExtTool;
 //   - before_agent_start, before a prompt's run: extBeforeStart;
 //   - a prompt "/name args" naming an extension's command: extCommand;
 //   - get_commands lists their commands (source "extension");
-//   - the frames the extensions handle go to them (extTap, on the frame
-//     writer), the session's state before them (extPump);
+//   - the frames the extensions handle go to them (the writer's tap,
+//     extensions.Pump), the session's state before them (extState);
 //   - what they call back: ctx.ui (extUI), extension_error, and the API
-//     calls the bridge carries out as the host's commands would be
-//     (extAction, through internalCall).
+//     calls carried out as the host's commands would be
+//     (extensions.Actions, on the session extsession.go gives it:
+//     internalCall and the owners' methods).
 
 // extServer is the MCP server name of the extensions' tools: the model
 // sees them as mcp__ext__<name> (transform's extensionTools); frames show the
@@ -51,9 +48,10 @@ func (s *server) startExtensions() {
 		// With no extension configured, nothing is started.
 		return
 	}
-	s.extEvents = newExtPump(s)
+	sess := extSession{s}
+	s.extActs = extensions.NewActions(sess, s.log) // before the host: its reader calls Do and Push
 	s.presetExtPrompt()
-	s.ext = extensions.Start(extensions.Config{
+	h := extensions.Start(extensions.Config{
 		Paths: s.opts.Extensions, NoExtensions: !s.opts.ExtensionsDiscover, Dir: s.cwd, Env: s.opts.CLI.Env,
 		Flags: s.opts.ExtensionFlags, Cache: s.opts.cacheDir(), Log: s.log,
 	}, extensions.Callbacks{
@@ -66,12 +64,14 @@ func (s *server) startExtensions() {
 		},
 		UI:     s.extUI,
 		Error:  s.extError,
-		Action: s.extAction,
+		Action: s.extActs.Do,
 		Notice: func(level, text string) {
 			s.out.Events([]transform.Event{transform.NotifyEvent(level, text)})
 		},
 	})
-	s.out.SetTap(s.extEvents.tapped, s.extEvents.tap)
+	s.extEvents = extensions.NewPump(h, sess, s.log)
+	s.ext = h
+	s.out.SetTap(s.extEvents.Tapped, s.extEvents.Tap)
 }
 
 // extLoaded waits for the extensions to load and their startup
@@ -82,7 +82,7 @@ func (s *server) extLoaded(ctx context.Context) bool {
 	if s.ext == nil || !s.ext.Loaded(ctx, extensions.LoadWait) {
 		return false
 	}
-	s.extEvents.loaded(ctx)
+	s.extEvents.Loaded(ctx)
 	return true
 }
 
@@ -95,7 +95,7 @@ func (s *server) extBeforeStart(prompt string) (added []message) {
 	if !s.extLoaded(s.ctx) || !s.ext.Handles("before_agent_start") {
 		return nil
 	}
-	s.extEvents.flushState()
+	s.extEvents.FlushState()
 	ctx, cancel := context.WithTimeoutCause(s.ctx, extensions.CallWait, errors.New("before_agent_start took too long"))
 	defer cancel()
 	text, msgs, err := s.ext.BeforeAgentStart(ctx, prompt, "")
@@ -187,10 +187,7 @@ func (s *server) extSessionBefore(c *call, event map[string]any) (cancel bool) {
 	if !s.extLoaded(c.Context()) || !s.ext.Handles(typ) {
 		return false
 	}
-	s.extEvents.flushState()
-	ctx, stop := context.WithTimeoutCause(c.Context(), extensions.CallWait, errors.New(typ+" took too long"))
-	defer stop()
-	v, err := s.ext.Emit(ctx, event)
+	v, err := s.extEvents.Ask(c.Context(), typ, event)
 	if err != nil {
 		s.log.Warn("--extension: "+typ+" failed; the session changes", "err", err)
 		return false
@@ -204,13 +201,13 @@ func (s *server) extSessionBefore(c *call, event map[string]any) (cancel bool) {
 // binds its extensions again). Never blocks; before the extensions
 // loaded, there is no one to tell (their startup comes after).
 func (s *server) extSessionChanged(reason, previous string) {
-	if s.ext == nil || s.extEvents.handled.Load() == nil {
+	if s.ext == nil || !s.extEvents.Started() {
 		return
 	}
 	_, target := s.st.where()
 	shutdown, _ := json.Marshal(map[string]any{"type": "session_shutdown", "reason": reason, "targetSessionFile": target})
 	s.ext.Event(shutdown)
-	s.extEvents.flushState()
+	s.extEvents.FlushState()
 	start, _ := json.Marshal(map[string]any{"type": "session_start", "reason": reason, "previousSessionFile": previous})
 	s.ext.Event(start)
 }
@@ -219,7 +216,7 @@ func (s *server) extSessionChanged(reason, previous string) {
 // own (no frame carries it: model_select, thinking_level_select), after
 // the state it follows. Never blocks.
 func (s *server) extEvent(typ string, fields map[string]any) {
-	if s.ext == nil || !s.extEvents.wants(typ) {
+	if s.ext == nil || !s.extEvents.Wants(typ) {
 		return
 	}
 	fields["type"] = typ
@@ -228,7 +225,7 @@ func (s *server) extEvent(typ string, fields map[string]any) {
 		s.log.Warn("extensions: encoding "+typ, "err", err)
 		return
 	}
-	s.extEvents.flushState()
+	s.extEvents.FlushState()
 	s.ext.Event(b)
 }
 
@@ -356,15 +353,12 @@ func (s *server) runInput(c *call, behavior string) (handled bool) {
 	if behavior != "" && s.runs.status().streaming {
 		ev["streamingBehavior"] = behavior
 	}
-	s.extEvents.flushState()
-	ctx, stop := context.WithTimeoutCause(c.Context(), extensions.CallWait, errors.New("input took too long"))
-	defer stop()
-	v, err := s.ext.Emit(ctx, ev)
+	v, err := s.extEvents.Ask(c.Context(), "input", ev)
 	if err != nil {
 		s.log.Warn("--extension: input failed; the prompt goes on as it was", "err", err)
 		return false
 	}
-	s.extActs.settle(c.Context()) // what the handlers asked (a sendMessage) comes before the prompt's run
+	s.extActs.Settle(c.Context()) // what the handlers asked (a sendMessage) comes before the prompt's run
 	switch v.Get("action").String() {
 	case "handled":
 		return true
@@ -391,10 +385,7 @@ func (s *server) extUserBash(ctx context.Context, cmdline string, exclude bool) 
 	if s.ext == nil || !s.extLoaded(ctx) || !s.ext.Handles("user_bash") {
 		return res, false
 	}
-	s.extEvents.flushState()
-	ctx, stop := context.WithTimeoutCause(ctx, extensions.CallWait, errors.New("user_bash took too long"))
-	defer stop()
-	v, err := s.ext.Emit(ctx, map[string]any{"type": "user_bash", "command": cmdline, "excludeFromContext": exclude, "cwd": s.cwd})
+	v, err := s.extEvents.Ask(ctx, "user_bash", map[string]any{"type": "user_bash", "command": cmdline, "excludeFromContext": exclude, "cwd": s.cwd})
 	if err != nil {
 		s.log.Warn("--extension: user_bash failed; the command runs", "err", err)
 		return res, false
@@ -429,7 +420,7 @@ func (s *server) toolHook(ctx context.Context, r gjson.Result) any {
 		if !s.extLoaded(ctx) || !s.ext.Handles("tool_call") {
 			return map[string]any{}
 		}
-		s.extEvents.flushState()
+		s.extEvents.FlushState()
 		v, err := s.ext.Emit(ctx, map[string]any{"type": "tool_call", "toolCallId": id, "toolName": name, "input": args})
 		if err != nil {
 			s.log.Warn("--extension: tool_call failed; the tool runs", "tool", name, "err", err)
@@ -443,7 +434,7 @@ func (s *server) toolHook(ctx context.Context, r gjson.Result) any {
 				reason = "Blocked by an extension"
 			}
 			out["permissionDecision"], out["permissionDecisionReason"] = "deny", reason
-		case v.Get("input").IsObject() && !jsonEqual(v.Get("input").Raw, string(args)):
+		case v.Get("input").IsObject() && !extensions.JSONEqual(v.Get("input").Raw, string(args)):
 			changed, ok := s.opts.ToolNames.CLIArgs(cli, json.RawMessage(v.Get("input").Raw))
 			if !ok {
 				s.log.Warn("--extension: tool_call changed the input in a way the CLI's tool cannot take; it runs as it was", "tool", name)
@@ -459,8 +450,8 @@ func (s *server) toolHook(ctx context.Context, r gjson.Result) any {
 			return map[string]any{}
 		}
 		resp := in.Get("tool_response")
-		text, update := toolOutputText(resp)
-		s.extEvents.flushState()
+		text, update := extensions.ToolOutputText(resp)
+		s.extEvents.FlushState()
 		v, err := s.ext.Emit(ctx, map[string]any{"type": "tool_result", "toolCallId": id, "toolName": name, "input": args,
 			"content": []map[string]string{{"type": "text", "text": text}}, "isError": false})
 		if err != nil || !v.Get("content").Exists() {
@@ -476,55 +467,21 @@ func (s *server) toolHook(ctx context.Context, r gjson.Result) any {
 	return map[string]any{}
 }
 
-// toolOutputText is the text of a CLI tool's output (a PostToolUse hook's
-// tool_response) as the model gets it, and how to put a changed text back
-// in the tool's own shape (the CLI validates updatedToolOutput against
-// it): a string as it is; Bash's {stdout, stderr, …}, the text in stdout;
-// nil for the other shapes.
-func toolOutputText(resp gjson.Result) (string, func(string) any) {
-	switch {
-	case resp.Type == gjson.String:
-		return resp.String(), func(t string) any { return t }
-	case resp.IsObject() && resp.Get("stdout").Exists():
-		text := resp.Get("stdout").String()
-		if e := resp.Get("stderr").String(); e != "" {
-			text += "\n" + e
-		}
-		return text, func(t string) any {
-			var out map[string]any
-			if json.Unmarshal([]byte(resp.Raw), &out) != nil {
-				return t
-			}
-			out["stdout"], out["stderr"] = t, ""
-			return out
-		}
-	}
-	return resp.Raw, nil
-}
-
-// jsonEqual reports whether two JSON texts hold the same value.
-func jsonEqual(a, b string) bool {
-	var x, y any
-	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
-		return false
-	}
-	return reflect.DeepEqual(x, y)
-}
-
 // runExtCommand runs extension command name and answers c as pi does once
 // its handler returned. The shutdown an extension asks for waits for it
-// (extCmds), so that the command that asked is answered first.
+// (extensions.Actions.Command), so that the command that asked is
+// answered first.
 func (s *server) runExtCommand(c *call, name, args string) {
-	s.extCmds.Add(1)
-	defer s.extCmds.Add(-1)
-	s.extEvents.flushState()
-	_, err := s.ext.RunCommand(c.Context(), name, args)
-	s.extActs.settle(c.Context()) // what the handler asked comes before its answer, as under pi
-	if err != nil {
-		s.respond(c, errResponse(c.id, c.typ, "/"+name+": "+err.Error()))
-		return
-	}
-	s.respond(c, okResponse(c.id, c.typ, dispositionData{Disposition: "handled"}))
+	s.extActs.Command(func() {
+		s.extEvents.FlushState()
+		_, err := s.ext.RunCommand(c.Context(), name, args)
+		s.extActs.Settle(c.Context()) // what the handler asked comes before its answer, as under pi
+		if err != nil {
+			s.respond(c, errResponse(c.id, c.typ, "/"+name+": "+err.Error()))
+			return
+		}
+		s.respond(c, okResponse(c.id, c.typ, dispositionData{Disposition: "handled"}))
+	})
 }
 
 // extCommands is the extensions' commands for get_commands.
@@ -555,10 +512,10 @@ func (s *server) extError(e extensions.Error) {
 // goroutine: never blocks.
 func (s *server) extUI(u extensions.UI) {
 	if u.Withdrawn {
-		s.extDialogs.cancel(u.ID)
+		s.extDialogs.Cancel(u.ID)
 		return
 	}
-	s.extActs.push(s, func() { s.showUI(u) })
+	s.extActs.Push(func() { s.showUI(u) })
 }
 
 // showUI sends u's request; on the extensions' action queue.
@@ -610,10 +567,10 @@ func (s *server) showUI(u extensions.UI) {
 		return
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
-	s.extDialogs.add(u.ID, cancel)
+	s.extDialogs.Add(u.ID, cancel)
 	// Refused at shutdown: the extension host is ended with the bridge.
 	s.goes.start(func() {
-		defer s.extDialogs.cancel(u.ID)
+		defer s.extDialogs.Cancel(u.ID)
 		answer := map[string]any{}
 		if a, ok := s.askUI(ctx, req); ok {
 			if v := a.Get("value"); v.Exists() {
@@ -651,7 +608,7 @@ func (s *server) callExtTool(ctx context.Context, p gjson.Result) map[string]any
 			ToolName: s.opts.ToolNames.Name("mcp__" + extServer + "__" + name), Args: args, PartialResult: raw})
 	}
 	s.toolStarts.wait(ctx, toolCallID) // its progress after its start
-	s.extEvents.flushState()
+	s.extEvents.FlushState()
 	v, err := s.ext.CallTool(ctx, name, toolCallID, args, update)
 	switch {
 	case ctx.Err() != nil:
@@ -687,379 +644,8 @@ func (s *server) callExtTool(ctx context.Context, p gjson.Result) map[string]any
 func (s *server) stopExtensions() {
 	if s.ext != nil {
 		s.ext.Stop()
-		s.extEvents.stop()
+		s.extEvents.Stop()
 	}
-}
-
-// internalSeq numbers the bridge's own calls.
-var internalSeq atomic.Int64
-
-// internalCall runs a command as if the host had sent it, through the
-// dispatcher and its ordering rules, and returns its response (never
-// written to stdout). It blocks until answered or the server ends: call it
-// off the dispatcher's goroutine and the runner's loop.
-func (s *server) internalCall(cmd map[string]any) (gjson.Result, error) {
-	cmd["id"] = fmt.Sprintf("claude-rpc-ext-%d", internalSeq.Add(1))
-	line, err := json.Marshal(cmd)
-	if err != nil {
-		return gjson.Result{}, err
-	}
-	got := make(chan response, 1)
-	l := inLine{b: line, reply: func(r response) {
-		select {
-		case got <- r:
-		default:
-		}
-	}}
-	select {
-	case s.internal <- l:
-	case <-s.ctx.Done():
-		return gjson.Result{}, context.Cause(s.ctx)
-	}
-	select {
-	case r := <-got:
-		b, _ := json.Marshal(r)
-		res := gjson.ParseBytes(b)
-		if !res.Get("success").Bool() {
-			return res, errors.New(res.Get("error").String())
-		}
-		return res.Get("data"), nil
-	case <-s.ctx.Done():
-		return gjson.Result{}, context.Cause(s.ctx)
-	}
-}
-
-// extAction carries out an extension's API call as the host's command of
-// the same effect would be, off the host's reader (an internal call waits
-// for the dispatcher), and answers the extension when it waits. The calls
-// it does not wait for run one after another, in the order it made them,
-// as pi makes them (setThinkingLevel, sendMessage, ...); each awaited one
-// on a goroutine of its own (waitForIdle may wait for a run to end).
-func (s *server) extAction(a extensions.Action) {
-	if a.Awaited() {
-		s.goes.start(func() { s.runExtAction(a) })
-		return
-	}
-	s.extActs.push(s, func() { s.runExtAction(a) })
-}
-
-// runExtAction carries out a and answers it.
-func (s *server) runExtAction(a extensions.Action) {
-	v, err := s.doExtAction(a)
-	if err != nil {
-		s.log.Warn("extension: "+a.Name+" failed", "err", err)
-		if !a.Awaited() {
-			s.extError(extensions.Error{ExtensionPath: "<runtime>", Event: snake(a.Name), Error: err.Error()})
-		}
-	}
-	a.Reply(v, err)
-}
-
-// extActionQueue holds what the extensions asked without waiting (API
-// calls, ctx.ui's notices), in the order asked; one goroutine at a time
-// (started by push, ending when the queue is empty) carries them out.
-// settle waits for what was asked before it: pi carries such calls out
-// before the handler that made them returns, so the bridge settles the
-// queue after an awaited handler (input, a command, agent_end) before it
-// goes on.
-type extActionQueue struct {
-	mu      sync.Mutex
-	q       []func()
-	running bool
-	pushed  uint64 // how many were ever pushed
-	done    uint64 // how many of them were carried out (or dropped)
-	waiters []actionWaiter
-}
-
-// settleWait bounds how long settle waits for the queue.
-const settleWait = 5 * time.Second
-
-// actionWaiter is a settle waiting until done reaches upTo.
-type actionWaiter struct {
-	upTo uint64
-	ch   chan struct{}
-}
-
-// push queues f and starts the queue's goroutine unless it runs. Never
-// blocks (the host's reader calls it).
-func (q *extActionQueue) push(s *server, f func()) {
-	q.mu.Lock()
-	q.q = append(q.q, f)
-	q.pushed++
-	if q.running {
-		q.mu.Unlock()
-		return
-	}
-	q.running = true
-	q.mu.Unlock()
-	if !s.goes.start(func() {
-		for {
-			q.mu.Lock()
-			if len(q.q) == 0 {
-				q.running = false
-				q.mu.Unlock()
-				return
-			}
-			f := q.q[0]
-			q.q = q.q[1:]
-			q.mu.Unlock()
-			f()
-			q.carried(1)
-		}
-	}) {
-		q.mu.Lock()
-		n := len(q.q)
-		q.q, q.running = nil, false // shutting down
-		q.mu.Unlock()
-		q.carried(uint64(n))
-	}
-}
-
-// carried counts n more as carried out and releases the settles they
-// waited for.
-func (q *extActionQueue) carried(n uint64) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.done += n
-	kept := q.waiters[:0]
-	for _, w := range q.waiters {
-		if w.upTo <= q.done {
-			close(w.ch)
-		} else {
-			kept = append(kept, w)
-		}
-	}
-	q.waiters = kept
-}
-
-// settle returns once everything pushed before it was carried out, ctx
-// ends, or settleWait passed (a compact the extension did not wait for
-// runs on; pi does not wait for it either). It must not be called from
-// the queue's own goroutine.
-func (q *extActionQueue) settle(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, settleWait)
-	defer cancel()
-	q.mu.Lock()
-	if q.done >= q.pushed {
-		q.mu.Unlock()
-		return
-	}
-	w := actionWaiter{upTo: q.pushed, ch: make(chan struct{})}
-	q.waiters = append(q.waiters, w)
-	q.mu.Unlock()
-	select {
-	case <-w.ch:
-	case <-ctx.Done():
-	}
-}
-
-// snake is pi's name of an action's event in extension_error
-// (sendMessage → send_message).
-func snake(name string) string {
-	var b strings.Builder
-	for _, r := range name {
-		if r >= 'A' && r <= 'Z' {
-			b.WriteByte('_')
-			r += 'a' - 'A'
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-// errNotYet is an API call claude-rpc does not carry out (yet): the README's
-// extension table says which and why.
-func errNotYet(name string) error {
-	return fmt.Errorf("%s is not supported by claude-rpc", name)
-}
-
-func (s *server) doExtAction(a extensions.Action) (any, error) {
-	args := a.Args
-	cancelled := func(v gjson.Result, err error) (any, error) {
-		if err != nil {
-			return nil, err
-		}
-		return map[string]any{"cancelled": v.Get("cancelled").Bool()}, nil
-	}
-	switch a.Name {
-	case "setSessionName":
-		_, err := s.internalCall(map[string]any{"type": "set_session_name", "name": args.Get("name").String()})
-		return nil, err
-	case "setModel":
-		_, err := s.internalCall(map[string]any{"type": "set_model", "provider": args.Get("provider").String(), "modelId": args.Get("id").String()})
-		return err == nil, nil
-	case "setThinkingLevel":
-		_, err := s.internalCall(map[string]any{"type": "set_thinking_level", "level": args.Get("level").String()})
-		return nil, err
-	case "abort":
-		_, err := s.internalCall(map[string]any{"type": "abort"})
-		return nil, err
-	case "compact":
-		v, err := s.internalCall(map[string]any{"type": "compact", "customInstructions": args.Get("customInstructions").String()})
-		return v.Value(), err
-	case "newSession":
-		return cancelled(s.internalCall(map[string]any{"type": "new_session", "parentSession": args.Get("parentSession").String()}))
-	case "switchSession":
-		return cancelled(s.internalCall(map[string]any{"type": "switch_session", "sessionPath": args.Get("sessionPath").String()}))
-	case "fork":
-		return cancelled(s.internalCall(map[string]any{"type": "fork", "entryId": args.Get("entryId").String()}))
-	case "waitForIdle":
-		s.waitIdle()
-		return nil, nil
-	case "sendUserMessage":
-		text := transform.ContentText(args.Get("content"))
-		cmd := map[string]any{"type": "prompt", "message": text}
-		switch args.Get("options.deliverAs").String() {
-		case "steer":
-			cmd["streamingBehavior"] = "steer"
-		case "followUp":
-			cmd["streamingBehavior"] = "followUp"
-		}
-		_, err := s.internalCall(cmd)
-		return nil, err
-	case "shutdown":
-		// pi's RPC mode exits once idle, after answering the command that
-		// asked; claude-rpc ends as at stdin's end.
-		go func() {
-			s.waitIdle()
-			for wait := time.Now().Add(shutdownWaitsForCommands); s.extCmds.Load() > 0 && time.Now().Before(wait) && s.ctx.Err() == nil; {
-				time.Sleep(20 * time.Millisecond)
-			}
-			s.stop(errShutdown)
-		}()
-		return nil, nil
-	case "appendEntry":
-		var data json.RawMessage
-		if d := args.Get("data"); d.Exists() {
-			data = json.RawMessage(d.Raw)
-		}
-		e := s.st.appendCustom(args.Get("customType").String(), data)
-		s.out.Send(entryAppendedJSON{Type: "entry_appended", Entry: e})
-		return nil, nil
-	case "setLabel":
-		return nil, s.st.label(args.Get("entryId").String(), args.Get("label").String())
-	case "sendMessage":
-		m, err := customMessage(args.Get("message"))
-		if err != nil {
-			return nil, err
-		}
-		if !s.runs.do(func() { s.runs.sendCustom(m, args.Get("options.deliverAs").String(), args.Get("options.triggerTurn")) }) {
-			return nil, errClosed
-		}
-		return nil, nil
-	case "setActiveTools":
-		var active []string
-		for _, n := range args.Get("toolNames").Array() {
-			active = append(active, n.String())
-		}
-		s.setActiveTools(active)
-		return nil, nil
-	case "navigateTree":
-		return nil, errors.New("navigateTree is not supported by claude-rpc: a Claude session does not branch in place (fork starts a new session from an entry)")
-	}
-	return nil, errNotYet(a.Name)
-}
-
-// customMessage is an extension's sendMessage argument as a message: its
-// content (a string or pi's blocks; none: empty, as pi normalizes it)
-// shown to hosts as it is, its text for the model.
-func customMessage(v gjson.Result) (message, error) {
-	m, err := customFromJSON(v)
-	if err != nil {
-		return message{}, fmt.Errorf("sendMessage: %w", err)
-	}
-	m.Timestamp = nowMillis()
-	return message{text: m.Text(), custom: &m}, nil
-}
-
-// shutdownWaitsForCommands bounds how long an extension's shutdown waits
-// for the extension commands that run (the one that asked among them) to
-// be answered.
-const shutdownWaitsForCommands = 5 * time.Second
-
-// waitIdle returns once no run is going (or the server ends).
-func (s *server) waitIdle() {
-	for s.ctx.Err() == nil {
-		if !s.runs.status().streaming {
-			return
-		}
-		select {
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
-// extDialogs are the extensions' dialogs being asked, by the host's id:
-// the host withdraws one when its timeout or signal ends it.
-type extDialogs struct {
-	mu   sync.Mutex
-	byID map[int64]context.CancelFunc
-}
-
-func (d *extDialogs) add(id int64, cancel context.CancelFunc) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.byID == nil {
-		d.byID = map[int64]context.CancelFunc{}
-	}
-	d.byID[id] = cancel
-}
-
-// cancel ends dialog id's asking (withdrawn from the host), if it is asked.
-func (d *extDialogs) cancel(id int64) {
-	d.mu.Lock()
-	cancel := d.byID[id]
-	delete(d.byID, id)
-	d.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-}
-
-// extPump owns the hand-over of frames to the extension host: the frame
-// writer's tap (its goroutine: it must not block, nor take the state's
-// lock, which a queuer may hold while it waits for the writer) copies the
-// frames of the types the extensions handle into its queue; its own
-// goroutine tells the host the session's state before the frames that
-// follow a change of it, then the frame.
-type extPump struct {
-	s       *server
-	handled atomic.Pointer[map[string]bool] // nil until the extensions loaded
-
-	mu      sync.Mutex
-	q       [][]byte
-	started bool
-	startup chan struct{} // closed once the startup session_start's handlers returned
-	wake    chan struct{}
-	done    chan struct{}
-}
-
-func newExtPump(s *server) *extPump {
-	return &extPump{s: s, startup: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{})}
-}
-
-// stateBefore are the frames after which the session's state changed:
-// the host hears the state before them.
-var stateBefore = map[string]bool{
-	"agent_start": true, "agent_end": true, "turn_start": true, "turn_end": true, "message_end": true,
-	"tool_execution_start": true, "tool_execution_end": true, "agent_settled": true,
-}
-
-// wants reports whether the extensions handle frames of type typ (none
-// without extensions). Any goroutine.
-func (p *extPump) wants(typ string) bool {
-	if p == nil {
-		return false
-	}
-	h := p.handled.Load()
-	return h != nil && (*h)[typ]
-}
-
-// tapped reports whether the writer hands frames of type typ to tap:
-// those the extensions handle, but agent_end, which the runner gives them
-// itself before the host sees it (extAgentEnd). On the writer's goroutine.
-func (p *extPump) tapped(typ string) bool {
-	return typ != "agent_end" && p.wants(typ)
 }
 
 // extAgentEnd gives the extensions' agent_end handlers the run's
@@ -1075,125 +661,8 @@ func (s *server) extAgentEnd(end *transform.Event) {
 	if enc.Event(end) != nil || enc.Flush() != nil {
 		return
 	}
-	s.extEvents.flushState()
-	ctx, cancel := context.WithTimeoutCause(s.ctx, extensions.CallWait, errors.New("agent_end took too long"))
-	defer cancel()
-	if _, err := s.ext.Emit(ctx, json.RawMessage(bytes.TrimSpace(b.Bytes()))); err != nil {
+	if _, err := s.extEvents.Ask(s.ctx, "agent_end", json.RawMessage(bytes.TrimSpace(b.Bytes()))); err != nil {
 		s.log.Warn("extensions: agent_end", "err", err)
 	}
-	s.extActs.settle(s.ctx)
-}
-
-// tap queues a frame the extensions handle. On the writer's goroutine:
-// never blocks.
-func (p *extPump) tap(frame []byte) {
-	p.mu.Lock()
-	p.q = append(p.q, frame)
-	p.mu.Unlock()
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
-}
-
-// loaded starts the hand-over once the extensions loaded: the state, then
-// session_start (reason startup) as pi fires it when it binds them, whose
-// handlers it waits for (ctx); then the frames, in order.
-func (p *extPump) loaded(ctx context.Context) {
-	p.mu.Lock()
-	first := !p.started
-	p.started = true
-	p.mu.Unlock()
-	if first {
-		h := p.s.ext.HandledEvents()
-		p.handled.Store(&h)
-		go func() {
-			// As pi's: the session's model is known when its extensions
-			// start (the CLI says it: the info cache, or its process).
-			info, cancel := context.WithTimeout(p.s.ctx, startupInfoWait)
-			_, _ = p.s.cliInfo(info)
-			cancel()
-			p.flushState()
-			wait, cancel := context.WithTimeoutCause(p.s.ctx, extensions.CallWait, errors.New("session_start took too long"))
-			if _, err := p.s.ext.Emit(wait, json.RawMessage(`{"type":"session_start","reason":"startup"}`)); err != nil {
-				p.s.log.Warn("extensions: session_start", "err", err)
-			}
-			cancel()
-			close(p.startup)
-			p.run()
-		}()
-	}
-	select {
-	case <-p.startup:
-	case <-ctx.Done():
-	}
-}
-
-// startupInfoWait bounds how long the startup session_start waits for the
-// CLI to say its model (ctx.model).
-const startupInfoWait = 10 * time.Second
-
-// flushState tells the host the session's state as it is now. Off the
-// writer's goroutine and the runner's loop.
-func (p *extPump) flushState() {
-	if p == nil || p.s.ext == nil {
-		return
-	}
-	p.s.ext.SetState(p.s.extState())
-}
-
-func (p *extPump) run() {
-	for {
-		p.mu.Lock()
-		q := p.q
-		p.q = nil
-		p.mu.Unlock()
-		for _, f := range q {
-			if stateBefore[gjson.GetBytes(f, "type").String()] {
-				p.flushState()
-			}
-			p.s.ext.Event(f)
-		}
-		select {
-		case <-p.wake:
-		case <-p.done:
-			return
-		}
-	}
-}
-
-func (p *extPump) stop() {
-	select {
-	case <-p.done:
-	default:
-		close(p.done)
-	}
-}
-
-// extState is the session's state as the extensions read it (ctx.model,
-// ctx.isIdle(), ctx.sessionManager's file, ...).
-func (s *server) extState() map[string]any {
-	rs := s.runs.status()
-	info, known := s.knownInfo()
-	d, _, _ := s.st.stateData(info, known)
-	m := map[string]any{
-		"thinkingLevel":   d.ThinkingLevel,
-		"idle":            !rs.streaming && !rs.compacting,
-		"sessionFile":     d.SessionFile,
-		"sessionId":       d.SessionID,
-		"pendingMessages": rs.pending,
-		"contextUsage":    d.ContextUsage,
-		"messageCount":    d.MessageCount,
-	}
-	if d.SessionName != "" {
-		m["sessionName"] = d.SessionName
-	}
-	if d.Model != nil {
-		m["model"] = d.Model
-	}
-	if known {
-		m["models"] = s.st.models(info) // ctx.modelRegistry's lists
-	}
-	m["allTools"], m["activeTools"] = s.extTools()
-	return m
+	s.extActs.Settle(s.ctx)
 }

@@ -1341,7 +1341,7 @@ func noteRetry(r *run, evs []transform.Event) {
 // wait does (alive counts it).
 func (o *runner) finish(r *run, evs []transform.Event) {
 	o.onLoop()
-	if n := len(evs); n > 0 && evs[n-1].Type == transform.EventAgentEnd && !o.closed && o.s.extEvents.wants("agent_end") {
+	if n := len(evs); n > 0 && evs[n-1].Type == transform.EventAgentEnd && !o.closed && o.s.extEvents.Wants("agent_end") {
 		end := evs[n-1]
 		o.emit(r, o.s.subs.observe(evs[:n-1], o.s.subagentFile(r.tr)))
 		o.alive++

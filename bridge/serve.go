@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/tidwall/gjson"
@@ -92,12 +91,14 @@ type server struct {
 	host *hostLink
 	ext  *extensions.Host // the extension host (Options.Extensions); nil for none
 	// extEvents hands the frames the extensions handle to the host, the
-	// session's state before them; extDialogs are their dialogs asked.
-	extEvents  *extPump
-	extCmds    atomic.Int32   // extension commands running (runExtCommand)
-	extActs    extActionQueue // the extensions' calls they do not wait for, in order
-	toolStarts toolStarts     // the tool calls whose start the host was shown
-	extDialogs extDialogs
+	// session's state before them; extActs carries out their API calls
+	// (those they do not wait for in order, with their ctx.ui notices);
+	// extDialogs are their dialogs asked. extEvents and extActs are nil
+	// without extensions.
+	extEvents  *extensions.Pump
+	extActs    *extensions.Actions
+	toolStarts toolStarts // the tool calls whose start the host was shown
+	extDialogs extensions.Dialogs
 	// internal carries the bridge's own calls (internalCall) to the
 	// dispatcher, as the host's lines come.
 	internal chan inLine

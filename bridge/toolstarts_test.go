@@ -67,30 +67,3 @@ func TestToolStartsWaitsForTheStart(t *testing.T) {
 		})
 	}
 }
-
-func TestExtActionQueueSettles(t *testing.T) {
-	s := &server{}
-	var q extActionQueue
-	var mu sync.Mutex
-	var order []int
-	release := make(chan struct{})
-	q.push(s, func() { <-release; mu.Lock(); order = append(order, 1); mu.Unlock() })
-	q.push(s, func() { mu.Lock(); order = append(order, 2); mu.Unlock() })
-	settled := make(chan struct{})
-	go func() { q.settle(context.Background()); close(settled) }()
-	select {
-	case <-settled:
-		t.Fatal("settled while the first action still ran")
-	case <-time.After(50 * time.Millisecond):
-	}
-	close(release)
-	select {
-	case <-settled:
-	case <-time.After(settleWait / 2):
-		t.Fatal("not settled after the actions ran")
-	}
-	mu.Lock()
-	assert.Equal(t, []int{1, 2}, order, "carried out in the order pushed, both before settle returned")
-	mu.Unlock()
-	q.settle(context.Background()) // nothing pending: at once
-}

@@ -9,9 +9,16 @@
 // of the CLI to an extension's tool, an extension command, each event an
 // extension handles, the session's state as it changes) and is called back
 // through [Callbacks] (tools and commands as they change, ctx.ui calls,
-// extension errors, and the API calls the bridge carries out: sendMessage,
-// appendEntry, setModel, newSession, ...). Nothing else of the bridge is
-// known here.
+// extension errors, and the API calls: sendMessage, appendEntry,
+// setModel, newSession, ...).
+//
+// The session's side of them is here too, on a [Session] the bridge
+// implements (the commands it runs as the host's, the session's state
+// and entries): [Actions] carries out the API calls on it (those the
+// extensions do not wait for in order, settled before the bridge goes on
+// from the handler that made them), and [Pump] hands the host the frames
+// the extensions handle, the session's state before them. Nothing else of
+// the bridge is known here.
 package extensions
 
 import (

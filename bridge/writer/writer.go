@@ -68,7 +68,7 @@ type Writer struct {
 	closed bool
 
 	// tap, once set, is handed a copy of each event frame written whose
-	// type it wants (the extension host's: extPump). Both run on the
+	// type it wants (the extension host's: extensions.Pump). Both run on the
 	// writer's goroutine and must not block.
 	tap atomic.Pointer[frameTap]
 }
