@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/claude-rpc/claude-rpc/bridge/hostlink"
 	"github.com/claude-rpc/claude-rpc/bridge/schema"
 	"github.com/claude-rpc/claude-rpc/transform"
 )
@@ -60,7 +61,10 @@ func CheckFrame(frame []byte) error {
 }
 
 // bridgeEvents are the events the bridge writes itself (the others come
-// from transform).
+// from transform); those of the host in the loop are hostlink's
+// (hostFrames).
+var hostFrames = hostlink.Frames()
+
 var bridgeEvents = []struct {
 	name, tag string
 	typ       any
@@ -79,17 +83,17 @@ var bridgeEvents = []struct {
 	{"rpc_chunk", "rpc_chunk", rpcChunkJSON{}, nil},
 	{"rpc_frame_error", "rpc_frame_error", rpcFrameErrorJSON{}, nil},
 	{"tool_execution_update", "tool_execution_update", toolExecutionUpdateJSON{}, nil},
-	{"host_tool_call", "host_tool_call", hostToolCallJSON{}, nil},
+	{"host_tool_call", "host_tool_call", hostFrames["host_tool_call"], nil},
 	{"extension_error", "extension_error", extensionErrorJSON{}, nil},
 	{"entry_appended", "entry_appended", entryAppendedJSON{}, nil},
-	{"host_tool_cancel", "host_tool_cancel", hostToolCancelJSON{}, nil},
-	{"host_uri_request", "host_uri_request", hostURIRequestJSON{}, nil},
-	{"host_uri_cancel", "host_uri_cancel", hostURICancelJSON{}, nil},
-	{"extension_ui_request.select", "extension_ui_request", uiSelectJSON{}, map[string]string{"method": "select"}},
-	{"extension_ui_request.input", "extension_ui_request", uiInputJSON{}, map[string]string{"method": "input"}},
-	{"extension_ui_request.cancel", "extension_ui_request", uiCancelJSON{}, map[string]string{"method": "cancel"}},
-	{"extension_ui_request.confirm", "extension_ui_request", uiConfirmJSON{}, map[string]string{"method": "confirm"}},
-	{"extension_ui_request.editor", "extension_ui_request", uiEditorJSON{}, map[string]string{"method": "editor"}},
+	{"host_tool_cancel", "host_tool_cancel", hostFrames["host_tool_cancel"], nil},
+	{"host_uri_request", "host_uri_request", hostFrames["host_uri_request"], nil},
+	{"host_uri_cancel", "host_uri_cancel", hostFrames["host_uri_cancel"], nil},
+	{"extension_ui_request.select", "extension_ui_request", hostFrames["extension_ui_request.select"], map[string]string{"method": "select"}},
+	{"extension_ui_request.input", "extension_ui_request", hostFrames["extension_ui_request.input"], map[string]string{"method": "input"}},
+	{"extension_ui_request.cancel", "extension_ui_request", hostFrames["extension_ui_request.cancel"], map[string]string{"method": "cancel"}},
+	{"extension_ui_request.confirm", "extension_ui_request", hostFrames["extension_ui_request.confirm"], map[string]string{"method": "confirm"}},
+	{"extension_ui_request.editor", "extension_ui_request", hostFrames["extension_ui_request.editor"], map[string]string{"method": "editor"}},
 	{"extension_ui_request.setTitle", "extension_ui_request", uiSetTitleJSON{}, map[string]string{"method": "setTitle"}},
 	{"extension_ui_request.setWidget", "extension_ui_request", uiSetWidgetJSON{}, map[string]string{"method": "setWidget"}},
 	{"extension_ui_request.set_editor_text", "extension_ui_request", uiSetEditorTextJSON{}, map[string]string{"method": "set_editor_text"}},

@@ -29,8 +29,9 @@ const referenceDir = "../testdata/protocol"
 // comments, for the binary, which has no sources).
 func TestProtocolReference(t *testing.T) {
 	docs, err := schema.ParseDocs(map[string]string{
-		"github.com/claude-rpc/claude-rpc/bridge":    ".",
-		"github.com/claude-rpc/claude-rpc/transform": "../transform",
+		"github.com/claude-rpc/claude-rpc/bridge":          ".",
+		"github.com/claude-rpc/claude-rpc/bridge/hostlink": "hostlink",
+		"github.com/claude-rpc/claude-rpc/transform":       "../transform",
 	})
 	require.NoError(t, err)
 	doc, used, err := referenceFrom(docs)
