@@ -204,10 +204,10 @@ var commandTable = []commandDef{
 	{name: "negotiate_protocol", handle: (*server).negotiateProtocol, data: negotiateData{},
 		fields: []field{{name: "protocolVersion", kind: fAny, required: true}},
 		doc:    "omp's: protocolVersion 2 makes every later frame over 1 MiB come as rpc_chunk frames (and the answer itself whole); 1 keeps whole lines."},
-	{name: "extension_ui_response", kind: preempt, handle: (*server).uiResponse},
-	{name: "host_tool_result", kind: preempt, handle: (*server).hostToolAnswer},
-	{name: "host_uri_result", kind: preempt, handle: (*server).hostURIAnswer},
-	{name: "host_tool_update", kind: preempt, handle: (*server).hostToolAnswer},
+	{name: "extension_ui_response", kind: preempt, handle: (*server).hostAnswer},
+	{name: "host_tool_result", kind: preempt, handle: (*server).hostAnswer},
+	{name: "host_uri_result", kind: preempt, handle: (*server).hostAnswer},
+	{name: "host_tool_update", kind: preempt, handle: (*server).hostAnswer},
 }
 
 // refuse is the handler of a command of a pi fork that the Claude CLI

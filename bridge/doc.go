@@ -24,8 +24,8 @@
 // reports what it learned from a line (a result, with or without an
 // error); the loop decides what follows (another turn, the run's end). The
 // protocol layer (package [writer]) is the only writer of stdout: typed
-// frames (responses, events, requests to the host; frames.go and
-// transform's shapes) written in the order they were queued, by one
+// frames (responses, events, requests to the host; frames.go, hostlink's
+// and transform's shapes) written in the order they were queued, by one
 // goroutine, each a whole line. That goroutine drives a chain of stages,
 // each a type with one job: orderQueue (a response, handed over with
 // Respond, may overtake queued message_updates, nothing else reorders),
@@ -94,7 +94,7 @@
 //
 // Each owner below keeps its fields to itself: handlers and the runner
 // call its methods, which say what they do (state.useSession,
-// state.takePromptContext, infoKeeper.known, hostLink.waiter ...). An owner
+// state.takePromptContext, infoKeeper.known, hostlink.Link.Next ...). An owner
 // with a mutex takes it only in its own methods, in its own file, for
 // one short section that calls no other owner; what a handler needs of
 // several fields at once one method returns together (state.stateData,
@@ -125,7 +125,16 @@
 //     lock held, in the order made. set_session_name waits (a second at
 //     most) for its entry to be written (sessionFiles.sync); nothing else
 //     does. Ended at shutdown after the runs, so their last entries go.
-//   - hostLink (host.go): the requests waiting for the host's answer.
+//   - hostlink.Link (package hostlink; host.go is the bridge's side): the
+//     requests waiting for the host's answer, by id, and what asks them:
+//     the dialogs (a tool's permission, AskUserQuestion, MCP elicitation,
+//     the CLI's own dialogs, an extension's ctx.ui dialogs) with
+//     --ask-timeout and withdrawal, and the calls of the host's tools and
+//     URI schemes. It gets what it needs of the server at construction
+//     (the writer's Send, the server's context, --ask, the wait for a
+//     tool's start, what the host serves: state's settings) and imports
+//     nothing of the bridge; the host's answers reach it through the
+//     preempting commands (Link.Answer).
 //   - bashJob (bash.go): the bash command running, one at a time.
 //   - extensions.Host (package extensions; extensions.go is the bridge's
 //     glue, called at the dispatcher's and the runner's points): the
@@ -133,7 +142,8 @@
 //     started with the server when there is an extension to load and
 //     ended at its shutdown. Its stdout has one reader, which hands its
 //     tools to the settings, its ctx.ui calls to the writer (dialogs
-//     through askUI, on goroutines of the server's) and its API calls to
+//     through hostlink's Link.Ask, on goroutines of the
+//     server's) and its API calls to
 //     extensions.Actions, which makes them on goroutines of the server's
 //     as the host's commands, through the session the bridge gives it
 //     (extensions.Session, extsession.go: internalCall, through the
@@ -219,7 +229,8 @@
 // reference come from the table. A new event from the CLI goes into
 // transform (its shape in transform/shapes.go, its making in the
 // translator); a frame the bridge makes itself is a type in frames.go,
-// listed in bridgeEvents (protocol.go) for the reference. The reference
+// listed in bridgeEvents (protocol.go) for the reference (the host
+// link's requests are hostlink's, listed there too). The reference
 // itself is package bridge/reference, which reads the bridge's frames
 // through [Frames]; the bridge does not import it.
 package bridge

@@ -16,6 +16,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/claude-rpc/claude-rpc/bridge/extensions"
+	"github.com/claude-rpc/claude-rpc/bridge/hostlink"
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/transform"
 )
@@ -56,9 +57,9 @@ func (s *server) startExtensions() {
 		Flags: s.opts.ExtensionFlags, Cache: s.opts.cacheDir(), Log: s.log,
 	}, extensions.Callbacks{
 		Tools: func(tools []extensions.Tool) {
-			list := make([]hostTool, len(tools))
+			list := make([]hostlink.Tool, len(tools))
 			for i, t := range tools {
-				list[i] = hostTool(t)
+				list[i] = hostlink.Tool(t)
 			}
 			s.applySettings(func(st *cliSettings) { st.extTools = list })
 		},
@@ -507,7 +508,7 @@ func (s *server) extError(e extensions.Error) {
 // in order with the API calls the extension does not wait for (a notify
 // after pi.setThinkingLevel comes after thinking_level_changed, as under
 // pi): fire-and-forget ones are sent as they come; a dialog is asked
-// through askUI, on a goroutine of its own, and its answer handed back.
+// through the link's Ask, on a goroutine of its own, and its answer handed back.
 // A withdrawn dialog is withdrawn at once. On the host's reader
 // goroutine: never blocks.
 func (s *server) extUI(u extensions.UI) {
@@ -521,9 +522,9 @@ func (s *server) extUI(u extensions.UI) {
 // showUI sends u's request; on the extensions' action queue.
 func (s *server) showUI(u extensions.UI) {
 	m := u.Fields
-	id := s.host.next("ui_")
+	id := s.link.Next("ui_")
 	const typ = "extension_ui_request"
-	var req uiRequest
+	var req hostlink.Dialog
 	switch u.Method {
 	case "setTitle":
 		s.out.Send(uiSetTitleJSON{Type: typ, ID: id, Method: u.Method, Title: m.Get("title").String()})
@@ -553,13 +554,13 @@ func (s *server) showUI(u extensions.UI) {
 		for _, o := range m.Get("options").Array() {
 			options = append(options, o.String())
 		}
-		req = &uiSelectJSON{Method: u.Method, Title: m.Get("title").String(), Options: options}
+		req = hostlink.Select(m.Get("title").String(), "", options)
 	case "confirm":
-		req = &uiConfirmJSON{Method: u.Method, Title: m.Get("title").String(), Message: m.Get("message").String()}
+		req = hostlink.Confirm(m.Get("title").String(), m.Get("message").String())
 	case "input":
-		req = &uiInputJSON{Method: u.Method, Title: m.Get("title").String(), Placeholder: m.Get("placeholder").String()}
+		req = hostlink.Input(m.Get("title").String(), "", m.Get("placeholder").String())
 	case "editor":
-		req = &uiEditorJSON{Method: u.Method, Title: m.Get("title").String(), Prefill: m.Get("prefill").String()}
+		req = hostlink.Editor(m.Get("title").String(), m.Get("prefill").String())
 	default:
 		s.log.Warn("extension host: unknown ctx.ui method", "method", u.Method)
 	}
@@ -572,7 +573,7 @@ func (s *server) showUI(u extensions.UI) {
 	s.goes.start(func() {
 		defer s.extDialogs.Cancel(u.ID)
 		answer := map[string]any{}
-		if a, ok := s.askUI(ctx, req); ok {
+		if a, ok := s.link.Ask(ctx, req); ok {
 			if v := a.Get("value"); v.Exists() {
 				answer["value"] = v.Value()
 			}
@@ -591,7 +592,7 @@ func (s *server) showUI(u extensions.UI) {
 // tool_execution_update frames.
 func (s *server) callExtTool(ctx context.Context, p gjson.Result) map[string]any {
 	if s.ext == nil {
-		return textResult("claude-rpc runs no extensions", true)
+		return hostlink.TextResult("claude-rpc runs no extensions", true)
 	}
 	name := p.Get("name").String()
 	toolCallID := p.Get(`_meta.claudecode/toolUseId`).String()
@@ -612,9 +613,9 @@ func (s *server) callExtTool(ctx context.Context, p gjson.Result) map[string]any
 	v, err := s.ext.CallTool(ctx, name, toolCallID, args, update)
 	switch {
 	case ctx.Err() != nil:
-		return textResult("The tool call was cancelled.", true)
+		return hostlink.TextResult("The tool call was cancelled.", true)
 	case err != nil:
-		return textResult("The extension's tool "+name+" could not run: "+err.Error(), true)
+		return hostlink.TextResult("The extension's tool "+name+" could not run: "+err.Error(), true)
 	}
 	content := json.RawMessage(v.Get("content").Raw)
 	if !v.Get("content").IsArray() {

@@ -545,30 +545,6 @@ type entryAppendedJSON struct {
 	Entry entryJSON `json:"entry"`
 }
 
-// hostToolCallJSON asks the host to run one of its tools (xcsh's
-// host_tool_call); answer with host_tool_result (and, before it, any
-// host_tool_update).
-type hostToolCallJSON struct {
-	Type string `json:"type"`
-	// ID is the request's id ("host_N"), for host_tool_result.
-	ID string `json:"id"`
-	// ToolCallID is the model's toolCall id, as in tool_execution_start.
-	ToolCallID string `json:"toolCallId"`
-	// ToolName is the name the host gave in set_host_tools.
-	ToolName string `json:"toolName"`
-	// Arguments are the model's arguments, a JSON object.
-	Arguments json.RawMessage `json:"arguments"`
-}
-
-// hostToolCancelJSON withdraws a host_tool_call: the turn was interrupted
-// or the run ended.
-type hostToolCancelJSON struct {
-	Type string `json:"type"`
-	ID   string `json:"id"`
-	// TargetID is the host_tool_call's id.
-	TargetID string `json:"targetId"`
-}
-
 // toolExecutionUpdateJSON relays a host_tool_update: a host tool's
 // progress. Only host tools update: the CLI reports no progress of its
 // own tools.
@@ -583,96 +559,6 @@ type toolExecutionUpdateJSON struct {
 	Args     json.RawMessage `json:"args"`
 	// PartialResult is the host_tool_update's partialResult.
 	PartialResult json.RawMessage `json:"partialResult"`
-}
-
-// uiSelectJSON asks the host to choose: a tool's permission (Allow once,
-// Allow always, Deny), one of AskUserQuestion's options, one of the
-// choices of a field of an MCP server's form (elicitation), or an answer
-// to a dialog of the CLI's own (request_user_dialog: retry a refused
-// prompt on the fallback model; auto mode's server-side classifier
-// notice). Answer with extension_ui_response {id, value} or {id,
-// cancelled:true}.
-type uiSelectJSON struct {
-	Type   string `json:"type"`
-	ID     string `json:"id"`
-	Method string `json:"method"`
-	Title  string `json:"title"`
-	// Message says what is asked: the tool and its command or file, the
-	// question, or the MCP server's message. (pi's select has no message;
-	// claude-rpc adds it.)
-	Message string   `json:"message"`
-	Options []string `json:"options"`
-	// Timeout is --ask-timeout in milliseconds, when set; unanswered by
-	// then, the request counts as denied.
-	Timeout int64 `json:"timeout,omitempty"`
-}
-
-// uiInputJSON asks the host for text: an AskUserQuestion question that
-// allows several answers or none of its options, or a field of an MCP
-// server's form (elicitation): a string, a number (checked: an answer that
-// is not one is asked again, saying why), or several of a list of choices,
-// comma-separated. Answer with extension_ui_response {id, value} or {id,
-// cancelled:true}.
-type uiInputJSON struct {
-	Type    string `json:"type"`
-	ID      string `json:"id"`
-	Method  string `json:"method"`
-	Title   string `json:"title"`
-	Message string `json:"message"`
-	// Placeholder lists the question's options, if any; for a form's
-	// field, its default, its choices, or the kind of number asked.
-	Placeholder string `json:"placeholder"`
-	Timeout     int64  `json:"timeout,omitempty"`
-}
-
-func (r *uiSelectJSON) setID(id string, timeout int64) {
-	r.Type, r.ID, r.Timeout = "extension_ui_request", id, max(timeout, 0)
-}
-
-func (r *uiInputJSON) setID(id string, timeout int64) {
-	r.Type, r.ID, r.Timeout = "extension_ui_request", id, max(timeout, 0)
-}
-
-// uiConfirmJSON asks the host yes or no: an extension's ctx.ui.confirm
-// (--extension); a yes-or-no field of an MCP server's form, or its form
-// with no fields (elicitation); or a link an MCP server asks the user to
-// open (URL-mode elicitation: confirmed means the user opens it, or the
-// host opens it for them; pi has no dialog that opens a link). Answer
-// with extension_ui_response {id, confirmed} or {id, cancelled:true}.
-type uiConfirmJSON struct {
-	Type    string `json:"type"`
-	ID      string `json:"id"`
-	Method  string `json:"method"`
-	Title   string `json:"title"`
-	Message string `json:"message"`
-	// URL is claude-rpc's own: the link a URL-mode elicitation asks the
-	// user to open (the message ends with it too).
-	URL     string `json:"url,omitempty"`
-	Timeout int64  `json:"timeout,omitempty"`
-}
-
-// uiEditorJSON asks the host for text in an editor: an extension's
-// ctx.ui.editor (--extension), or a long text field of an MCP server's
-// form (elicitation: a string whose maxLength is over 200). Answer with
-// extension_ui_response {id, value} or {id, cancelled:true}.
-type uiEditorJSON struct {
-	Type   string `json:"type"`
-	ID     string `json:"id"`
-	Method string `json:"method"`
-	// Title says what is asked (for a form's field: the field and the
-	// server's message).
-	Title string `json:"title"`
-	// Prefill is the text to start from (a form field's default).
-	Prefill string `json:"prefill,omitempty"`
-	Timeout int64  `json:"timeout,omitempty"`
-}
-
-func (r *uiConfirmJSON) setID(id string, timeout int64) {
-	r.Type, r.ID, r.Timeout = "extension_ui_request", id, max(timeout, 0)
-}
-
-func (r *uiEditorJSON) setID(id string, timeout int64) {
-	r.Type, r.ID, r.Timeout = "extension_ui_request", id, max(timeout, 0)
 }
 
 // uiSetTitleJSON is an extension's ctx.ui.setTitle (--extension):
@@ -705,17 +591,6 @@ type uiSetEditorTextJSON struct {
 	ID     string `json:"id"`
 	Method string `json:"method"`
 	Text   string `json:"text"`
-}
-
-// uiCancelJSON withdraws an extension_ui_request nobody answered (omp's):
-// the run was aborted, the CLI stopped asking, or --ask-timeout passed.
-// The host closes the dialog; an answer after it finds nothing waiting.
-type uiCancelJSON struct {
-	Type   string `json:"type"`
-	ID     string `json:"id"`
-	Method string `json:"method"`
-	// TargetID is the request withdrawn.
-	TargetID string `json:"targetId"`
 }
 
 // subagentLevelData is set_subagent_subscription's data (omp's).
@@ -818,30 +693,6 @@ type handoffData struct {
 type hostURISchemesData struct {
 	// Schemes are the schemes now served, lower case, in order.
 	Schemes []string `json:"schemes"`
-}
-
-// hostURIRequestJSON asks the host to read or write one of its URLs
-// (omp's): answer with host_uri_result {id, content?, contentType?,
-// notes?, isError?, error?}.
-type hostURIRequestJSON struct {
-	Type string `json:"type"`
-	// ID is the request's id ("uri_N"), for host_uri_result.
-	ID string `json:"id"`
-	// Operation is read or write.
-	Operation string `json:"operation"`
-	// URL is the URL the model gave, of a scheme the host serves.
-	URL string `json:"url"`
-	// Content is the text to write (write only).
-	Content *string `json:"content,omitempty"`
-}
-
-// hostURICancelJSON withdraws a host_uri_request: the turn was
-// interrupted or the run ended (omp's).
-type hostURICancelJSON struct {
-	Type string `json:"type"`
-	ID   string `json:"id"`
-	// TargetID is the host_uri_request's id.
-	TargetID string `json:"targetId"`
 }
 
 // openSessionData is open_session's data (omp's).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/claude-rpc/claude-rpc/bridge/hostlink"
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/transform"
 )
@@ -19,7 +20,7 @@ import (
 // notify tied to such a status (a usage limit the CLI reports again on
 // each model call). Owned by the runner's loop.
 type noticeBoard struct {
-	host *hostLink
+	host *hostlink.Link
 	// shown are the status entries set and not cleared: key → text.
 	shown map[string]string
 	// changed says, by key, whether the last setStatus of that key
@@ -27,7 +28,7 @@ type noticeBoard struct {
 	changed map[string]bool
 }
 
-func newNoticeBoard(h *hostLink) *noticeBoard {
+func newNoticeBoard(h *hostlink.Link) *noticeBoard {
 	return &noticeBoard{host: h, shown: map[string]string{}, changed: map[string]bool{}}
 }
 
@@ -40,7 +41,7 @@ func (b *noticeBoard) pass(evs []transform.Event) []transform.Event {
 			if !b.changes(n) {
 				continue
 			}
-			n.ID = b.host.next("ui_")
+			n.ID = b.host.Next("ui_")
 		}
 		out = append(out, ev)
 	}

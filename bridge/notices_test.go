@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/tidwall/gjson"
 
+	"github.com/claude-rpc/claude-rpc/bridge/hostlink"
 	"github.com/claude-rpc/claude-rpc/claudecli/claudetest"
 
 	"github.com/claude-rpc/claude-rpc/transform"
@@ -20,7 +21,7 @@ func TestNoticeBoard(t *testing.T) {
 	limit := transform.NotifyEvent(transform.NotifyWarning, "80% used")
 	limit.Notice.StatusKey = transform.StatusRateLimit
 	status := func(key string, s *string) transform.Event { return transform.StatusEvent(key, s) }
-	b := newNoticeBoard(newHostLink())
+	b := newNoticeBoard(hostlink.New(hostlink.Config{}))
 	for _, tc := range []struct {
 		name string
 		in   []transform.Event

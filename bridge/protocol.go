@@ -4,6 +4,7 @@ import (
 	"maps"
 	"reflect"
 
+	"github.com/claude-rpc/claude-rpc/bridge/hostlink"
 	"github.com/claude-rpc/claude-rpc/transform"
 )
 
@@ -95,7 +96,8 @@ func Frames() FrameTypes {
 }
 
 // bridgeEvents are the events the bridge writes itself, in the reference's
-// order: a frame type the bridge adds (frames.go) is listed here.
+// order: a frame type the bridge adds (frames.go) is listed here, and so
+// are the host link's requests to the host (hostlink.Frames).
 func bridgeEvents() []EventType {
 	ev := func(tag string, v any) EventType {
 		return EventType{Name: tag, Tag: tag, Go: reflect.TypeOf(v)}
@@ -104,6 +106,7 @@ func bridgeEvents() []EventType {
 		return EventType{Name: "extension_ui_request." + method, Tag: "extension_ui_request", Go: reflect.TypeOf(v),
 			Consts: map[string]string{"method": method}}
 	}
+	host := hostlink.Frames() // the host link's requests to the host
 	return []EventType{
 		ev("ready", readyJSON{}),
 		ev("prompt_result", promptResultJSON{}),
@@ -118,17 +121,17 @@ func bridgeEvents() []EventType {
 		ev("rpc_chunk", rpcChunkJSON{}),
 		ev("rpc_frame_error", rpcFrameErrorJSON{}),
 		ev("tool_execution_update", toolExecutionUpdateJSON{}),
-		ev("host_tool_call", hostToolCallJSON{}),
+		ev("host_tool_call", host["host_tool_call"]),
 		ev("extension_error", extensionErrorJSON{}),
 		ev("entry_appended", entryAppendedJSON{}),
-		ev("host_tool_cancel", hostToolCancelJSON{}),
-		ev("host_uri_request", hostURIRequestJSON{}),
-		ev("host_uri_cancel", hostURICancelJSON{}),
-		ui("select", uiSelectJSON{}),
-		ui("input", uiInputJSON{}),
-		ui("cancel", uiCancelJSON{}),
-		ui("confirm", uiConfirmJSON{}),
-		ui("editor", uiEditorJSON{}),
+		ev("host_tool_cancel", host["host_tool_cancel"]),
+		ev("host_uri_request", host["host_uri_request"]),
+		ev("host_uri_cancel", host["host_uri_cancel"]),
+		ui("select", host["extension_ui_request.select"]),
+		ui("input", host["extension_ui_request.input"]),
+		ui("cancel", host["extension_ui_request.cancel"]),
+		ui("confirm", host["extension_ui_request.confirm"]),
+		ui("editor", host["extension_ui_request.editor"]),
 		ui("setTitle", uiSetTitleJSON{}),
 		ui("setWidget", uiSetWidgetJSON{}),
 		ui("set_editor_text", uiSetEditorTextJSON{}),

@@ -161,7 +161,7 @@ type quietTurn struct {
 
 func newRunner(s *server) *runner {
 	o := &runner{s: s, calls: make(chan loopMsg, 16), lines: make(chan lineMsg),
-		exited: make(chan struct{}), steering: modeOneAtATime, followUp: modeOneAtATime, notices: newNoticeBoard(s.host),
+		exited: make(chan struct{}), steering: modeOneAtATime, followUp: modeOneAtATime, notices: newNoticeBoard(s.link),
 		rest: restTimer{after: s.opts.ReleaseIdle}}
 	return o
 }
@@ -1401,7 +1401,7 @@ func (o *runner) ended(r *run, msgs []transform.Message) {
 	o.onLoop()
 	s := o.s
 	defer close(r.done)
-	s.host.cancelAll()
+	s.link.CancelAll()
 	s.toolStarts.forget()
 	// What runs next, if anything: decided now, started after this run's
 	// last frames (its prompt results among them) are queued.

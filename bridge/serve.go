@@ -16,6 +16,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/claude-rpc/claude-rpc/bridge/extensions"
+	"github.com/claude-rpc/claude-rpc/bridge/hostlink"
 	"github.com/claude-rpc/claude-rpc/bridge/rpcframe"
 	"github.com/claude-rpc/claude-rpc/bridge/writer"
 	"github.com/claude-rpc/claude-rpc/claudecli"
@@ -88,7 +89,7 @@ type server struct {
 
 	st   *state
 	runs *runner
-	host *hostLink
+	link *hostlink.Link   // the host in the loop: requests waiting for its answers
 	ext  *extensions.Host // the extension host (Options.Extensions); nil for none
 	// extEvents hands the frames the extensions handle to the host, the
 	// session's state before them; extActs carries out their API calls
@@ -167,7 +168,7 @@ func newServer(ctx context.Context, opts Options, out io.Writer) (*server, error
 	}
 	s.piAt = at.pi
 	s.st = newState(opts.CLI.Model, at)
-	s.host = newHostLink()
+	s.link = s.newLink()
 	s.runs = newRunner(s)
 	s.info = &infoKeeper{}
 	if err := s.startOn(opts); err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/claude-rpc/claude-rpc/bridge/hostlink"
 	"github.com/claude-rpc/claude-rpc/claudecli"
 	"github.com/claude-rpc/claude-rpc/sessions"
 	"github.com/claude-rpc/claude-rpc/transform"
@@ -120,10 +121,10 @@ type cliSettings struct {
 	// permissionMode is set_permission_mode's, or the mode the CLI
 	// reported last (permission.go); "" for --permission-mode.
 	permissionMode string
-	hostTools      []hostTool
-	hostURIs       []hostURIScheme // set_host_uri_schemes (hosturis.go)
-	extTools       []hostTool      // the extensions' tools (extensions.go)
-	extPrompt      string          // what before_agent_start appended to the system prompt
+	hostTools      []hostlink.Tool      // set_host_tools (host.go)
+	hostURIs       []hostlink.URIScheme // set_host_uri_schemes (host.go)
+	extTools       []hostlink.Tool      // the extensions' tools (extensions.go)
+	extPrompt      string               // what before_agent_start appended to the system prompt
 	// inactive are the tools an extension turned off (setActiveTools),
 	// by the names hosts see: the CLI's own are disallowed, the
 	// extensions' not listed.
@@ -132,11 +133,11 @@ type cliSettings struct {
 
 // offeredExtTools are the extensions' tools the model is offered: those
 // not turned off.
-func (set *cliSettings) offeredExtTools() []hostTool {
+func (set *cliSettings) offeredExtTools() []hostlink.Tool {
 	if len(set.inactive) == 0 {
 		return set.extTools
 	}
-	return slices.DeleteFunc(slices.Clone(set.extTools), func(t hostTool) bool { return slices.Contains(set.inactive, t.Name) })
+	return slices.DeleteFunc(slices.Clone(set.extTools), func(t hostlink.Tool) bool { return slices.Contains(set.inactive, t.Name) })
 }
 
 // cliConfig is the CLI's config with the host's settings, and the
@@ -154,7 +155,7 @@ func (s *server) cliConfig() (claudecli.Config, uint64) {
 	cfg.FastMode = set.fastMode
 	cfg.Host, cfg.AskPermissions = s.hostRequest, s.askOn()
 	if cfg.AskPermissions {
-		cfg.DialogKinds = dialogKinds()
+		cfg.DialogKinds = hostlink.DialogKinds()
 	}
 	cfg.HookEvents = s.plan.hookEvents()
 	// The extensions' tool_call and tool_result for the CLI's own tools
@@ -162,7 +163,7 @@ func (s *server) cliConfig() (claudecli.Config, uint64) {
 	// loading does not restart the CLI.
 	cfg.ToolHooks = s.ext != nil
 	if len(set.hostTools) > 0 || len(set.hostURIs) > 0 {
-		cfg.SDKServers = []string{hostServer}
+		cfg.SDKServers = []string{hostlink.Server}
 	}
 	if len(set.extTools) > 0 {
 		cfg.SDKServers = append(cfg.SDKServers, extServer)
@@ -178,7 +179,7 @@ func (s *server) cliConfig() (claudecli.Config, uint64) {
 	}
 	// Both, also while not served: a running process that has a server
 	// the host emptied is told to list its tools (none) again.
-	cfg.SDKTools = map[string]string{hostServer: fingerprint(hostToolList(set.hostTools, set.hostURIs)), extServer: fingerprint(mcpTools(set.offeredExtTools()))}
+	cfg.SDKTools = map[string]string{hostlink.Server: hostlink.Fingerprint(hostlink.ToolList(set.hostTools, set.hostURIs)), extServer: hostlink.Fingerprint(hostlink.MCPTools(set.offeredExtTools()))}
 	switch {
 	case set.extPrompt == "":
 	case cfg.AppendSystemPrompt == "":
@@ -659,26 +660,10 @@ func (st *state) knownLimits() map[string]transform.Limits {
 
 // hostServes is what the host serves the model: its tools and URI
 // schemes.
-func (st *state) hostServes() ([]hostTool, []hostURIScheme) {
+func (st *state) hostServes() ([]hostlink.Tool, []hostlink.URIScheme) {
 	ls := st.lock()
 	defer st.mu.Unlock()
 	return ls.settings.hostTools, ls.settings.hostURIs
-}
-
-// uriScheme is the scheme the host serves by that (lower-case) name.
-func (st *state) uriScheme(scheme string) (hostURIScheme, bool) {
-	ls := st.lock()
-	defer st.mu.Unlock()
-	var def *hostURIScheme
-	for i, sc := range ls.settings.hostURIs {
-		if sc.Scheme == scheme {
-			def = &ls.settings.hostURIs[i]
-		}
-	}
-	if def == nil {
-		return hostURIScheme{}, false
-	}
-	return *def, true
 }
 
 // setTodos replaces the todo list, to be told to the model with the next

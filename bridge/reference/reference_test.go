@@ -38,8 +38,9 @@ const regenerate = "go test ./bridge/reference -run TestProtocolReference -updat
 // comments, for the binary, which has no sources).
 func TestProtocolReference(t *testing.T) {
 	docs, err := schema.ParseDocs(map[string]string{
-		"github.com/claude-rpc/claude-rpc/bridge":    "..",
-		"github.com/claude-rpc/claude-rpc/transform": filepath.Join(moduleRoot, "transform"),
+		"github.com/claude-rpc/claude-rpc/bridge":          "..",
+		"github.com/claude-rpc/claude-rpc/bridge/hostlink": "../hostlink",
+		"github.com/claude-rpc/claude-rpc/transform":       filepath.Join(moduleRoot, "transform"),
 	})
 	require.NoError(t, err)
 	doc, used, err := referenceFrom(docs)

@@ -1,4 +1,4 @@
-package bridge
+package hostlink
 
 import (
 	"context"
@@ -19,9 +19,9 @@ import (
 // a scheme is writable, host_uri_write {url, content}. Each call becomes a
 // host_uri_request; a call the CLI withdraws becomes host_uri_cancel.
 
-// hostURIScheme is one scheme the host serves (omp's
+// URIScheme is one scheme the host serves (omp's
 // RpcHostUriSchemeDefinition).
-type hostURIScheme struct {
+type URIScheme struct {
 	Scheme      string
 	Description string
 	Writable    bool
@@ -40,28 +40,24 @@ var schemeRe = regexp.MustCompile(`^[a-z][a-z0-9+.-]*$`)
 // cannot take them over.
 var reservedSchemes = map[string]bool{"http": true, "https": true, "file": true, "data": true}
 
-func (s *server) setHostURISchemes(c *call) (any, error) {
-	if !s.capsNow().Control {
-		return nil, errors.New("set_host_uri_schemes: the transport cannot reach the host's tools")
-	}
-	v := c.raw.Get("schemes")
-	if !v.IsArray() {
-		return nil, fmt.Errorf("%s: \"schemes\" must be an array of {scheme, description?, writable?, immutable?}, got %s", c.typ, jsonKind(v))
-	}
-	var schemes []hostURIScheme
+// ParseURISchemes reads set_host_uri_schemes' schemes (an array) and
+// their names, lower case, in order; a scheme defined twice is its last
+// definition, in the place of its first. The error is omp's.
+func ParseURISchemes(v gjson.Result) ([]URIScheme, []string, error) {
+	var schemes []URIScheme
 	names := []string{}
 	seen := map[string]int{}
 	for _, d := range v.Array() {
 		scheme := strings.ToLower(strings.TrimSpace(d.Get("scheme").String()))
 		switch {
 		case d.Get("scheme").Type != gjson.String || scheme == "":
-			return nil, errors.New("Host URI scheme must be a non-empty string") // omp's words
+			return nil, nil, errors.New("Host URI scheme must be a non-empty string") // omp's words
 		case !schemeRe.MatchString(scheme):
-			return nil, fmt.Errorf("Host URI scheme contains invalid characters: %s", d.Get("scheme").String())
+			return nil, nil, fmt.Errorf("Host URI scheme contains invalid characters: %s", d.Get("scheme").String())
 		case reservedSchemes[scheme]:
-			return nil, fmt.Errorf("Host URI scheme is reserved by the Claude CLI: %s://", scheme)
+			return nil, nil, fmt.Errorf("Host URI scheme is reserved by the Claude CLI: %s://", scheme)
 		}
-		def := hostURIScheme{Scheme: scheme, Description: d.Get("description").String(),
+		def := URIScheme{Scheme: scheme, Description: d.Get("description").String(),
 			Writable: d.Get("writable").Bool(), Immutable: d.Get("immutable").Bool()}
 		if i, ok := seen[scheme]; ok {
 			schemes[i] = def // the last definition wins, as omp's
@@ -70,14 +66,11 @@ func (s *server) setHostURISchemes(c *call) (any, error) {
 		seen[scheme] = len(schemes)
 		schemes, names = append(schemes, def), append(names, scheme)
 	}
-	// As host tools: the CLI lists the server's tools when it starts, so a
-	// new set takes effect from the next turn.
-	s.applySettings(func(st *cliSettings) { st.hostURIs = schemes })
-	return hostURISchemesData{Schemes: names}, nil
+	return schemes, names, nil
 }
 
 // uriTools are the MCP tools for the host's schemes (none without any).
-func uriTools(schemes []hostURIScheme) []map[string]any {
+func uriTools(schemes []URIScheme) []map[string]any {
 	if len(schemes) == 0 {
 		return nil
 	}
@@ -108,10 +101,25 @@ func uriTools(schemes []hostURIScheme) []map[string]any {
 	return tools
 }
 
+// uriScheme is the scheme the host serves by that (lower-case) name.
+func (h *Link) uriScheme(scheme string) (URIScheme, bool) {
+	_, schemes := h.cfg.Served()
+	var def *URIScheme
+	for i, sc := range schemes {
+		if sc.Scheme == scheme {
+			def = &schemes[i]
+		}
+	}
+	if def == nil {
+		return URIScheme{}, false
+	}
+	return *def, true
+}
+
 // callURITool runs host_uri_read or host_uri_write: a host_uri_request,
 // answered by host_uri_result, as MCP's CallToolResult.
-func (s *server) callURITool(ctx context.Context, name string, args gjson.Result) map[string]any {
-	fail := func(msg string) map[string]any { return textResult(msg, true) }
+func (h *Link) callURITool(ctx context.Context, name string, args gjson.Result) map[string]any {
+	fail := func(msg string) map[string]any { return TextResult(msg, true) }
 	op := "read"
 	if name == uriWriteTool {
 		op = "write"
@@ -121,7 +129,7 @@ func (s *server) callURITool(ctx context.Context, name string, args gjson.Result
 	if err != nil || u.Scheme == "" {
 		return fail(fmt.Sprintf("%q is not a URL", raw))
 	}
-	def, served := s.st.uriScheme(strings.ToLower(u.Scheme))
+	def, served := h.uriScheme(strings.ToLower(u.Scheme))
 	writable := served && def.Writable
 	switch {
 	case !served:
@@ -129,14 +137,14 @@ func (s *server) callURITool(ctx context.Context, name string, args gjson.Result
 	case op == "write" && !writable:
 		return fail("The application's " + u.Scheme + ":// URLs are read-only")
 	}
-	id, w, ctx, done := s.register(ctx, "uri_", 1)
+	id, w, ctx, done := h.register(ctx, "uri_", 1)
 	defer done()
 	req := hostURIRequestJSON{Type: "host_uri_request", ID: id, Operation: op, URL: raw}
 	if op == "write" {
 		content := args.Get("content").String()
 		req.Content = &content
 	}
-	s.out.Send(req)
+	h.cfg.Send(req)
 	select {
 	case a := <-w.ch:
 		if a.Get("isError").Bool() {
@@ -150,7 +158,7 @@ func (s *server) callURITool(ctx context.Context, name string, args gjson.Result
 			return fail(msg)
 		}
 		if op == "write" {
-			return textResult("Wrote "+raw, false)
+			return TextResult("Wrote "+raw, false)
 		}
 		text := a.Get("content").String()
 		if notes := a.Get("notes").Array(); len(notes) > 0 {
@@ -160,17 +168,9 @@ func (s *server) callURITool(ctx context.Context, name string, args gjson.Result
 			}
 			text += "\n\n[" + strings.Join(ns, "; ") + "]"
 		}
-		return textResult(text, false)
+		return TextResult(text, false)
 	case <-ctx.Done():
-		s.out.Send(hostURICancelJSON{Type: "host_uri_cancel", ID: s.host.next("uri_cancel_"), TargetID: id})
+		h.cfg.Send(hostURICancelJSON{Type: "host_uri_cancel", ID: h.Next("uri_cancel_"), TargetID: id})
 		return fail(fmt.Sprintf("Host URI %s for %s was aborted", op, raw))
 	}
-}
-
-// hostURIAnswer handles host_uri_result.
-func (s *server) hostURIAnswer(c *call) (any, error) {
-	if c.raw.Get("content").Exists() && c.raw.Get("content").Type != gjson.String {
-		return nil, errors.New(`host_uri_result: "content" must be a string`)
-	}
-	return nil, s.answer(c, "uri_")
 }

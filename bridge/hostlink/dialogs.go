@@ -1,4 +1,4 @@
-package bridge
+package hostlink
 
 import (
 	"context"
@@ -55,8 +55,8 @@ const longText = 200
 // maxTries is how many times a field is asked when its answers do not fit.
 const maxTries = 3
 
-// elicitResult is MCP's ElicitResult: the answer to an elicitation.
-type elicitResult struct {
+// ElicitResult is MCP's ElicitResult: the answer to an elicitation.
+type ElicitResult struct {
 	// Action is accept, decline or cancel.
 	Action string `json:"action"`
 	// Content is the form's answers (accept only; {} for a form of no
@@ -65,33 +65,33 @@ type elicitResult struct {
 }
 
 var (
-	declined  = elicitResult{Action: "decline"}
-	cancelled = elicitResult{Action: "cancel"}
+	declined  = ElicitResult{Action: "decline"}
+	cancelled = ElicitResult{Action: "cancel"}
 )
 
 // endedBy is the elicitation's answer when one of its dialogs ended
 // without an answer as how says.
-func endedBy(how uiOutcome) elicitResult {
+func endedBy(how outcome) ElicitResult {
 	if how == uiTimedOut {
 		return declined
 	}
 	return cancelled
 }
 
-// elicitation answers the CLI's elicitation request r.
-func (s *server) elicitation(ctx context.Context, r gjson.Result) elicitResult {
+// Elicitation answers the CLI's elicitation request r.
+func (h *Link) Elicitation(ctx context.Context, r gjson.Result) ElicitResult {
 	server := r.Get("display_name").String()
 	if server == "" {
 		server = r.Get("mcp_server_name").String()
 	}
-	log := s.log.With("server", server)
-	if !s.askOn() {
+	log := h.cfg.Log.With("server", server)
+	if !h.cfg.AskOn() {
 		log.Info("declined an MCP server's elicitation: claude-rpc runs with --ask=false")
 		return declined
 	}
 	message := r.Get("message").String()
 	if r.Get("mode").String() == "url" {
-		return s.elicitURL(ctx, server, message, r.Get("url").String())
+		return h.elicitURL(ctx, server, message, r.Get("url").String())
 	}
 	fields, err := formFields(r.Get("requested_schema"), r.Get("property_order"))
 	if err != nil {
@@ -100,18 +100,18 @@ func (s *server) elicitation(ctx context.Context, r gjson.Result) elicitResult {
 	}
 	intro := server + " asks: " + message
 	if len(fields) == 0 {
-		a, how := s.ask(ctx, &uiConfirmJSON{Method: "confirm", Title: server, Message: intro})
+		a, how := h.ask(ctx, &uiConfirmJSON{Method: "confirm", Title: server, Message: intro})
 		switch {
 		case how != uiAnswered:
 			return endedBy(how)
 		case a.Get("confirmed").Bool():
-			return elicitResult{Action: "accept", Content: map[string]any{}}
+			return ElicitResult{Action: "accept", Content: map[string]any{}}
 		}
 		return declined
 	}
 	content := map[string]any{}
 	for _, f := range fields {
-		v, end := s.askField(ctx, intro, f)
+		v, end := h.askField(ctx, intro, f)
 		if end != nil {
 			return *end
 		}
@@ -119,22 +119,22 @@ func (s *server) elicitation(ctx context.Context, r gjson.Result) elicitResult {
 			content[f.name] = v
 		}
 	}
-	return elicitResult{Action: "accept", Content: content}
+	return ElicitResult{Action: "accept", Content: content}
 }
 
 // elicitURL asks the host to confirm opening url.
-func (s *server) elicitURL(ctx context.Context, server, message, url string) elicitResult {
+func (h *Link) elicitURL(ctx context.Context, server, message, url string) ElicitResult {
 	if url == "" {
-		s.log.Warn("declined an MCP server's URL elicitation: it gives no URL", "server", server)
+		h.cfg.Log.Warn("declined an MCP server's URL elicitation: it gives no URL", "server", server)
 		return declined
 	}
-	a, how := s.ask(ctx, &uiConfirmJSON{Method: "confirm", Title: server + " asks you to open a link",
+	a, how := h.ask(ctx, &uiConfirmJSON{Method: "confirm", Title: server + " asks you to open a link",
 		Message: message + "\n\n" + url, URL: url})
 	switch {
 	case how != uiAnswered:
 		return endedBy(how)
 	case a.Get("confirmed").Bool():
-		return elicitResult{Action: "accept"}
+		return ElicitResult{Action: "accept"}
 	}
 	return declined
 }
@@ -142,7 +142,7 @@ func (s *server) elicitURL(ctx context.Context, server, message, url string) eli
 // askField asks for f's value until an answer fits it. The value is nil
 // for an optional field left empty; end is the elicitation's answer when
 // it ends here.
-func (s *server) askField(ctx context.Context, intro string, f formField) (any, *elicitResult) {
+func (h *Link) askField(ctx context.Context, intro string, f formField) (any, *ElicitResult) {
 	message := intro
 	if f.description != "" {
 		message += "\n" + f.description
@@ -153,7 +153,7 @@ func (s *server) askField(ctx context.Context, intro string, f formField) (any, 
 		if problem != "" {
 			m = problem + "\n\n" + message
 		}
-		a, how := s.ask(ctx, f.dialog(m))
+		a, how := h.ask(ctx, f.dialog(m))
 		if how != uiAnswered {
 			end := endedBy(how)
 			return nil, &end
@@ -163,7 +163,7 @@ func (s *server) askField(ctx context.Context, intro string, f formField) (any, 
 			return v, nil
 		}
 	}
-	s.log.Warn("declined an MCP server's elicitation: no answer fit its field", "field", f.name, "tries", maxTries, "last", problem)
+	h.cfg.Log.Warn("declined an MCP server's elicitation: no answer fit its field", "field", f.name, "tries", maxTries, "last", problem)
 	return nil, &declined
 }
 
@@ -317,7 +317,7 @@ func (f formField) labels() []string {
 }
 
 // dialog is the dialog that asks for f, saying message.
-func (f formField) dialog(message string) uiRequest {
+func (f formField) dialog(message string) Dialog {
 	switch f.kind {
 	case choiceField:
 		return &uiSelectJSON{Method: "select", Title: f.label, Message: message, Options: f.labels()}
@@ -467,24 +467,24 @@ var userDialogs = map[string]userDialog{
 	},
 }
 
-// dialogKinds are the request_user_dialog kinds the bridge declares in
+// DialogKinds are the request_user_dialog kinds the bridge declares in
 // initialize (supportedDialogKinds), in order.
-func dialogKinds() []string { return slices.Sorted(maps.Keys(userDialogs)) }
+func DialogKinds() []string { return slices.Sorted(maps.Keys(userDialogs)) }
 
-// userDialog answers the CLI's request_user_dialog request r.
-func (s *server) userDialog(ctx context.Context, r gjson.Result) (any, error) {
+// UserDialog answers the CLI's request_user_dialog request r.
+func (h *Link) UserDialog(ctx context.Context, r gjson.Result) (any, error) {
 	kind := r.Get("dialog_kind").String()
 	ask := userDialogs[kind]
 	if ask == nil {
-		s.log.Warn("the CLI sent a dialog claude-rpc does not render; left to the CLI's deadline", "kind", kind)
-		return nil, fmt.Errorf("claude-rpc does not render %q dialogs (it declared %s)", kind, strings.Join(dialogKinds(), ", "))
+		h.cfg.Log.Warn("the CLI sent a dialog claude-rpc does not render; left to the CLI's deadline", "kind", kind)
+		return nil, fmt.Errorf("claude-rpc does not render %q dialogs (it declared %s)", kind, strings.Join(DialogKinds(), ", "))
 	}
 	title, message, options := ask(r.Get("payload"))
 	labels := make([]string, len(options))
 	for i, o := range options {
 		labels[i] = o.label
 	}
-	a, how := s.ask(ctx, &uiSelectJSON{Method: "select", Title: title, Message: message, Options: labels})
+	a, how := h.ask(ctx, &uiSelectJSON{Method: "select", Title: title, Message: message, Options: labels})
 	for _, o := range options {
 		if how == uiAnswered && o.result != "" && a.Get("value").String() == o.label {
 			return map[string]any{"behavior": "completed", "result": o.result}, nil
