@@ -376,7 +376,11 @@ func TestForkOnABranchedPiFile(t *testing.T) {
 	assert.Equal(t, st.Get("sessionId").String(), last.ID)
 	assert.True(t, last.Exists, "the CLI resumes the branch's transcript")
 	assert.Empty(t, last.ForkFrom)
-	pf, err := sessions.ReadPi(st.Get("sessionFile").String())
-	require.NoError(t, err)
+	var pf *sessions.PiFile
+	var err error
+	require.Eventually(t, func() bool { // written a moment after the run (its own goroutine)
+		pf, err = sessions.ReadPi(st.Get("sessionFile").String())
+		return err == nil
+	}, waitFor, 10*time.Millisecond, "the fork's pi file")
 	assert.Equal(t, file, pf.Header.ParentSession)
 }
