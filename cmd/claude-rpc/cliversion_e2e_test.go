@@ -160,7 +160,7 @@ func TestDemoFetchesTheCLI(t *testing.T) {
 // only the pinned CLI says (its model ids, its default effort), for
 // scripts/test-cli-versions: models and commands come from the CLI,
 // set_model and set_thinking_level reach the next API request.
-func TestModelsOfAnyCLI(t *testing.T) { forEachTransport(t, testModelsOfAnyCLI) }
+func TestModelsOfAnyCLI(t *testing.T) { forStreamAndPipe(t, testModelsOfAnyCLI) }
 
 func testModelsOfAnyCLI(t *testing.T, tp string) {
 	b := startBridge(t, "--transport", tp)

@@ -23,7 +23,7 @@ import (
 // CLI with coalescing (the default) and without (--coalesce 0): the host
 // sees the same events and the same text either way; coalesced, fewer
 // delta frames, each carrying the deltas it merged and the message so far.
-func TestCoalescedDeltas(t *testing.T) { forEachTransport(t, testCoalescedDeltas) }
+func TestCoalescedDeltas(t *testing.T) { forStreamAndPipe(t, testCoalescedDeltas) }
 
 func testCoalescedDeltas(t *testing.T, tp string) {
 	const size, chunk = 20_000, 10

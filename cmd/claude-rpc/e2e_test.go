@@ -448,7 +448,7 @@ func runBinary(t *testing.T, env []string, args ...string) (string, error) {
 	return runBinaryWithStdin(t, env, "", args...)
 }
 
-func TestNewSessionStartsAfresh(t *testing.T) { forEachTransport(t, testNewSessionStartsAfresh) }
+func TestNewSessionStartsAfresh(t *testing.T) { forStreamAndPipe(t, testNewSessionStartsAfresh) }
 
 func testNewSessionStartsAfresh(t *testing.T, tp string) {
 	b := startBridge(t, "--transport", tp)
@@ -691,7 +691,7 @@ func userTexts(agentEnd gjson.Result) []string {
 }
 
 func TestQueuedMessagesStayInTheRun(t *testing.T) {
-	forEachTransport(t, testQueuedMessagesStayInTheRun)
+	forStreamAndPipe(t, testQueuedMessagesStayInTheRun)
 }
 
 func testQueuedMessagesStayInTheRun(t *testing.T, tp string) {
@@ -860,7 +860,7 @@ func testAutoRetryEvents(t *testing.T, tp string) {
 	assert.Len(t, b.srv.MessagesRequests(), 2, "the failed attempt and the retry")
 }
 
-func TestSetAutoRetry(t *testing.T) { forEachTransport(t, testSetAutoRetry) }
+func TestSetAutoRetry(t *testing.T) { forStreamAndPipe(t, testSetAutoRetry) }
 
 func testSetAutoRetry(t *testing.T, tp string) {
 	b := startBridge(t, "--transport", tp)
@@ -923,7 +923,7 @@ func testSilentCLI(t *testing.T, tp string) {
 	assert.True(t, b.call(map[string]any{"type": "get_state"}).Get("success").Bool())
 }
 
-func TestSessionNameAndStats(t *testing.T) { forEachTransport(t, testSessionNameAndStats) }
+func TestSessionNameAndStats(t *testing.T) { forStreamAndPipe(t, testSessionNameAndStats) }
 
 func testSessionNameAndStats(t *testing.T, tp string) {
 	b := startBridge(t, "--transport", tp)

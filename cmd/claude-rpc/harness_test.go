@@ -85,12 +85,36 @@ func binary(t testing.TB) string {
 // every one claudecli.New accepts.
 var transports = claudecli.Transports()
 
-// forEachTransport runs test once per transport, in parallel.
+// forEachTransport runs test once per transport, in parallel: a test of
+// what differs between transports (how the CLI is started, fed, read and
+// ended; the host in the loop; what a turn's process keeps or loses).
 func forEachTransport(t *testing.T, test func(t *testing.T, transport string)) {
+	t.Helper()
+	forTransports(t, transports, test)
+}
+
+// kindTransports are one transport of each kind: stream (one CLI process
+// for the session) and pipe (one per prompt).
+var kindTransports = []string{claudecli.TransportStream, claudecli.TransportPipe}
+
+// forStreamAndPipe runs test on stream and pipe, in parallel: a test of
+// what the bridge does above the CLI's process (sessions, models,
+// settings, todos, coalescing, what pi's clients see). pty is a per-turn
+// transport as pipe is, the same code above claudecli's Transport; it
+// differs in how the CLI is started and read (a terminal), which the tests
+// on every transport cover. A pty leg costs such a test a cold CLI start
+// per prompt, ~0.6 s of a core each (201 of the suite's 853 CLI starts
+// were pty legs, 124 of them in these tests).
+func forStreamAndPipe(t *testing.T, test func(t *testing.T, transport string)) {
+	t.Helper()
+	forTransports(t, kindTransports, test)
+}
+
+func forTransports(t *testing.T, tps []string, test func(t *testing.T, transport string)) {
 	t.Helper()
 	claudetest.EndToEnd(t)
 	t.Parallel()
-	for _, tp := range transports {
+	for _, tp := range tps {
 		t.Run(tp, func(t *testing.T) {
 			t.Parallel()
 			test(t, tp)

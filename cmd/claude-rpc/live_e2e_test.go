@@ -58,7 +58,7 @@ func mcpToolsOffered(req gjson.Result) []string {
 // permission_mode_changed say the mode; a mode the CLI does not have is
 // refused, naming those it has.
 func TestSetPermissionMode(t *testing.T) {
-	forEachTransport(t, func(t *testing.T, tp string) {
+	forStreamAndPipe(t, func(t *testing.T, tp string) {
 		b := startBridge(t, "--transport", tp, "--ask=false")
 		assert.Equal(t, "default", b.call(map[string]any{"type": "get_state"}).Get("data.permissionMode").String())
 		write := func(name string) bool {

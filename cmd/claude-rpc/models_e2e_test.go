@@ -98,7 +98,7 @@ func TestCommandSources(t *testing.T) {
 		map[string]string{"ship": kind["ship"], "tidy": kind["tidy"], "lint": kind["lint"], "compact": kind["compact"]}, "pi's source")
 }
 
-func TestSetModel(t *testing.T) { forEachTransport(t, testSetModel) }
+func TestSetModel(t *testing.T) { forStreamAndPipe(t, testSetModel) }
 
 func testSetModel(t *testing.T, tp string) {
 	b := startBridge(t, "--transport", tp)
@@ -135,7 +135,7 @@ func testSetModel(t *testing.T, tp string) {
 	assert.Equal(t, next, b.lastRequest().Get("model").String())
 }
 
-func TestThinkingLevel(t *testing.T) { forEachTransport(t, testThinkingLevel) }
+func TestThinkingLevel(t *testing.T) { forStreamAndPipe(t, testThinkingLevel) }
 
 func testThinkingLevel(t *testing.T, tp string) {
 	b := startBridge(t, "--transport", tp)
@@ -165,7 +165,7 @@ func testThinkingLevel(t *testing.T, tp string) {
 	assert.Equal(t, "xhigh", b.call(map[string]any{"type": "get_state"}).Get("data.thinkingLevel").String())
 }
 
-func TestCompact(t *testing.T) { forEachTransport(t, testCompact) }
+func TestCompact(t *testing.T) { forStreamAndPipe(t, testCompact) }
 
 func testCompact(t *testing.T, tp string) {
 	b := startBridge(t, "--transport", tp)
@@ -288,7 +288,7 @@ func TestAutoCompactionEvents(t *testing.T) {
 // requests then ask for speed "fast") and off again, from the next turn,
 // on the running process (stream) or the next one (pipe, pty); refused,
 // with omp's words, for a model the CLI says has none.
-func TestFastMode(t *testing.T) { forEachTransport(t, testFastMode) }
+func TestFastMode(t *testing.T) { forStreamAndPipe(t, testFastMode) }
 
 func testFastMode(t *testing.T, tp string) {
 	b := startBridge(t, "--transport", tp)

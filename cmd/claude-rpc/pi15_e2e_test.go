@@ -123,7 +123,7 @@ var (
 // agent_settled); and the frames of the recorded scenarios against what pi
 // 1.5.2 itself wrote (pi15Differences names each intentional difference).
 func TestPi15Client(t *testing.T) {
-	forEachTransport(t, func(t *testing.T, tp string) {
+	forStreamAndPipe(t, func(t *testing.T, tp string) {
 		runs, srv := runPiClient(t, gen15, []string{"--transport", tp, "--message-updates", "delta"},
 			append(append([]string{}, pi15Recorded...), pi15Methods...)...)
 		checkPiClient(t, gen15, runs, srv, tp, "delta")

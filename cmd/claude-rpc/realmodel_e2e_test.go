@@ -18,7 +18,7 @@ import (
 // and get_state, the list and get_session_stats agree on its context
 // window and output cap: before the first turn, after it, after set_model;
 // with the model chosen by the CLI's settings file too.
-func TestRealModel(t *testing.T) { forEachTransport(t, testRealModel) }
+func TestRealModel(t *testing.T) { forStreamAndPipe(t, testRealModel) }
 
 func testRealModel(t *testing.T, tp string) {
 	for _, tc := range []struct {

@@ -44,7 +44,7 @@ func (b *rpcProc) lastMessagesRaw() string { return b.lastRequest().Get("message
 
 var threeTurnRoles = []string{"user", "assistant", "user", "assistant", "toolResult", "assistant", "user", "assistant"}
 
-func TestStartOnASession(t *testing.T) { forEachTransport(t, testStartOnASession) }
+func TestStartOnASession(t *testing.T) { forStreamAndPipe(t, testStartOnASession) }
 
 // A second bridge started with --session (or --continue) carries on the
 // conversation: get_messages shows it, and the next API request has it all.
@@ -80,7 +80,7 @@ func testStartOnASession(t *testing.T, tp string) {
 	assert.Len(t, b3.roles(), 10)
 }
 
-func TestBranchAndClone(t *testing.T) { forEachTransport(t, testBranchAndClone) }
+func TestBranchAndClone(t *testing.T) { forStreamAndPipe(t, testBranchAndClone) }
 
 func testBranchAndClone(t *testing.T, tp string) {
 	b, sid := startThreeTurns(t, "--transport", tp)
@@ -283,7 +283,7 @@ func TestOpenSession(t *testing.T) {
 	assert.Contains(t, r.Get("error").String(), dir)
 }
 
-func TestSessionNameAtOnce(t *testing.T) { forEachTransport(t, testSessionNameAtOnce) }
+func TestSessionNameAtOnce(t *testing.T) { forStreamAndPipe(t, testSessionNameAtOnce) }
 
 // set_session_name reaches the transcript at once, as pi writes its
 // session_info entry, through the CLI (its rename_session): a second

@@ -21,7 +21,7 @@ import (
 // get_messages or to the session loaded again; the next request runs the
 // new model.
 func TestSettingsStayOutOfTheConversation(t *testing.T) {
-	forEachTransport(t, testSettingsStayOut)
+	forStreamAndPipe(t, testSettingsStayOut)
 }
 
 func testSettingsStayOut(t *testing.T, tp string) {

@@ -25,7 +25,7 @@ func (b *rpcProc) todoPhases() string {
 // taskTool is a [[tool]] marker for one of the CLI's task tools.
 func taskTool(name, input string) string { return "[[tool:" + name + ":" + input + "]]" }
 
-func TestTodosFromTheModel(t *testing.T) { forEachTransport(t, testTodosFromTheModel) }
+func TestTodosFromTheModel(t *testing.T) { forStreamAndPipe(t, testTodosFromTheModel) }
 
 // The model's TaskCreate and TaskUpdate calls (the CLI's todo tools, which
 // the bridge turns on) show in get_state's todoPhases with the CLI's task
@@ -75,7 +75,7 @@ func testTodosFromTheModel(t *testing.T, tp string) {
 	assert.JSONEq(t, `[]`, b.todoPhases())
 }
 
-func TestSetTodos(t *testing.T) { forEachTransport(t, testSetTodos) }
+func TestSetTodos(t *testing.T) { forStreamAndPipe(t, testSetTodos) }
 
 // set_todos replaces the list and answers it normalized; the next prompt
 // (only that one) tells the model; a task the model then creates with the
@@ -126,7 +126,7 @@ func testSetTodos(t *testing.T, tp string) {
 	assert.Equal(t, "completed", gjson.Get(b.todoPhases(), `0.tasks.#(id=="task-1").status`).String())
 }
 
-func TestSetTodosBadInput(t *testing.T) { forEachTransport(t, testSetTodosBadInput) }
+func TestSetTodosBadInput(t *testing.T) { forStreamAndPipe(t, testSetTodosBadInput) }
 
 // A malformed set_todos is refused with a message naming what is wrong,
 // leaves the list as it was, and the bridge goes on serving.

@@ -71,7 +71,7 @@ func toolCallsOf(t *testing.T, frames []gjson.Result) (map[string]*toolCallFrame
 // toolResult message, get_messages, the session read back from the CLI's
 // transcript and export_html; an edit's result carries pi's details (its
 // diff, firstChangedLine).
-func TestPiToolNames(t *testing.T) { forEachTransport(t, testPiToolNames) }
+func TestPiToolNames(t *testing.T) { forStreamAndPipe(t, testPiToolNames) }
 
 func testPiToolNames(t *testing.T, tp string) {
 	b := startBridge(t, "--transport", tp, "--permission-mode", "acceptEdits", "--message-updates", "delta")
