@@ -3,8 +3,10 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -129,6 +131,10 @@ func runHapiWeb(t *testing.T, target, transport string) *hapiRun {
 		"CLI_API_TOKEN="+token,
 		"CLAUDE_RPC_TEST_MARKER="+marker)
 
+	if target == "claude-rpc" {
+		warmInfoCache(t, env, work, "--claude-path", claudetest.CLI(t), "--transport", transport)
+	}
+
 	logs := map[string]string{}
 	start := func(name string, args ...string) {
 		log := filepath.Join(tmp, name+".log")
@@ -228,7 +234,73 @@ func runHapiWeb(t *testing.T, target, transport string) *hapiRun {
 	if b, err := os.ReadFile(argsLog); err == nil {
 		run.args = strings.Split(strings.TrimSpace(string(b)), "\n")
 	}
+	if target == "claude-rpc" {
+		// Its first start's word on the cache: "cached CLI info", not "no
+		// cached CLI info".
+		b, _ := os.ReadFile(agentLog)
+		first := ""
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, "cached CLI info") {
+				first = l
+				break
+			}
+		}
+		assert.Regexp(t, `DBG cached CLI info`, first, "hapi's claude-rpc started on what the CLI said before (warmInfoCache)")
+	}
 	return run
+}
+
+// warmInfoCache starts claude-rpc with args in env and folder dir, as hapi
+// will start it (the same HOME, so the same info cache), asks for the
+// models and waits for the answer: the bridge keeps what the CLI said, so
+// hapi's claude-rpc names the model in its first get_state at once, as on
+// any machine where claude-rpc ran before. That first get_state is the
+// only one hapi reads the model from. On a fresh machine it waits up to
+// firstModelWait for the CLI to say it, which a CLI slowed by a loaded
+// machine can miss (ci at 29edf9f: the model picker never showed on pipe,
+// where the answer takes a cold CLI start): TestFirstStateModel is about
+// that start.
+func warmInfoCache(t *testing.T, env []string, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(binary(t), append([]string{"--mode", "rpc"}, args...)...)
+	cmd.Env, cmd.Dir = env, dir
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	done := make(chan struct{})
+	defer func() {
+		_ = stdin.Close()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	}()
+	answered := make(chan gjson.Result, 1)
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			if f := gjson.ParseBytes(sc.Bytes()); f.Get("id").String() == "warm" {
+				answered <- f
+			}
+		}
+		_ = cmd.Wait()
+	}()
+	_, err = io.WriteString(stdin, `{"id":"warm","type":"get_available_models"}`+"\n")
+	require.NoError(t, err)
+	select {
+	case f := <-answered:
+		require.True(t, f.Get("success").Bool() && len(f.Get("data.models").Array()) > 0, "%s", f.Raw)
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("no answer to get_available_models; stderr: %s", tail(stderr.String(), 3000))
+	}
 }
 
 // freePort returns a port of 127.0.0.1 that was free a moment ago.
