@@ -3,10 +3,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -132,7 +130,7 @@ func runHapiWeb(t *testing.T, target, transport string) *hapiRun {
 		"CLAUDE_RPC_TEST_MARKER="+marker)
 
 	if target == "claude-rpc" {
-		warmInfoCache(t, env, work, "--claude-path", claudetest.CLI(t), "--transport", transport)
+		warmInfoCache(t, srv, home, work, "--transport", transport)
 	}
 
 	logs := map[string]string{}
@@ -250,57 +248,23 @@ func runHapiWeb(t *testing.T, target, transport string) *hapiRun {
 	return run
 }
 
-// warmInfoCache starts claude-rpc with args in env and folder dir, as hapi
-// will start it (the same HOME, so the same info cache), asks for the
-// models and waits for the answer: the bridge keeps what the CLI said, so
-// hapi's claude-rpc names the model in its first get_state at once, as on
-// any machine where claude-rpc ran before. That first get_state is the
-// only one hapi reads the model from. On a fresh machine it waits up to
-// firstModelWait for the CLI to say it, which a CLI slowed by a loaded
-// machine can miss (ci at 29edf9f: the model picker never showed on pipe,
-// where the answer takes a cold CLI start): TestFirstStateModel is about
-// that start.
-func warmInfoCache(t *testing.T, env []string, dir string, args ...string) {
+// warmInfoCache starts claude-rpc through the harness as hapi will start
+// it (the same fake API, HOME and folder, so the same info cache), with
+// args, asks for the models and waits for the answer: the bridge keeps
+// what the CLI said, so hapi's claude-rpc names the model in its first
+// get_state at once, as on any machine where claude-rpc ran before. That
+// first get_state is the only one hapi reads the model from. On a fresh
+// machine it waits up to firstModelWait for the CLI to say it, which a
+// CLI slowed by a loaded machine can miss (ci at 29edf9f: the model picker
+// never showed on pipe, where the answer takes a cold CLI start):
+// TestFirstStateModel is about that start.
+func warmInfoCache(t *testing.T, srv *claudetest.Server, home, dir string, args ...string) {
 	t.Helper()
-	cmd := exec.Command(binary(t), append([]string{"--mode", "rpc"}, args...)...)
-	cmd.Env, cmd.Dir = env, dir
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	done := make(chan struct{})
-	defer func() {
-		_ = stdin.Close()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-	}()
-	answered := make(chan gjson.Result, 1)
-	go func() {
-		defer close(done)
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(nil, 64<<20)
-		for sc.Scan() {
-			if f := gjson.ParseBytes(sc.Bytes()); f.Get("id").String() == "warm" {
-				answered <- f
-			}
-		}
-		_ = cmd.Wait()
-	}()
-	_, err = io.WriteString(stdin, `{"id":"warm","type":"get_available_models"}`+"\n")
-	require.NoError(t, err)
-	select {
-	case f := <-answered:
-		require.True(t, f.Get("success").Bool() && len(f.Get("data.models").Array()) > 0, "%s", f.Raw)
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("no answer to get_available_models; stderr: %s", tail(stderr.String(), 3000))
-	}
+	b := startBridgeWith(t, bridgeOpts{srv: srv, home: home, dir: dir}, args...)
+	models := b.call(map[string]any{"type": "get_available_models"})
+	require.True(t, models.Get("success").Bool() && len(models.Get("data.models").Array()) > 0, "%s", models.Raw)
+	code, _ := b.closeAndWait(30 * time.Second)
+	require.Equal(t, 0, code)
 }
 
 // freePort returns a port of 127.0.0.1 that was free a moment ago.
