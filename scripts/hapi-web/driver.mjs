@@ -103,16 +103,24 @@ async function modelButton() {
 	await buttons.first().waitFor();
 	return buttons.first();
 }
-// The model menu's choices (the buttons the click brought, outside the
-// toolbar), each with its label and whether it is the current one: its
-// radio circle holds a dot.
+// The model menu's choices, each with its label and whether it is the
+// current one (its radio circle holds a dot): the buttons the click
+// created, outside the toolbar, in the menu that holds the "Model"
+// heading. Buttons are told apart by identity, not by their HTML: a tool
+// card of the previous turn may still be changing its text (its duration)
+// while the menu opens, and must not be taken for a choice.
 async function openModelMenu() {
-	const before = new Set(await page.locator("button").evaluateAll((bs) => bs.map((b) => b.outerHTML)));
+	await page.evaluate(() => { window.__buttonsBefore = new Set(document.querySelectorAll("button")); });
 	await (await modelButton()).click();
-	await page.getByText("Model", { exact: true }).waitFor();
-	return page.locator("button").evaluateAll((bs, before) => bs
-		.filter((b) => !before.includes(b.outerHTML) && !b.closest("[data-testid=composer-toolbar-items]"))
-		.map((b) => ({ label: b.innerText.trim(), checked: !!b.querySelector(".rounded-full > .rounded-full") })), [...before]);
+	const heading = page.getByText("Model", { exact: true });
+	await heading.waitFor();
+	return heading.evaluate((h) => {
+		const fresh = (b) => !window.__buttonsBefore.has(b) && !b.closest("[data-testid=composer-toolbar-items]");
+		let menu = h.parentElement;
+		while (menu && ![...menu.querySelectorAll("button")].some(fresh)) menu = menu.parentElement;
+		return [...(menu ?? document).querySelectorAll("button")].filter(fresh)
+			.map((b) => ({ label: b.innerText.trim(), checked: !!b.querySelector(".rounded-full > .rounded-full") }));
+	});
 }
 
 // send types text in the composer and sends it.
