@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/tidwall/gjson"
 )
@@ -29,6 +30,15 @@ type call struct {
 	// waiting on it may go. Set by the dispatcher.
 	done, early chan struct{}
 	settled     bool
+
+	// begun, for a call that may start a run (def.starts), is closed once
+	// it has begun: its run is the runner's, or it is answered (begin).
+	// before, for a call that overtakes (def.overtakes), holds the
+	// starting calls sent before it that had not begun when it was read.
+	// Set by the dispatcher.
+	begun     chan struct{}
+	beginOnce sync.Once
+	before    []*call
 }
 
 // Context is the call's context: it ends when the bridge shuts down
@@ -61,6 +71,26 @@ func (c *call) settle() {
 	if c.early != nil && !c.settled {
 		c.settled = true
 		close(c.early)
+	}
+}
+
+// begin says the call has begun (begun): its run is the runner's, or it
+// is answered. Safe from any goroutine; idempotent.
+func (c *call) begin() {
+	if c.begun != nil {
+		c.beginOnce.Do(func() { close(c.begun) })
+	}
+}
+
+// waitBefore waits until the starting calls sent before c have begun, or
+// the bridge shuts down.
+func (c *call) waitBefore() {
+	for _, b := range c.before {
+		select {
+		case <-b.begun:
+		case <-c.Context().Done():
+			return
+		}
 	}
 }
 

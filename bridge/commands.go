@@ -42,8 +42,13 @@ type commandDef struct {
 	reads, writes res
 	// early are the resources whose change the handler makes visible
 	// before it returns ([call.settle]).
-	early  res
-	fields []field
+	early res
+	// starts: the call may start a run (prompt, compact). overtakes: a
+	// preempting command that acts on the run (abort, abort_and_prompt);
+	// it also acts on the run of a starting call sent before it that has
+	// not begun yet (rule 2 of the package doc).
+	starts, overtakes bool
+	fields            []field
 	// handle answers the call: data for a successful response (nil: no
 	// data), or an error for a failed one. A handler that answers by
 	// itself, later or at a point of its own choosing (prompt before
@@ -83,16 +88,16 @@ const forkDoc = "claude-rpc adds restoreFiles (a boolean): true also puts the fi
 // those of pi's forks. A command of pi's protocol that is not here is
 // answered as unknown.
 var commandTable = []commandDef{
-	{name: "prompt", reads: resConfig | resSession, writes: resRun, handle: (*server).prompt, data: dispositionData{},
+	{name: "prompt", reads: resConfig | resSession, writes: resRun, starts: true, handle: (*server).prompt, data: dispositionData{},
 		fields: append([]field{{name: "streamingBehavior", kind: fString}}, messageFields...),
 		doc:    "Acknowledged before agent_start. A prompt while a run streams is refused unless it has streamingBehavior (steer or followUp: queued into that run). The same holds during a run the CLI began by itself (stream transport: its answer to a background task that ended while idle), which is a run like a prompt's."},
 	{name: "steer", reads: resConfig | resSession, writes: resRun, fields: messageFields, handle: (*server).steer, data: dispositionData{},
 		doc: "Queued; delivered at the CLI's next tool boundary (stream transport) or when its turn ends, within the same run (a run the CLI began by itself too). While idle it waits for the next prompt and goes to the model with it, as pi 1.5; a run the CLI begins by itself leaves it waiting."},
 	{name: "follow_up", reads: resConfig | resSession, writes: resRun, fields: messageFields, handle: (*server).followUp, data: dispositionData{},
 		doc: "Queued; delivered when the run would otherwise end, within the same run (a run the CLI began by itself too). While idle it waits for the next prompt's reply, as pi 1.5; a run the CLI begins by itself leaves it waiting."},
-	{name: "abort", kind: preempt, handle: (*server).abort,
-		doc: "Answered after the run's agent_end (at once when idle). Queued messages stay queued, as in pi. During a run the CLI began by itself it interrupts the CLI's turn, as a prompt's."},
-	{name: "abort_and_prompt", kind: preempt, fields: messageFields, handle: (*server).abortAndPrompt,
+	{name: "abort", kind: preempt, overtakes: true, handle: (*server).abort,
+		doc: "Answered after the run's agent_end (at once when idle). It aborts a prompt (or compact) sent before it that has not begun yet, waiting for an earlier command: that prompt's run is aborted as it starts. Queued messages stay queued, as in pi. During a run the CLI began by itself it interrupts the CLI's turn, as a prompt's."},
+	{name: "abort_and_prompt", kind: preempt, overtakes: true, fields: messageFields, handle: (*server).abortAndPrompt,
 		doc: "Acknowledged at once; the running prompt ends aborted, then the new one runs."},
 	{name: "new_session", kind: slow, writes: resRun | resSession, early: resSession, handle: (*server).newSession, data: cancelledData{},
 		fields: []field{{name: "parentSession", kind: fString}}},
@@ -112,7 +117,7 @@ var commandTable = []commandDef{
 	{name: "set_follow_up_mode", writes: resRun, fields: modeField, handle: (*server).setFollowUpMode},
 	{name: "set_interrupt_mode", writes: resConfig, fields: modeField, handle: (*server).setInterruptMode,
 		doc: "Stored and reported in get_state (omp's command)."},
-	{name: "compact", reads: resConfig | resSession, writes: resRun, handle: (*server).compact, data: transform.Compaction{},
+	{name: "compact", reads: resConfig | resSession, writes: resRun, starts: true, handle: (*server).compact, data: transform.Compaction{},
 		fields: []field{{name: "customInstructions", kind: fString}},
 		doc:    "The CLI's /compact as a turn of its own; like pi, no agent events."},
 	{name: "set_auto_compaction", writes: resConfig, fields: enabledField, handle: (*server).setAutoCompaction,
@@ -178,7 +183,7 @@ var commandTable = []commandDef{
 	{name: "set_fast_mode", kind: slow, reads: resConfig, writes: resConfig, handle: (*server).setFastMode, data: fastModeData{},
 		fields: []field{{name: "enabled", kind: fBool, required: true}},
 		doc:    "omp's: the CLI's fast mode (its fastMode setting), from the next turn; refused, as omp does, when the current model has none."},
-	{name: "handoff", reads: resConfig | resSession, writes: resRun, handle: (*server).handoff, data: handoffData{},
+	{name: "handoff", reads: resConfig | resSession, writes: resRun, starts: true, handle: (*server).handoff, data: handoffData{},
 		fields: []field{{name: "customInstructions", kind: fString}},
 		doc:    "omp's: the conversation so far replaced by a handoff document the model writes (the CLI's /compact, told to write one), with compaction_start/end as compact; no file is saved (no savedPath), as omp's own handoff from a host."},
 	{name: "set_host_uri_schemes", writes: resConfig, handle: (*server).setHostURISchemes, data: hostURISchemesData{},

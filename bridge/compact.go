@@ -74,6 +74,7 @@ func (s *server) startCompact(c *call, instructions, busy string, answer func(*t
 		}
 		r := o.newRun()
 		r.compaction = &compaction{call: c, answer: answer}
+		c.begin() // an abort sent after it stops this run
 		o.afterQuiet(func(carry []byte) {
 			r.carry = carry
 			o.runCompact(r, text)

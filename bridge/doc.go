@@ -190,7 +190,13 @@
 //     during a run) run on their own goroutines; the others are answered
 //     on the dispatcher from state, never blocking on I/O.
 //  2. abort, abort_bash, abort_retry, extension_ui_response and the
-//     host_tool_* answers always preempt: they wait for nothing.
+//     host_tool_* answers always preempt: they wait for nothing. An abort
+//     (or abort_and_prompt) still acts in the order sent: a prompt or
+//     compact sent before it that has not begun yet (it waits for an
+//     earlier command, or for the runner's loop) is the run it aborts.
+//     What runs stops at once; the abort waits, on a goroutine of its
+//     own, until those calls began (their run is the runner's, or they
+//     are answered), then ends their run (call.before, order.notBegun).
 //  3. Two commands that touch the same thing (the run, the CLI's config,
 //     the session) run in the order sent: each table entry says what it
 //     reads and writes, and a call waits for the earlier calls that write

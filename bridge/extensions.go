@@ -473,6 +473,10 @@ func (s *server) toolHook(ctx context.Context, r gjson.Result) any {
 // (extensions.Actions.Command), so that the command that asked is
 // answered first.
 func (s *server) runExtCommand(c *call, name, args string) {
+	// An extension's command starts no run of its own: an abort sent
+	// after it does not wait for it (what it asks to run, it asks as the
+	// extension's calls, after the abort's).
+	c.begin()
 	s.extActs.Command(func() {
 		s.extEvents.FlushState()
 		_, err := s.ext.RunCommand(c.Context(), name, args)

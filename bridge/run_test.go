@@ -1176,3 +1176,56 @@ func resultAfter(rec claudetest.Recording, gate <-chan struct{}) claudetest.Scen
 		<-t.Released()
 	}
 }
+
+// TestAbortOvertakesAWaitingPrompt: an abort sent after a prompt that has
+// not begun (it waits for set_model, which waits for the CLI's models)
+// aborts that prompt's run once it starts, and is answered after its
+// agent_end, not at once as when idle; abort_and_prompt likewise aborts
+// it and runs after it, the prompt answered, not refused as busy.
+// Commands meanwhile are answered.
+func TestAbortOvertakesAWaitingPrompt(t *testing.T) {
+	for _, typ := range []string{"abort", "abort_and_prompt"} {
+		t.Run(typ, func(t *testing.T) {
+			release := make(chan struct{})
+			var once sync.Once
+			free := func() { once.Do(func() { close(release) }) }
+			t.Cleanup(free) // before the rig's: Serve ends after the query
+			info := claudecli.Info{Models: []claudecli.ModelInfo{{Value: "opus"}, {Value: "sonnet"}}}
+			opts := Options{query: func(context.Context, claudecli.Config, time.Duration) (claudecli.Info, error) {
+				<-release
+				return info, nil
+			}}
+			rec := recording(t, "text")
+			// "hi" runs until interrupted, the others to their end; a run
+			// aborted while its turn starts may start no turn.
+			fake := &claudetest.Transport{Per: true}
+			stall, whole := stallUntilInterrupt(rec, 6, resultLine(t), 0), replay(rec)
+			fake.Scenarios = []claudetest.Scenario{func(turn *claudetest.Turn) {
+				in := fake.Inputs()
+				if gjson.GetBytes(in[len(in)-1], "message.content").String() == "hi" {
+					stall(turn)
+					return
+				}
+				whole(turn)
+			}}
+			r := newRig(t, fake, opts)
+			r.sendf(`{"type":"set_model","provider":"anthropic","modelId":"sonnet"}`)
+			prompt := r.sendf(`{"type":"prompt","message":"hi"}`)
+			abort := r.sendf(`{"type":%q,"message":"next"}`, typ)
+			stats := r.sendf(`{"type":"get_session_stats"}`)
+			r.answer(stats)
+			assert.NotContains(t, r.kinds(), "response:"+abort, "not answered while the prompt it follows waits")
+			free()
+			assert.True(t, r.answer(prompt).Get("success").Bool(), "the prompt starts: %s", r.summary())
+			end := r.event("agent_end")
+			assert.Equal(t, "aborted", last(end.Get("messages").Array()).Get("stopReason").String(), "the prompt's run is aborted")
+			r.answer(abort)
+			if typ == "abort" {
+				assert.Less(t, r.index("agent_end"), r.index("response:"+abort), "abort answers after agent_end")
+				r.sendf(`{"type":"prompt","message":"again"}`)
+			}
+			end = r.event("agent_end")
+			assert.Equal(t, "stop", end.Get("messages.1.stopReason").String(), "the next prompt runs")
+		})
+	}
+}

@@ -467,6 +467,15 @@ func (s *server) enqueue(c *call, steer bool) (any, error) {
 // after it. Like prompt, it is acknowledged at once: before the new run's
 // agent_start, queued on the loop.
 func (s *server) abortAndPrompt(c *call) (any, error) {
+	if len(c.before) > 0 {
+		// After the prompts sent before it began: their run is the one
+		// it aborts.
+		return s.afterBefore(c, s.abortAndPromptNow)
+	}
+	return s.abortAndPromptNow(c)
+}
+
+func (s *server) abortAndPromptNow(c *call) (any, error) {
 	return s.withMessage(c, func(o *runner, m message) (any, error) {
 		o.cur.then, o.cur.thenCall = &m, c
 		o.abortRun(o.cur)
@@ -692,8 +701,38 @@ func (o *runner) letGo(uuid string) {
 }
 
 // abort ends the running prompt. pi answers after agent_end; when idle, at
-// once.
+// once. A prompt (or compact) sent before it that has not begun yet (it
+// waits for an earlier command, or for the loop) is aborted too: what runs
+// now stops at once, and the abort waits, on a goroutine of its own, until
+// those calls began, then ends the run they started, if any.
 func (s *server) abort(c *call) (any, error) {
+	if len(c.before) == 0 {
+		return s.abortNow(c)
+	}
+	s.runs.do(func() {
+		if r := s.runs.cur; r != nil {
+			s.runs.abortRun(r)
+		}
+	})
+	return s.afterBefore(c, s.abortNow)
+}
+
+// afterBefore runs handle for c once the starting calls sent before it
+// have begun, on a goroutine of its own, and answers what it returns.
+func (s *server) afterBefore(c *call, handle func(*call) (any, error)) (any, error) {
+	if !s.goes.start(func() {
+		c.waitBefore()
+		data, err := handle(c)
+		s.reply(c, data, err)
+	}) {
+		return nil, errClosed
+	}
+	return nil, errAnswered
+}
+
+// abortNow aborts the running prompt: answered after its agent_end, at
+// once when idle.
+func (s *server) abortNow(c *call) (any, error) {
 	answered := false
 	s.runs.do(func() {
 		if r := s.runs.cur; r != nil {

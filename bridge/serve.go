@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -332,10 +333,17 @@ func (s *server) dispatch(l inLine) {
 		s.wake()
 	}
 	if c.def.kind == preempt {
+		if c.def.overtakes {
+			c.before = s.order.notBegun()
+		}
 		s.handle(c)
 		return
 	}
 	c.done, c.early = make(chan struct{}), make(chan struct{})
+	if c.def.starts {
+		c.begun = make(chan struct{})
+		s.order.starting(c)
+	}
 	deps := s.order.enter(c)
 	if c.def.kind == instant && len(deps) == 0 {
 		s.handle(c)
@@ -375,8 +383,9 @@ func (s *server) reply(c *call, data any, err error) {
 }
 
 // respond writes c's response: to the host, or to the bridge itself for a
-// call it made (internalCall).
+// call it made (internalCall). A starting call has begun once answered.
 func (s *server) respond(c *call, r response) {
+	c.begin()
 	if c.reply != nil {
 		c.reply(r)
 		return
@@ -397,6 +406,33 @@ func (e *codedError) Error() string { return e.msg }
 type order struct {
 	writer  [3]chan struct{}   // per resource: the last call that writes it
 	readers [3][]chan struct{} // per resource: calls that read it since
+	begins  []*call            // calls that may start a run, not yet begun when last looked
+}
+
+// starting records c, a call that may start a run (def.starts).
+func (o *order) starting(c *call) {
+	o.prune()
+	o.begins = append(o.begins, c)
+}
+
+// notBegun is the starting calls sent so far that have not begun.
+func (o *order) notBegun() []*call {
+	o.prune()
+	return slices.Clone(o.begins)
+}
+
+// prune drops the starting calls that have begun.
+func (o *order) prune() {
+	live := o.begins[:0]
+	for _, c := range o.begins {
+		select {
+		case <-c.begun:
+		default:
+			live = append(live, c)
+		}
+	}
+	clear(o.begins[len(live):])
+	o.begins = live
 }
 
 // enter records c and returns what it must wait for.
