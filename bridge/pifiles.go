@@ -206,7 +206,7 @@ func messageSize(m *transform.Message) int {
 	n := len(m.Details)
 	for i := range m.Content {
 		c := &m.Content[i]
-		n += len(c.Text) + len(c.Thinking) + len(c.Arguments) + len(c.Data)
+		n += c.TextLen() + len(c.Arguments) + len(c.Data)
 	}
 	return n
 }

@@ -123,7 +123,7 @@ func (m *Message) sizeHint() int {
 	n := 512 + len(m.Details) + len(m.ErrorMessage)
 	for i := range m.Content {
 		c := &m.Content[i]
-		n += 64 + len(c.Text) + len(c.Thinking) + len(c.ID) + len(c.Name) + len(c.Arguments) + len(c.Data)
+		n += 64 + c.TextLen() + len(c.ID) + len(c.Name) + len(c.Arguments) + len(c.Data)
 	}
 	return n + n/8
 }
@@ -192,6 +192,13 @@ func (e *Encoder) str(s string) {
 // strTail escapes the rest of a long string whose opening quote and first
 // piece are written, and closes it.
 func (e *Encoder) strTail(s string) {
+	e.escaped(s)
+	e.buf = append(e.buf, '"')
+	e.spill()
+}
+
+// escaped writes s escaped, without quotes, a buffer's worth at a time.
+func (e *Encoder) escaped(s string) {
 	for len(s) > encoderBuffer {
 		k := encoderBuffer
 		for k > encoderBuffer-utf8.UTFMax && !utf8.RuneStart(s[k]) {
@@ -202,7 +209,6 @@ func (e *Encoder) strTail(s string) {
 		s = s[k:]
 	}
 	e.buf = appendEscaped(e.buf, s)
-	e.buf = append(e.buf, '"')
 	e.spill()
 }
 
@@ -215,8 +221,41 @@ func (e *Encoder) text(s string, c *Content) {
 		return
 	}
 	e.buf = append(e.buf, '"')
+	e.textRun(s, c.escOf, c.escAt)
+	e.buf = append(e.buf, '"')
+	e.spill()
+}
+
+// blockText writes the text of a block kept in parts (see [Content]):
+// parts, then last, the block's own text, as one string.
+func (e *Encoder) blockText(parts []textPart, last string, c *Content) {
+	if len(parts) == 0 {
+		e.text(last, c)
+		return
+	}
+	e.buf = append(e.buf, '"')
+	for _, p := range parts {
+		if p.escKnown {
+			e.textRun(p.s, p.s, p.escAt)
+		} else {
+			e.escaped(p.s)
+		}
+	}
+	if escCovers(c.escOf, last) {
+		e.textRun(last, c.escOf, c.escAt)
+	} else {
+		e.escaped(last)
+	}
+	e.buf = append(e.buf, '"')
+	e.spill()
+}
+
+// textRun writes s escaped, without quotes: its prefix escOf as the runs
+// between the characters to escape at escAt and their escapes, without a
+// scan, and the rest scanned.
+func (e *Encoder) textRun(s, escOf string, escAt []uint32) {
 	prev := 0
-	for _, o := range c.escAt {
+	for _, o := range escAt {
 		if run := s[prev:o]; len(run) < encoderBuffer {
 			e.buf = append(e.buf, run...)
 		} else {
@@ -230,8 +269,8 @@ func (e *Encoder) text(s string, c *Content) {
 		}
 		e.spill()
 	}
-	e.raw(s[prev:len(c.escOf)])
-	e.strTail(s[len(c.escOf):])
+	e.raw(s[prev:len(escOf)])
+	e.escaped(s[len(escOf):])
 }
 
 // escapeAt writes the escape of the character s starts with, one that
@@ -490,7 +529,7 @@ func (e *Encoder) event(ev *Event) {
 			if b := ev.Message.block(a.ContentIndex); b != nil {
 				c = b
 			}
-			e.text(a.Content, c)
+			e.blockText(a.parts, a.Content, c)
 		case ToolcallStart:
 			if b := ev.Message.block(a.ContentIndex); b != nil {
 				if b.ID != "" {
@@ -608,7 +647,7 @@ func (e *Encoder) message(m *Message) {
 		e.str(m.CustomType)
 		e.key(`,"content":`)
 		if m.ContentString && len(m.Content) == 1 && m.Content[0].Type == "text" {
-			e.str(m.Content[0].Text)
+			e.blockText(m.Content[0].parts, m.Content[0].Text, &m.Content[0])
 		} else {
 			e.contents(m.Content, true)
 		}
@@ -655,10 +694,10 @@ func (e *Encoder) content(c *Content) {
 	switch c.Type {
 	case "text":
 		e.key(`,"text":`)
-		e.text(c.Text, c)
+		e.blockText(c.parts, c.Text, c)
 	case "thinking":
 		e.key(`,"thinking":`)
-		e.text(c.Thinking, c)
+		e.blockText(c.parts, c.Thinking, c)
 	case "toolCall":
 		e.key(`,"id":`)
 		e.str(c.ID)

@@ -134,8 +134,10 @@ type AssistantEvent struct {
 	ContentIndex int
 	// Delta is the new text of a *_delta event.
 	Delta string
-	// Content is the whole block's text of text_end and thinking_end.
+	// Content is the whole block's text of text_end and thinking_end: all
+	// of it, or its last part after parts (see [Content]).
 	Content string
+	parts   []textPart
 	// ToolCall is the finished call of toolcall_end.
 	ToolCall *Content
 }
@@ -222,7 +224,8 @@ func (a *AssistantEvent) marshal(partial *Message) json.RawMessage {
 	case TextDelta, ThinkingDelta, ToolcallDelta:
 		v.Delta = &a.Delta
 	case TextEnd, ThinkingEnd:
-		v.Content = &a.Content
+		whole := rope{parts: a.parts, last: a.Content}.String()
+		v.Content = &whole
 	}
 	b, err := marshalNoEscape(v)
 	if err != nil {

@@ -38,9 +38,11 @@ const abortedMessage = "This operation was aborted"
 // image. Only the fields of its Type are written.
 type Content struct {
 	Type string
-	// Text is the text of a "text" block.
-	Text string
-	// Thinking is the text of a "thinking" block.
+	// Text is the text of a "text" block, and Thinking the text of a
+	// "thinking" block: all of it, or for a long streamed block (past
+	// partSize) its last part, after parts. [Content.Whole] is the whole
+	// text either way; the encoders write it part by part.
+	Text     string
 	Thinking string
 	// ID, Name and Arguments describe a "toolCall" block; Arguments is a
 	// JSON object.
@@ -57,6 +59,11 @@ type Content struct {
 	// scanning it again: a copy of the runs between them ([Encoder]).
 	escOf string
 	escAt []uint32
+
+	// parts, for a long streamed text or thinking block, are the parts of
+	// its text before Text (or Thinking), each complete, in arrays of
+	// their own; nil for every other block. Never changed in place.
+	parts []textPart
 }
 
 // TextContent returns a text block.
@@ -67,9 +74,9 @@ func TextContent(s string) Content { return Content{Type: "text", Text: s} }
 func (c Content) MarshalJSON() ([]byte, error) {
 	switch c.Type {
 	case "text":
-		return marshalNoEscape(textJSON{c.Type, c.Text})
+		return marshalNoEscape(textJSON{c.Type, c.Whole()})
 	case "thinking":
-		return marshalNoEscape(thinkingJSON{c.Type, c.Thinking})
+		return marshalNoEscape(thinkingJSON{c.Type, c.Whole()})
 	case "toolCall":
 		args := c.Arguments
 		if len(args) == 0 {
@@ -193,7 +200,7 @@ func (m Message) MarshalJSON() ([]byte, error) {
 // when it was given as one, else its blocks.
 func (m *Message) customContent() any {
 	if m.ContentString && len(m.Content) == 1 && m.Content[0].Type == "text" {
-		return m.Content[0].Text
+		return m.Content[0].Whole()
 	}
 	if m.Content == nil {
 		return []Content{}
@@ -210,15 +217,18 @@ func (m *Message) CustomContentJSON() (json.RawMessage, error) {
 // Text returns the concatenated text blocks of the message.
 func (m *Message) Text() string {
 	var n int
-	for _, c := range m.Content {
-		if c.Type == "text" {
-			n += len(c.Text)
+	for i := range m.Content {
+		if c := &m.Content[i]; c.Type == "text" {
+			n += c.TextLen()
 		}
 	}
 	b := make([]byte, 0, n)
-	for _, c := range m.Content {
-		if c.Type == "text" {
-			b = append(b, c.Text...)
+	for i := range m.Content {
+		if c := &m.Content[i]; c.Type == "text" {
+			c.textOf().each(0, n, func(s string) bool {
+				b = append(b, s...)
+				return true
+			})
 		}
 	}
 	return string(b)

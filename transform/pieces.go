@@ -51,7 +51,7 @@ type longLine struct {
 	// A string being left out: its unescaped length so far, whether it
 	// matched ref so far, what it has beyond ref, an escape cut at the
 	// piece's end, and whether it is valid JSON.
-	ref     string
+	ref     rope
 	n       int
 	tail    []byte
 	cut     []byte
@@ -73,7 +73,7 @@ type longLine struct {
 type hole struct {
 	key  string
 	at   int
-	ref  string
+	ref  rope
 	n    int
 	tail []byte
 	set  bool
@@ -141,7 +141,7 @@ func (t *Translator) LastPiece(p []byte) []byte {
 	}
 	if h := &l.hole; h.set && !l.holeFits(t) {
 		// Not the streamed message's line: its text goes back in.
-		v := appendRawString(nil, h.ref[:min(h.n, len(h.ref))])
+		v := h.ref.appendRaw(nil, min(h.n, h.ref.Len()))
 		v = appendRawString(v, unsafe.String(unsafe.SliceData(h.tail), len(h.tail)))
 		l.out = append(l.out[:h.at], append(v, l.out[h.at:]...)...)
 		h.set = false
@@ -380,7 +380,7 @@ func (l *longLine) startValue(t *Translator, str bool) {
 		l.capKey = capMsgID
 	case str && depth == 1 && f.key == "result" && l.isError == "false":
 		l.str = strDrop
-		l.n, l.ref, l.tail, l.invalid = 0, "", nil, false
+		l.n, l.ref, l.tail, l.invalid = 0, rope{}, nil, false
 	case str && depth == 4 && !l.hole.set && (f.key == "text" || f.key == "thinking") && f.first &&
 		l.stack[0].key == "message" && l.messages == 1 && l.stack[1].key == "content" && l.contents == 1 &&
 		l.stack[2].array && l.stack[2].idx == 0:
@@ -400,22 +400,19 @@ func (l *longLine) startValue(t *Translator, str bool) {
 
 // streamedText is the text of the streamed block a complete line's text
 // or thinking (key) would be checked against.
-func (t *Translator) streamedText(key string) (string, bool) {
+func (t *Translator) streamedText(key string) (rope, bool) {
 	c := t.cur
 	if c == nil || !c.streamed || t.parent != "" || t.ended {
-		return "", false
+		return rope{}, false
 	}
 	ci, ok := c.blocks[c.complete]
 	if !ok || ci < 0 {
-		return "", false
+		return rope{}, false
 	}
-	switch b := &c.msg.Content[ci]; {
-	case key == "text" && b.Type == "text":
-		return b.Text, true
-	case key == "thinking" && b.Type == "thinking":
-		return b.Thinking, true
+	if b := &c.msg.Content[ci]; key == b.Type && (key == "text" || key == "thinking") {
+		return b.textOf().indexed(), true // read at offsets as the line is compared
 	}
-	return "", false
+	return rope{}, false
 }
 
 // endValue notes a captured value.
@@ -527,13 +524,13 @@ func (l *longLine) unit(raw []byte, escape bool) bool {
 	if escape {
 		u = decodeEscape(l.dec[:0], raw)
 	}
-	if l.n < len(l.ref) {
-		k := min(len(u), len(l.ref)-l.n)
-		if string(u[:k]) != l.ref[l.n:l.n+k] {
-			l.out = appendRawString(l.out, l.ref[:l.n])
+	if refLen := l.ref.Len(); l.n < refLen {
+		k := min(len(u), refLen-l.n)
+		if !l.ref.equalAt(l.n, u[:k]) {
+			l.out = l.ref.appendRaw(l.out, l.n)
 			l.out = append(l.out, raw...)
 			l.str, l.esc, l.copy = strKept, false, true
-			l.ref, l.tail = "", nil
+			l.ref, l.tail = rope{}, nil
 			return false
 		}
 		l.tail = append(l.tail, u[k:]...)
@@ -578,7 +575,7 @@ func (l *longLine) endLeftOut() {
 		f := &l.stack[len(l.stack)-1]
 		l.hole = hole{key: f.key, at: len(l.out), ref: l.ref, n: l.n, tail: l.tail, set: true}
 	}
-	l.ref, l.tail = "", nil
+	l.ref, l.tail = rope{}, nil
 }
 
 // escapeLen is how many bytes the escape at the start of s takes, as

@@ -339,7 +339,7 @@ func (t *Translator) subagentEvents(out []Event, s *subagent, evs []Event) []Eve
 				}
 				for _, c := range m.Content {
 					if c.Type == "text" {
-						p.RecentOutput = appendLast(p.RecentOutput, recentOutput, strings.Split(strings.TrimSpace(c.Text), "\n")...)
+						p.RecentOutput = appendLast(p.RecentOutput, recentOutput, strings.Split(strings.TrimSpace(c.Whole()), "\n")...)
 					}
 				}
 				changed = true

@@ -635,9 +635,9 @@ func (t *Translator) streamEvent(out []Event, ev string) []Event {
 		b := &c.msg.Content[ci]
 		switch b.Type {
 		case "text":
-			return append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: TextEnd, ContentIndex: ci, Content: b.Text}))
+			return append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: TextEnd, ContentIndex: ci, Content: b.Text, parts: b.parts}))
 		case "thinking":
-			return append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: ThinkingEnd, ContentIndex: ci, Content: b.Thinking}))
+			return append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: ThinkingEnd, ContentIndex: ci, Content: b.Thinking, parts: b.parts}))
 		case "toolCall":
 			if len(b.Arguments) == 0 { // no complete line came for it
 				b.Arguments = t.names.Args(t.names.CLIName(b.Name), jsonObject(string(c.json[idx])))
@@ -700,8 +700,12 @@ func (t *Translator) appendTo(out []Event, ci int, s, raw string) []Event {
 			buf = append(buf, b.Text...)
 		}
 	}
+	need := max(len(s), len(raw)) // raw unescapes to no more than its length
+	if len(buf)+need > cap(buf) && len(buf) >= partSize/2 {
+		buf = t.cur.seal(ci, b, buf)
+	}
 	n := len(buf)
-	buf = roomFor(buf, max(len(s), len(raw)))
+	buf = roomFor(buf, need)
 	if raw != "" {
 		buf = appendJSONString(buf, raw)
 	} else {
@@ -720,16 +724,35 @@ func (t *Translator) appendTo(out []Event, ci int, s, raw string) []Event {
 	return append(out, t.snapshot(EventMessageUpdate, AssistantEvent{Type: kind, ContentIndex: ci, Delta: view[n:]}))
 }
 
-// roomFor returns buf with room for n more bytes. A long text's buffer
-// grows by a quarter, as append grows it, into an array that is not
-// cleared beyond what is copied: append clears the new array's tail, which
-// makes all of it resident at once, where memory the heap has not used
-// before is already zero and becomes resident only as the text reaches it.
+// seal makes block b's text so far (buf, its last part) one of its parts,
+// all but a character cut at its end (escape leaves it unscanned), which
+// begins the new array that the text goes on in, returned. The part keeps
+// its escapes' offsets. On the translator's goroutine.
+func (a *assistantState) seal(ci int, b *Content, buf []byte) []byte {
+	st := a.esc[ci]
+	if st.n < len(buf)-utf8.UTFMax {
+		return buf // not scanned (a block that began with text): grows on
+	}
+	b.parts = sealed(b.parts, textPart{s: unsafe.String(unsafe.SliceData(buf), st.n), escAt: st.at, escKnown: true})
+	next := make([]byte, len(buf)-st.n, partSize)
+	copy(next, buf[st.n:])
+	a.esc[ci] = escBuf{}
+	return next
+}
+
+// roomFor returns buf with room for n more bytes. A short text's buffer
+// grows as append grows it; past a quarter of partSize it grows once, to
+// partSize (where appendTo seals it, as a part), or by a quarter when the
+// text is not kept in parts (a part longer than partSize: one delta that
+// long), into an array that is not cleared beyond what is copied: append
+// clears the new array's tail, which makes all of it resident at once,
+// where memory the heap has not used before is already zero and becomes
+// resident only as the text reaches it.
 func roomFor(buf []byte, n int) []byte {
-	if cap(buf)-len(buf) >= n || len(buf) < 256<<10 {
+	if cap(buf)-len(buf) >= n || len(buf) < partSize/4 && len(buf)+n <= partSize {
 		return buf
 	}
-	grown := make([]byte, len(buf), len(buf)+max(n, len(buf)/4))
+	grown := make([]byte, len(buf), max(partSize, len(buf)+n, len(buf)+len(buf)/4))
 	copy(grown, buf)
 	return grown
 }
@@ -855,9 +878,9 @@ func (t *Translator) authoritative(out []Event, ci int, b *object) []Event {
 	c := &t.cur.msg.Content[ci]
 	switch {
 	case c.Type == "text" && b.Get("type").String() == "text":
-		return t.complete(out, ci, c.Text, b.raw("text"), "text")
+		return t.complete(out, ci, c.textOf(), b.raw("text"), "text")
 	case c.Type == "thinking" && b.Get("type").String() == "thinking":
-		return t.complete(out, ci, c.Thinking, b.raw("thinking"), "thinking")
+		return t.complete(out, ci, c.textOf(), b.raw("thinking"), "thinking")
 	case c.Type == "toolCall":
 		if in := b.Get("input"); in.IsObject() {
 			c.Arguments = t.names.Args(t.names.CLIName(c.Name), json.RawMessage(in.Raw))
@@ -874,18 +897,19 @@ func (t *Translator) authoritative(out []Event, ci int, b *object) []Event {
 // A line read in pieces has the text left out (raw is "") when it began
 // with the streamed text; the hole says how long it was and what it has
 // beyond the streamed text.
-func (t *Translator) complete(out []Event, ci int, streamed, raw, key string) []Event {
+func (t *Translator) complete(out []Event, ci int, streamed rope, raw, key string) []Event {
+	n := streamed.Len()
 	if h := &t.hole; h.set && h.key == key && raw == `""` {
-		if h.n > len(streamed) && len(h.ref) == len(streamed) {
+		if h.n > n && h.ref.Len() == n {
 			out = t.appendText(out, ci, unsafe.String(unsafe.SliceData(h.tail), len(h.tail)))
 		}
 		return out
 	}
-	if unescapedLen(raw) <= len(streamed) {
+	if unescapedLen(raw) <= n {
 		return out
 	}
-	if full := rawString(raw); len(full) > len(streamed) && strings.HasPrefix(full, streamed) {
-		out = t.appendText(out, ci, full[len(streamed):])
+	if full := rawString(raw); len(full) > n && streamed.prefixOf(full) {
+		out = t.appendText(out, ci, full[n:])
 	}
 	return out
 }
@@ -1229,7 +1253,7 @@ func (t *Translator) endAssistant(out []Event) []Event {
 	// long reply is written four times more), and go when its turn ends
 	// (dropEscapes), never into the session's history.
 	for i := range c.msg.Content {
-		if c.msg.Content[i].escOf != "" {
+		if c.msg.Content[i].escOf != "" || c.msg.Content[i].parts != nil {
 			t.withEsc = append(t.withEsc, len(t.messages)-1)
 			break
 		}
@@ -1404,7 +1428,11 @@ func (t *Translator) endRun(out []Event, stop, errMsg string) []Event {
 func (t *Translator) dropEscapes() {
 	for _, i := range t.withEsc {
 		for j := range t.messages[i].Content {
-			t.messages[i].Content[j].escOf, t.messages[i].Content[j].escAt = "", nil
+			c := &t.messages[i].Content[j]
+			c.escOf, c.escAt = "", nil
+			if c.parts != nil {
+				c.parts = withoutEscapes(c.parts)
+			}
 		}
 	}
 	t.withEsc = t.withEsc[:0]

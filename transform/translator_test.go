@@ -145,12 +145,27 @@ func abbreviate(e Event) Event {
 	msg := func(m *Message) Message {
 		c := m.Clone()
 		for i := range c.Content {
-			c.Content[i].Text = short(c.Content[i].Text)
-			c.Content[i].Thinking = short(c.Content[i].Thinking)
+			b := &c.Content[i]
+			// A long block's text in parts is read in place, not joined
+			// (for each of the reply's thousands of events).
+			if r := b.textOf(); len(r.parts) > 0 {
+				text := shortRope(r)
+				if b.Type == "thinking" {
+					b.Thinking = text
+				} else {
+					b.Text = text
+				}
+				b.parts = nil
+			}
+			b.Text = short(b.Text)
+			b.Thinking = short(b.Thinking)
 		}
 		return c
 	}
 	e.Message = msg(&e.Message)
+	if e.Update.parts != nil {
+		e.Update.Content, e.Update.parts = shortRope(rope{parts: e.Update.parts, last: e.Update.Content}), nil
+	}
 	e.Update.Delta, e.Update.Content = short(e.Update.Delta), short(e.Update.Content)
 	msgs := make([]Message, len(e.Messages))
 	for i := range e.Messages {
@@ -160,6 +175,19 @@ func abbreviate(e Event) Event {
 		e.Messages = msgs
 	}
 	return e
+}
+
+// ropeIs reports whether r holds s, read in place.
+func ropeIs(r rope, s string) bool { return r.Len() == len(s) && r.prefixOf(s) }
+
+// shortRope is abbreviate's form of a long text kept in parts, from its
+// parts in place.
+func shortRope(r rope) string {
+	var head, tail []byte
+	n := r.Len()
+	r.each(0, 40, func(s string) bool { head = append(head, s...); return true })
+	r.each(n-40, 40, func(s string) bool { tail = append(tail, s...); return true })
+	return fmt.Sprintf("«%d bytes: %q … %q»", n, head, tail)
 }
 
 func encode(t testing.TB, evs []Event) []byte {
@@ -464,17 +492,17 @@ func checkGrammar(t testing.TB, evs []Event) {
 					text[u.ContentIndex] = &strings.Builder{}
 				}
 				text[u.ContentIndex].WriteString(u.Delta)
-				require.True(t, text[u.ContentIndex].String() == e.Message.Content[u.ContentIndex].Text, "%s: partial = deltas so far", where)
+				require.True(t, ropeIs(e.Message.Content[u.ContentIndex].textOf(), text[u.ContentIndex].String()), "%s: partial = deltas so far", where)
 			case TextEnd:
 				if b := text[u.ContentIndex]; b != nil {
-					require.True(t, b.String() == u.Content, "%s: text_end = deltas", where)
+					require.True(t, ropeIs(rope{parts: u.parts, last: u.Content}, b.String()), "%s: text_end = deltas", where)
 				}
 			}
 		case EventMessageEnd:
 			require.NotNil(t, open, where)
 			require.Equal(t, open.Role, e.Message.Role, where)
 			for ci, b := range text {
-				require.True(t, b.String() == e.Message.Content[ci].Text, "%s: final text = deltas", where)
+				require.True(t, ropeIs(e.Message.Content[ci].textOf(), b.String()), "%s: final text = deltas", where)
 			}
 			switch e.Message.Role {
 			case RoleAssistant:
