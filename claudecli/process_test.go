@@ -319,3 +319,48 @@ func TestPerTurnTakesOverlappingCallsInOrder(t *testing.T) {
 	}
 	assert.True(t, <-secondStarts, "the first turn's process had ended")
 }
+
+// countingReader counts the bytes read from it, of size in all.
+type countingReader struct {
+	n    atomic.Int64
+	size int64
+}
+
+func (r *countingReader) Read(p []byte) (int, error) {
+	k := min(int64(len(p)), r.size-r.n.Load())
+	if k == 0 {
+		return 0, io.EOF
+	}
+	r.n.Add(k)
+	return int(k), nil
+}
+
+// TestSpoolLimit: a limited spool (a persistent process's) reads no further
+// ahead of its reader than its limit and a read, and goes on as it is
+// read; an unlimited one reads up to spoolCap.
+func TestSpoolLimit(t *testing.T) {
+	const wait = 10 * time.Second
+	r := &countingReader{size: 4 * streamSpool}
+	s := newSpool(r, false)
+	s.limitTo(streamSpool)
+	ahead := func() int64 { return r.n.Load() }
+	require.Eventually(t, func() bool { return ahead() >= streamSpool }, wait, time.Millisecond)
+	time.Sleep(20 * time.Millisecond) // fill waits: no more is read
+	assert.LessOrEqual(t, ahead(), int64(streamSpool+spoolChunk))
+	_, err := io.ReadFull(s, make([]byte, streamSpool))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return ahead() >= 2*streamSpool }, wait, time.Millisecond, "reading on once read")
+	time.Sleep(20 * time.Millisecond)
+	assert.LessOrEqual(t, ahead(), int64(2*streamSpool+2*spoolChunk))
+	rest, err := io.ReadAll(s)
+	require.NoError(t, err)
+	assert.Len(t, rest, 3*streamSpool)
+
+	unlimited := &countingReader{size: spoolCap + 4*spoolChunk}
+	s = newSpool(unlimited, false)
+	require.Eventually(t, func() bool { return unlimited.n.Load() >= spoolCap }, wait, time.Millisecond)
+	time.Sleep(20 * time.Millisecond)
+	assert.LessOrEqual(t, unlimited.n.Load(), int64(spoolCap+spoolChunk))
+	_, err = io.Copy(io.Discard, s)
+	require.NoError(t, err)
+}

@@ -27,6 +27,7 @@ type spool struct {
 	size   int      // unread bytes
 	err    error    // why reading stopped, once it has
 	batch  bool     // pause between reads while output flows (fill)
+	limit  int      // unread bytes past which fill waits: spoolCap unless limited
 
 	// fill's clock: time.Now and time.Sleep but in tests, which count
 	// the pauses without depending on how busy the machine is.
@@ -43,6 +44,9 @@ func newSpool(r io.Reader, batch bool) *spool {
 // startSpool starts s reading r; s has its batch and clock set.
 func startSpool(s *spool, r io.Reader) *spool {
 	s.cond = sync.NewCond(&s.mu)
+	if s.limit == 0 {
+		s.limit = spoolCap
+	}
 	go s.fill(r)
 	return s
 }
@@ -95,7 +99,7 @@ func (s *spool) fill(r io.Reader) {
 			s.err = err
 		}
 		s.cond.Broadcast()
-		for s.err == nil && s.size > spoolCap {
+		for s.err == nil && s.size > s.limit {
 			s.cond.Wait()
 		}
 		stop := s.err != nil
@@ -107,6 +111,18 @@ func (s *spool) fill(r io.Reader) {
 			s.sleep(burstPause)
 		}
 	}
+}
+
+// limitTo makes fill wait once n bytes are unread, for a process that
+// outlives its turns: nothing is lost by making it wait (a per-turn
+// process is never limited: one that exits with output unwritten loses
+// it), and a burst of output (a long reply's complete line, 2.3 times
+// the reply with its result) is not held here as well as by its reader.
+func (s *spool) limitTo(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.limit = n
+	s.cond.Broadcast()
 }
 
 // push queues a copy of b, in the last chunk while it has room. Called

@@ -601,6 +601,11 @@ var warmups = []map[string]any{
 	{"subtype": "get_status"},
 }
 
+// streamSpool is how much of a persistent process's output is read ahead
+// of its reader (spool.limitTo): a few of the reader's pieces of a long
+// line, and many times a delta's line.
+const streamSpool = 512 << 10
+
 // startProc starts a persistent process on session and sends initialize,
 // then, when warm (no turn is waiting for it), the [warmups].
 func (s *stream) startProc(cfg Config, session Session, warm bool) (*streamProc, error) {
@@ -608,6 +613,7 @@ func (s *stream) startProc(cfg Config, session Session, warm bool) (*streamProc,
 	if err != nil {
 		return nil, err
 	}
+	p.spool.limitTo(streamSpool)
 	sp := &streamProc{
 		p: p, session: session.ID, name: session.Name, stdin: newInbox(stdin),
 		lines: make(chan procLine, 64), free: make(chan []byte, 128), dead: make(chan struct{}),
