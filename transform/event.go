@@ -142,6 +142,12 @@ type AssistantEvent struct {
 	ToolCall *Content
 }
 
+// WholeContent is Content whole: joined, when the block it ends is kept
+// in parts (see [Content]), which copies it.
+func (a *AssistantEvent) WholeContent() string {
+	return rope{parts: a.parts, last: a.Content}.String()
+}
+
 // MarshalJSON writes the event in pi's shape (shapes.go).
 func (e Event) MarshalJSON() ([]byte, error) {
 	switch e.Type {
@@ -224,7 +230,7 @@ func (a *AssistantEvent) marshal(partial *Message) json.RawMessage {
 	case TextDelta, ThinkingDelta, ToolcallDelta:
 		v.Delta = &a.Delta
 	case TextEnd, ThinkingEnd:
-		whole := rope{parts: a.parts, last: a.Content}.String()
+		whole := a.WholeContent()
 		v.Content = &whole
 	}
 	b, err := marshalNoEscape(v)

@@ -202,13 +202,21 @@ func abbreviate(e transform.Event) transform.Event {
 	msg := func(m transform.Message) transform.Message {
 		c := m.Clone()
 		for i := range c.Content {
-			c.Content[i].Text = short(c.Content[i].Text)
-			c.Content[i].Thinking = short(c.Content[i].Thinking)
+			// A long text is kept in parts: the block is made anew from
+			// its text whole, shortened.
+			switch b := &c.Content[i]; b.Type {
+			case "text":
+				*b = transform.TextContent(short(b.Whole()))
+			case "thinking":
+				*b = transform.Content{Type: "thinking", Thinking: short(b.Whole())}
+			}
 		}
 		return c
 	}
 	e.Message = msg(e.Message) // message_update's partial too
-	e.Update.Delta, e.Update.Content = short(e.Update.Delta), short(e.Update.Content)
+	u := e.Update
+	e.Update = transform.AssistantEvent{Type: u.Type, ContentIndex: u.ContentIndex, Delta: short(u.Delta),
+		Content: short(u.WholeContent()), ToolCall: u.ToolCall}
 	if e.Messages != nil {
 		msgs := make([]transform.Message, len(e.Messages))
 		for i := range e.Messages {
