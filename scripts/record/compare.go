@@ -94,7 +94,11 @@ func translateRecording(dir, name string) ([]string, error) {
 	}
 	prompt := gjson.GetBytes(in[0], "message.content").String()
 	evs := tr.Start(transform.UserMessage([]transform.Content{transform.TextContent(prompt)}, now()))
+	progressed := map[string]bool{} // hooks whose first progress line was read
 	for _, l := range bytes.Split(bytes.TrimSuffix(stdout, []byte("\n")), []byte("\n")) {
+		if laterHookProgress(l, progressed) {
+			continue
+		}
 		evs = append(evs, tr.Line(l)...)
 		if id, state, ok := claudecli.Lifecycle(l); ok && held && id == uuid && state == "started" {
 			held = false
@@ -125,6 +129,28 @@ func translateRecording(dir, name string) ([]string, error) {
 		out[i] = n.normalize(b)
 	}
 	return out, nil
+}
+
+// laterHookProgress reports whether l is a hook's progress line after its
+// first. The CLI reports what a running hook printed each time it polls
+// it, so how many progress lines come depends on where its polls fall:
+// the hooks scenario's hook ("echo checking; sleep 2; echo checked") gave
+// one on a quiet machine and, once, a second with both lines just before
+// its response (ci33, under load).
+func laterHookProgress(l []byte, progressed map[string]bool) bool {
+	if !bytes.Contains(l, []byte(`"hook_progress"`)) {
+		return false
+	}
+	v := gjson.ParseBytes(l)
+	if v.Get("type").String() != "system" || v.Get("subtype").String() != "hook_progress" {
+		return false
+	}
+	id := v.Get("hook_id").String() + "\x00" + v.Get("hook_name").String()
+	if progressed[id] {
+		return true
+	}
+	progressed[id] = true
+	return false
 }
 
 // subagentsApart puts the sub-agents' events after the run's own, each
