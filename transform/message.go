@@ -225,10 +225,7 @@ func (m *Message) Text() string {
 	b := make([]byte, 0, n)
 	for i := range m.Content {
 		if c := &m.Content[i]; c.Type == "text" {
-			c.textOf().each(0, n, func(s string) bool {
-				b = append(b, s...)
-				return true
-			})
+			b = c.textOf().appendTo(b)
 		}
 	}
 	return string(b)

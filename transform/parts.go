@@ -81,6 +81,14 @@ func (r rope) Len() int {
 	return n
 }
 
+// appendTo appends the rope's text to b.
+func (r rope) appendTo(b []byte) []byte {
+	for _, p := range r.parts {
+		b = append(b, p.s...)
+	}
+	return append(b, r.last...)
+}
+
 // String joins the rope.
 func (r rope) String() string {
 	if len(r.parts) == 0 {
